@@ -1,0 +1,6 @@
+//! snapconf-harness: the workspace model, generators, checks, runner and reports.
+
+pub mod bytes;
+pub mod profile;
+pub mod spec;
+pub mod tree;

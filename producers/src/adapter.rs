@@ -1,0 +1,90 @@
+//! The adapter contract shared by every built-in and plugged-in producer and extractor.
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Whether an adapter's tool can run here, with its version or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Availability {
+    /// The tool runs; `version` is what it printed of its own version (first line).
+    Available { version: String },
+    /// The tool is missing or unusable; `install_hint` tells how to get it
+    /// (e.g. ``apt-get install libarchive-tools``).
+    Unavailable { reason: String, install_hint: String },
+}
+
+/// What happened when a tool ran. A refusal or a hang of the tool under test is data, not an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0 (or `Ok` from an in-process adapter).
+    Success,
+    /// The tool ran and refused: non-zero exit. `message` keeps the tail of its stderr as evidence.
+    Refused { message: String },
+    /// The tool did not end within the timeout, or died of a signal.
+    Hang { message: String },
+}
+
+/// Our own infrastructure fault: the tool could not be started, a scratch file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("could not start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One capture: archive the tree at `root` into `archive`, leaving out `exclusions`.
+#[derive(Clone, Copy, Debug)]
+pub struct CaptureRequest<'a> {
+    /// The workspace root to capture (a directory).
+    pub root: &'a Path,
+    /// Root-relative paths (bytes, `/`-separated, no leading `/`) to leave out, with everything under them.
+    pub exclusions: &'a [Vec<u8>],
+    /// Where to write the archive (does not exist yet).
+    pub archive: &'a Path,
+    /// A private scratch directory for the adapter (exclude files, stderr captures).
+    pub scratch: &'a Path,
+    /// Wall-clock limit; past it the tool's process group is killed and the outcome is `Hang`.
+    pub timeout: Duration,
+}
+
+/// One hydration: replace the workspace at `root` with the archive's tree.
+#[derive(Clone, Copy, Debug)]
+pub struct HydrateRequest<'a> {
+    /// The archive to read.
+    pub archive: &'a Path,
+    /// The workspace root; it exists and may hold a prior workspace.
+    pub root: &'a Path,
+    /// A private scratch directory for the adapter.
+    pub scratch: &'a Path,
+    /// Wall-clock limit; past it the tool's process group is killed and the outcome is `Hang`.
+    pub timeout: Duration,
+}
+
+/// Turns (root, exclusions) into an archive, or refuses.
+pub trait Producer: Send + Sync {
+    /// Stable adapter name, e.g. `gnu-tar`.
+    fn name(&self) -> &str;
+    /// Whether the tool is installed, and its version.
+    fn availability(&self) -> Availability;
+    /// Run one capture.
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError>;
+}
+
+/// Turns (archive, root that may hold a prior workspace) into a hydrated root, or refuses.
+pub trait Extractor: Send + Sync {
+    /// Stable adapter name, e.g. `python-data`.
+    fn name(&self) -> &str;
+    /// Whether the tool is installed, and its version.
+    fn availability(&self) -> Availability;
+    /// Run one hydration.
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError>;
+}

@@ -1,0 +1,7 @@
+//! snapconf-producers: adapters that run real producers (capture) and extractors (hydrate).
+
+mod adapter;
+
+pub use adapter::{
+    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+};

@@ -1,0 +1,40 @@
+//! `snapconf audit DIR [--exclude PATH]...`.
+
+use super::args::AuditArgs;
+use super::run::{finish, setup};
+use super::Usage;
+use anyhow::Context;
+use snapconf_harness::audit::spec_from_dir;
+use snapconf_harness::bytes::RelPath;
+use snapconf_harness::exit;
+use snapconf_harness::report::Progress;
+use snapconf_harness::runner::audit as audit_matrix;
+use snapconf_harness::spec::{Case, WorkspaceSpec};
+
+pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
+    if !a.dir.is_dir() {
+        return Err(Usage(format!("`{}` is not a directory", a.dir.display())).into());
+    }
+    let mut exclusions = Vec::new();
+    for x in &a.exclude {
+        let x = x.trim_start_matches("./").trim_end_matches('/');
+        exclusions.push(RelPath::new(x).map_err(|e| Usage(format!("bad --exclude `{x}`: {e}")))?);
+    }
+    let spec = spec_from_dir(&a.dir, &exclusions).map_err(Usage)?;
+    let s = setup(&a.pairs, 1, 0, 0, "audit")?;
+    if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
+        eprintln!("snapconf: nothing to run: no available producer or extractor (see `snapconf list`)");
+        return Ok(exit::NOTHING_RAN);
+    }
+    eprintln!(
+        "snapconf: auditing `{}` ({} entries) with profile `{}`",
+        a.dir.display(),
+        spec.entries.len(),
+        s.opts.env.profile.name
+    );
+    let case = Case { spec, prior: WorkspaceSpec::default() };
+    let mut progress = Progress::new(1);
+    let report = audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
+    progress.finish();
+    finish(&report, &s.opts.report_dir)
+}

@@ -1,0 +1,150 @@
+//! `snapconf hydrate` and `snapconf check-archive`: the reference extractor on the command
+//! line, so a backend in any language can replace its `tar -xf` with it.
+
+use super::args::{CheckArchiveArgs, HydrateArgs, PolicyArgs};
+use super::Usage;
+use serde::Serialize;
+use snapconf_extract as rx;
+use snapconf_harness::bytes::RawBytes;
+use snapconf_harness::exit;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+fn pick<T: Copy>(flag: &str, value: &str, table: &[(&str, T)]) -> Result<T, Usage> {
+    table.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+        Usage(format!("bad --{flag} `{value}` (one of: {})", names.join(", ")))
+    })
+}
+
+/// The policy the flags describe; a bad value is a usage error naming the flag.
+pub fn policy(a: &PolicyArgs) -> Result<rx::Policy, Usage> {
+    use rx::*;
+    Ok(Policy {
+        hardlinks: pick(
+            "hardlinks",
+            &a.hardlinks,
+            &[("reject", Hardlinks::Reject), ("copy", Hardlinks::Copy), ("link", Hardlinks::Link)],
+        )?,
+        absolute_symlinks: pick(
+            "absolute-symlinks",
+            &a.absolute_symlinks,
+            &[
+                ("reject", AbsoluteSymlinks::Reject),
+                ("keep", AbsoluteSymlinks::Keep),
+                ("rebase", AbsoluteSymlinks::Rebase),
+                ("drop", AbsoluteSymlinks::Drop),
+            ],
+        )?,
+        escaping_symlinks: pick(
+            "escaping-symlinks",
+            &a.escaping_symlinks,
+            &[("reject", EscapingSymlinks::Reject), ("keep", EscapingSymlinks::Keep)],
+        )?,
+        special_files: pick(
+            "special-files",
+            &a.special_files,
+            &[("reject", SpecialFiles::Reject), ("drop", SpecialFiles::Drop)],
+        )?,
+        duplicates: pick(
+            "duplicates",
+            &a.duplicates,
+            &[("reject", Duplicates::Reject), ("last-wins", Duplicates::LastWins)],
+        )?,
+        modes: pick("modes", &a.modes, &[("exact", Modes::Exact), ("data-filter", Modes::DataFilter)])?,
+        limits: Limits::default(),
+        original_root: a.original_root.as_ref().map(|p| p.as_os_str().as_bytes().to_vec()),
+    })
+}
+
+fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    std::fs::File::open(path)
+        .map(|f| Box::new(std::io::BufReader::new(f)) as Box<dyn Read>)
+        .map_err(|e| Usage(format!("cannot open archive `{}`: {e}", path.display())))
+}
+
+pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
+    let policy = policy(&a.policy)?;
+    let input = open(&a.archive)?;
+    match rx::hydrate(input, &a.root, &policy) {
+        Ok(report) => {
+            eprintln!(
+                "hydrated `{}`: {} members, {} bytes",
+                a.root.display(),
+                report.members,
+                report.bytes
+            );
+            Ok(exit::OK)
+        }
+        Err(e) => {
+            match e.reason() {
+                Some(code) => eprintln!("refused ({code}): {e}; `{}` is unchanged", a.root.display()),
+                None => eprintln!("failed: {e}; `{}` is unchanged", a.root.display()),
+            }
+            Ok(exit::FINDINGS)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Verdict {
+    verdict: &'static str,
+    reason: Option<&'static str>,
+    member: Option<RawBytes>,
+    detail: Option<String>,
+    members: Vec<MemberJson>,
+}
+
+#[derive(Serialize)]
+struct MemberJson {
+    name: RawBytes,
+    kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link_target: Option<RawBytes>,
+    size: u64,
+    mode: String,
+}
+
+pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
+    let policy = policy(&a.policy)?;
+    let input = open(&a.file)?;
+    let (verdict, code) = match rx::validate(input, &policy) {
+        Ok(listing) => (
+            Verdict {
+                verdict: "accept",
+                reason: None,
+                member: None,
+                detail: None,
+                members: listing
+                    .members
+                    .into_iter()
+                    .map(|m| MemberJson {
+                        name: RawBytes(m.name),
+                        kind: format!("{:?}", m.kind).to_lowercase(),
+                        link_target: m.link_target.map(RawBytes),
+                        size: m.size,
+                        mode: format!("{:04o}", m.mode),
+                    })
+                    .collect(),
+            },
+            exit::OK,
+        ),
+        Err(rx::HydrateError::Refused { reason, member, detail }) => (
+            Verdict {
+                verdict: "refuse",
+                reason: Some(reason.as_str()),
+                member: Some(RawBytes(member)),
+                detail: Some(detail),
+                members: vec![],
+            },
+            exit::FINDINGS,
+        ),
+        Err(e) => return Err(Usage(format!("cannot read archive `{}`: {e}", a.file.display())).into()),
+    };
+    println!("{}", serde_json::to_string_pretty(&verdict)?);
+    Ok(code)
+}

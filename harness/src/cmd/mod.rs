@@ -1,0 +1,41 @@
+//! Subcommands of the `snapconf` binary.
+
+mod adapters;
+mod args;
+mod audit;
+mod hydrate;
+mod list;
+mod replay;
+mod run;
+
+pub use args::Cli;
+use args::Command;
+use snapconf_harness::exit;
+
+/// Run one subcommand and return its exit code; errors are printed here.
+pub fn dispatch(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Audit(a) => audit::audit(a),
+        Command::Replay(a) => replay::replay(a),
+        Command::List => list::list(),
+        Command::Hydrate(a) => hydrate::hydrate(a),
+        Command::CheckArchive(a) => hydrate::check_archive(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let code = match e.downcast_ref::<Usage>() {
+                Some(_) => exit::USAGE,
+                None => exit::NOTHING_RAN,
+            };
+            eprintln!("snapconf: error: {e:#}");
+            code
+        }
+    }
+}
+
+/// A usage or configuration error (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);

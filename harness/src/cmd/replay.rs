@@ -1,0 +1,59 @@
+//! `snapconf replay CASE_DIR`.
+
+use super::args::ReplayArgs;
+use super::Usage;
+use anyhow::Context;
+use snapconf_harness::exit;
+use snapconf_harness::pipeline::{run_case, Env};
+use snapconf_harness::policy_map::reference_policy;
+use snapconf_harness::repro::{read_case_dir, reproduces};
+use snapconf_producers::{Availability, Extractor};
+use std::time::Duration;
+
+pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
+    let (meta, case) = read_case_dir(&a.case_dir).map_err(Usage)?;
+    let producer = snapconf_producers::producers()
+        .into_iter()
+        .find(|p| p.name() == meta.producer)
+        .ok_or_else(|| Usage(format!("unknown producer `{}` in the reproducer", meta.producer)))?;
+    let policy = reference_policy(&meta.profile, None);
+    let extractor: Option<Box<dyn Extractor>> = match &meta.extractor {
+        Some(name) => Some(
+            snapconf_producers::extractors(policy)
+                .into_iter()
+                .find(|e| e.name() == name)
+                .ok_or_else(|| Usage(format!("unknown extractor `{name}` in the reproducer")))?,
+        ),
+        None => None,
+    };
+    for a in std::iter::once(producer.availability()).chain(extractor.iter().map(|e| e.availability())) {
+        if let Availability::Unavailable { reason, install_hint } = a {
+            eprintln!("snapconf: cannot replay: {reason} (install: {install_hint})");
+            return Ok(exit::NOTHING_RAN);
+        }
+    }
+    let env = Env {
+        profile: meta.profile.clone(),
+        timeout: Duration::from_secs(meta.timeout_secs.max(1)),
+        jail_base: None,
+    };
+    let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
+    let outcome = run_case(&case, producer.as_ref(), &ex, &env, None).context("the replay failed")?;
+    let pair = match &meta.extractor {
+        Some(e) => format!("{} x {e}", meta.producer),
+        None => format!("capture by {}", meta.producer),
+    };
+    if reproduces(&meta, &outcome) {
+        for f in outcome.findings.iter().filter(|f| f.check == meta.check) {
+            println!("{} ({pair}): {}", meta.check, f.message);
+            if let Some(o) = &f.observed {
+                println!("{o}");
+            }
+        }
+        println!("reproduces: {} ({pair})", meta.check);
+        Ok(exit::FINDINGS)
+    } else {
+        println!("fixed: {} ({pair}) no longer reproduces", meta.check);
+        Ok(exit::OK)
+    }
+}

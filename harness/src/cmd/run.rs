@@ -1,0 +1,103 @@
+//! `snapconf run`.
+
+use super::adapters;
+use super::args::{PairArgs, RunArgs};
+use super::Usage;
+use anyhow::Context;
+use snapconf_harness::exit;
+use snapconf_harness::gen::GenConfig;
+use snapconf_harness::pipeline::Env;
+use snapconf_harness::policy_map::reference_policy;
+use snapconf_harness::profile::Profile;
+use snapconf_harness::report::{summary_markdown, Progress, RunReport};
+use snapconf_harness::runner::{run as run_matrix, RunOptions};
+use snapconf_harness::shrink::ShrinkBudget;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Resolved pair arguments shared by `run` and `audit`.
+pub struct Setup {
+    pub opts: RunOptions,
+}
+
+pub fn setup(pairs: &PairArgs, cases: u64, seed: u64, shrink_steps: u32, label: &str) -> anyhow::Result<Setup> {
+    let profile = Profile::load(&pairs.profile).map_err(|e| Usage(e.to_string()))?;
+    let producers = adapters::producers(&pairs.producers)?;
+    let extractors = adapters::extractors(&pairs.extractors, reference_policy(&profile, None))?;
+    let mut skipped = producers.skipped;
+    skipped.extend(extractors.skipped);
+    let report_dir = match &pairs.report_dir {
+        Some(d) => d.clone(),
+        None => default_report_dir(label, seed),
+    };
+    let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
+    let gen = GenConfig::from_env();
+    Ok(Setup {
+        opts: RunOptions {
+            cases,
+            seed,
+            gen,
+            env: Env {
+                profile,
+                timeout: Duration::from_secs(pairs.timeout.max(1)),
+                jail_base: None,
+            },
+            shrink: ShrinkBudget {
+                steps: shrink_steps,
+                ..ShrinkBudget::default()
+            },
+            report_dir,
+            producers: producers.run,
+            extractors: extractors.run,
+            skipped_adapters: skipped,
+            bin,
+        },
+    })
+}
+
+fn default_report_dir(label: &str, seed: u64) -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("reports/runs").join(format!("{label}-{secs}-seed{seed}"))
+}
+
+/// Write `report.json` and `summary.md`, print the summary, and return the exit code.
+pub fn finish(report: &RunReport, dir: &Path) -> anyhow::Result<i32> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    let json = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
+    std::fs::write(dir.join("report.json"), json + "\n")
+        .with_context(|| format!("cannot write `{}`", dir.join("report.json").display()))?;
+    let md = summary_markdown(report);
+    std::fs::write(dir.join("summary.md"), &md)
+        .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
+    println!("{md}");
+    println!("report: {}", dir.display());
+    Ok(if report.has_findings() { exit::FINDINGS } else { exit::OK })
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() % 100_000)
+            .unwrap_or(0)
+    });
+    let s = setup(&a.pairs, a.cases, seed, a.shrink_steps, "run")?;
+    if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
+        eprintln!("snapconf: nothing to run: no available producer or extractor (see `snapconf list`)");
+        return Ok(exit::NOTHING_RAN);
+    }
+    eprintln!(
+        "snapconf: {} cases, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s)",
+        a.cases,
+        s.opts.env.profile.name,
+        s.opts.producers.len(),
+        s.opts.extractors.len()
+    );
+    let mut progress = Progress::new(a.cases);
+    let report = run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
+    progress.finish();
+    finish(&report, &s.opts.report_dir)
+}

@@ -1,0 +1,308 @@
+//! One case through one producer and its extractors: capture, list, hydrate, compare.
+//!
+//! Data flow (DESIGN.md): materialise W1 in a jail → capture → list members (dangling and
+//! exclusion checks) → hydrate into an empty root, then over the prior W0 → observe →
+//! compare with `expected(spec, profile)` and with W0.
+
+use crate::check::Check;
+use crate::diff::{diff_trees, listing};
+use crate::error::{HarnessError, IoContext};
+use crate::expected::{expected, normalise};
+use crate::jail::Jail;
+use crate::listing::{dangling_hardlinks, excluded_members, list_members};
+use crate::materialise::materialise;
+use crate::observe::observe;
+use crate::profile::Profile;
+use crate::spec::Case;
+use crate::tree::Tree;
+use snapconf_producers::{CaptureRequest, Extractor, HydrateRequest, Outcome, Producer};
+use std::path::Path;
+use std::time::Duration;
+
+/// What the pipeline needs besides the case and the adapters.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub profile: Profile,
+    /// Limit for each capture and each hydration.
+    pub timeout: Duration,
+    /// Where jails are created (system temp dir when `None`).
+    pub jail_base: Option<std::path::PathBuf>,
+}
+
+/// A violated check in one case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub check: Check,
+    /// The extractor, or `None` for a capture-side finding (it holds for every pair of
+    /// this producer: `dangling-link`, `exclusion-leak`, a hang or containment at capture).
+    pub extractor: Option<String>,
+    /// One line (or a few) saying what happened.
+    pub message: String,
+    /// `ls -l`-style listing of what was expected, where there is one.
+    pub expected: Option<String>,
+    /// What was observed: listing, diff, tool message.
+    pub observed: Option<String>,
+}
+
+/// How the capture went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Capture {
+    /// An archive was written with this many members.
+    Archived { members: usize },
+    /// The producer refused (allowed or not by the profile; counted, never a finding by itself).
+    Refused { message: String },
+    /// The producer hung or died of a signal (a `hang` finding is recorded).
+    Hung,
+}
+
+/// The result of one case for one producer.
+#[derive(Clone, Debug)]
+pub struct CaseOutcome {
+    pub capture: Capture,
+    /// Entries the machine could not create (char devices when not root), with why.
+    pub skipped_entries: usize,
+    /// At most one finding per (extractor, check).
+    pub findings: Vec<Finding>,
+}
+
+impl CaseOutcome {
+    /// True if `check` was violated for `extractor` (capture-side findings count for all).
+    pub fn has(&self, check: Check, extractor: Option<&str>) -> bool {
+        self.findings.iter().any(|f| {
+            f.check == check && (f.extractor.is_none() || f.extractor.as_deref() == extractor)
+        })
+    }
+
+    fn push(&mut self, f: Finding) {
+        if !self.findings.iter().any(|g| g.check == f.check && g.extractor == f.extractor) {
+            self.findings.push(f);
+        }
+    }
+}
+
+/// Run `case` through `producer` and every extractor. `keep` (a directory) receives a copy
+/// of the archive as `archive.tar`. `Err` only for faults of snapconf itself.
+pub fn run_case(
+    case: &Case,
+    producer: &dyn Producer,
+    extractors: &[&dyn Extractor],
+    env: &Env,
+    keep: Option<&Path>,
+) -> Result<CaseOutcome, HarnessError> {
+    let mut jail = Jail::new(env.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
+    let src = jail.src();
+    let ph = jail.placeholders(&src);
+    let made = materialise(&case.spec, &src, &ph).map_err(|e| HarnessError::Materialise {
+        what: "the workspace (spec.json)".into(),
+        message: e.to_string(),
+    })?;
+    let mut spec = case.spec.clone();
+    spec.entries
+        .retain(|e| !made.skipped.iter().any(|(p, _)| *p == e.path));
+    let exp = expected(&spec, &env.profile, &ph);
+    let mut out = CaseOutcome {
+        capture: Capture::Hung,
+        skipped_entries: made.skipped.len(),
+        findings: Vec::new(),
+    };
+
+    // Capture.
+    let archive = jail.archive();
+    let before = jail.outside(&src).ctx(|| "cannot observe the jail".into())?;
+    let scratch = jail.fresh_dir("scratch-capture").ctx(|| "cannot create scratch".into())?;
+    let exclusions: Vec<Vec<u8>> = spec.exclusions.iter().map(|x| x.as_bytes().to_vec()).collect();
+    let outcome = producer.capture(&CaptureRequest {
+        root: &src,
+        exclusions: &exclusions,
+        archive: &archive,
+        scratch: &scratch,
+        timeout: env.timeout,
+    })?;
+    containment(&jail, &src, &before, None, "capture", &mut out)?;
+    match outcome {
+        Outcome::Success => {}
+        Outcome::Refused { message } => {
+            out.capture = Capture::Refused { message };
+            return Ok(out);
+        }
+        Outcome::Hang { message } => {
+            out.push(Finding {
+                check: Check::Hang,
+                extractor: None,
+                message: format!("capture by `{}`: {message}", producer.name()),
+                expected: None,
+                observed: None,
+            });
+            return Ok(out);
+        }
+    }
+    if let Some(dir) = keep {
+        std::fs::copy(&archive, dir.join("archive.tar"))
+            .ctx(|| format!("cannot copy the archive into `{}`", dir.display()))?;
+    }
+
+    // Capture-side checks on the member list.
+    let file = std::fs::File::open(&archive)
+        .ctx(|| format!("`{}` wrote no archive at `{}`", producer.name(), archive.display()))?;
+    let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
+    out.capture = Capture::Archived {
+        members: members.len(),
+    };
+    let dangling = dangling_hardlinks(&members);
+    if let Some((name, target)) = dangling.first() {
+        out.push(Finding {
+            check: Check::DanglingLink,
+            extractor: None,
+            message: format!(
+                "hardlink member `{}` names `{}`, which is not an earlier member ({} such member(s))",
+                crate::bytes::escape(name),
+                crate::bytes::escape(target),
+                dangling.len()
+            ),
+            expected: None,
+            observed: None,
+        });
+    }
+    let leaked = excluded_members(&members, &exclusions);
+    if let Some(m) = leaked.first() {
+        out.push(Finding {
+            check: Check::ExclusionLeak,
+            extractor: None,
+            message: format!(
+                "member `{}` lies under an excluded path ({} such member(s))",
+                crate::bytes::escape(&m.name),
+                leaked.len()
+            ),
+            expected: None,
+            observed: None,
+        });
+    }
+
+    // Hydration: into an empty root, then over the prior workspace.
+    for ex in extractors {
+        let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
+        hydrate_and_check(&mut jail, &archive, &root, None, *ex, &exp.tree, env, &mut out)?;
+        if !case.prior.entries.is_empty() {
+            let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
+            let ph0 = jail.placeholders(&root);
+            materialise(&case.prior, &root, &ph0).map_err(|e| HarnessError::Materialise {
+                what: "the prior workspace (prior.json)".into(),
+                message: e.to_string(),
+            })?;
+            let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
+            hydrate_and_check(&mut jail, &archive, &root, Some(&w0), *ex, &exp.tree, env, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn hydrate_and_check(
+    jail: &mut Jail,
+    archive: &Path,
+    root: &Path,
+    prior: Option<&Tree>,
+    ex: &dyn Extractor,
+    expected_tree: &Tree,
+    env: &Env,
+    out: &mut CaseOutcome,
+) -> Result<(), HarnessError> {
+    let name = ex.name().to_string();
+    let into = if prior.is_some() { "over the prior workspace" } else { "into an empty root" };
+    let before = jail.outside(root).ctx(|| "cannot observe the jail".into())?;
+    let scratch = jail.fresh_dir("scratch-h").ctx(|| "cannot create scratch".into())?;
+    let outcome = ex.hydrate(&HydrateRequest {
+        archive,
+        root,
+        scratch: &scratch,
+        timeout: env.timeout,
+    })?;
+    containment(jail, root, &before, Some(&name), "hydration", out)?;
+    match outcome {
+        Outcome::Success => {
+            let seen = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
+            let seen = normalise(&seen, &env.profile);
+            let d = diff_trees(expected_tree, &seen);
+            if !d.is_empty() {
+                out.push(Finding {
+                    check: Check::Roundtrip,
+                    extractor: Some(name),
+                    message: format!(
+                        "hydration {into} differs from the expected tree: {}",
+                        first_line(&d.to_string())
+                    ),
+                    expected: Some(listing(expected_tree)),
+                    observed: Some(format!(
+                        "{}\ndiff (- expected, + observed):\n{d}",
+                        listing(&seen)
+                    )),
+                });
+            }
+        }
+        Outcome::Refused { message } => {
+            out.push(Finding {
+                check: Check::LateFailure,
+                extractor: Some(name.clone()),
+                message: format!("capture succeeded but hydration {into} was refused: {}", first_line(&message)),
+                expected: Some(listing(expected_tree)),
+                observed: Some(format!("hydration refused:\n{message}\n")),
+            });
+            if let Some(w0) = prior {
+                let now = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
+                let d = diff_trees(w0, &now);
+                if !d.is_empty() {
+                    out.push(Finding {
+                        check: Check::AtomicHydration,
+                        extractor: Some(name),
+                        message: format!(
+                            "refused hydration changed the prior workspace: {}",
+                            first_line(&d.to_string())
+                        ),
+                        expected: Some(listing(w0)),
+                        observed: Some(format!(
+                            "hydration refused:\n{message}\n\n{}\ndiff (- prior, + after):\n{d}",
+                            listing(&now)
+                        )),
+                    });
+                }
+            }
+        }
+        Outcome::Hang { message } => {
+            out.push(Finding {
+                check: Check::Hang,
+                extractor: Some(name),
+                message: format!("hydration {into}: {message}"),
+                expected: None,
+                observed: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Record a `containment` finding if anything in the jail outside `root` changed.
+fn containment(
+    jail: &Jail,
+    root: &Path,
+    before: &Tree,
+    extractor: Option<&str>,
+    step: &str,
+    out: &mut CaseOutcome,
+) -> Result<(), HarnessError> {
+    let after = jail.outside(root).ctx(|| "cannot observe the jail".into())?;
+    let d = diff_trees(before, &after);
+    if !d.is_empty() {
+        out.push(Finding {
+            check: Check::Containment,
+            extractor: extractor.map(str::to_string),
+            message: format!("{step} changed the jail outside the root: {}", first_line(&d.to_string())),
+            expected: Some(listing(before)),
+            observed: Some(format!("{}\ndiff (- before, + after):\n{d}", listing(&after))),
+        });
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+}

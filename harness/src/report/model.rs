@@ -1,0 +1,95 @@
+//! The report data (`report.json`, schema 1), in stable order.
+
+use crate::check::Check;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole run. Pairs are sorted by (producer, extractor); findings likewise, then by check.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Report schema version: 1.
+    pub schema: u32,
+    pub seed: u64,
+    /// Cases drawn (each through every pair).
+    pub cases: u64,
+    /// Profile name.
+    pub profile: String,
+    pub pairs: Vec<PairReport>,
+    /// The first finding of each (pair, check) cell, shrunk, with its occurrence count.
+    pub findings: Vec<FindingRecord>,
+    /// Capture refusals per producer and per feature the refused workspace had.
+    pub capture_refusals: Vec<RefusalCount>,
+    /// Adapters that could not run here, with why and how to install them.
+    pub skipped_adapters: Vec<SkippedAdapter>,
+    /// Spec entries this machine could not create (char devices when not root).
+    pub skipped_entries: u64,
+}
+
+impl RunReport {
+    /// True if any pair has a finding.
+    pub fn has_findings(&self) -> bool {
+        !self.findings.is_empty()
+    }
+}
+
+/// One producer × extractor pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PairReport {
+    pub producer: String,
+    pub extractor: String,
+    /// Cases run through this pair.
+    pub cases: u64,
+    /// Cases with an archive and no finding.
+    pub passed: u64,
+    /// Cases whose capture was refused (nothing to hydrate).
+    pub skipped: u64,
+    /// Cases with a finding, per check id.
+    pub findings: BTreeMap<String, u64>,
+}
+
+impl PairReport {
+    /// An empty pair.
+    pub fn new(producer: &str, extractor: &str) -> Self {
+        PairReport {
+            producer: producer.to_string(),
+            extractor: extractor.to_string(),
+            cases: 0,
+            passed: 0,
+            skipped: 0,
+            findings: BTreeMap::new(),
+        }
+    }
+}
+
+/// The first, shrunk finding of one (pair, check) cell.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FindingRecord {
+    pub check: Check,
+    pub producer: String,
+    pub extractor: String,
+    /// The reproducer, relative to the report directory (`cases/<id>`).
+    pub case_dir: String,
+    /// Entries in the shrunk W1 spec.
+    pub entries: usize,
+    pub message: String,
+    /// Cases in which this cell failed.
+    pub count: u64,
+    /// True for capture-side checks (the producer alone is at fault).
+    pub capture_side: bool,
+}
+
+/// Capture refusals of one producer for workspaces with one feature.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RefusalCount {
+    pub producer: String,
+    pub feature: String,
+    pub count: u64,
+}
+
+/// An adapter that could not run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SkippedAdapter {
+    pub name: String,
+    pub reason: String,
+    pub install_hint: String,
+}

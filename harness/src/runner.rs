@@ -1,0 +1,269 @@
+//! The conformance run: every case through every producer × extractor pair, shrinking the
+//! first finding of each (pair, check) cell and writing its reproducer.
+
+use crate::check::Check;
+use crate::error::HarnessError;
+use crate::expected::features;
+use crate::gen::{case_strategy, GenConfig};
+use crate::pipeline::{run_case, Capture, CaseOutcome, Env, Finding};
+use crate::repro::{write_case_dir, FindingMeta};
+use crate::report::{FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
+use crate::shrink::{draw_case, shrink, ShrinkBudget};
+use crate::spec::Case;
+use proptest::strategy::ValueTree;
+use snapconf_producers::{Extractor, Producer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Everything a run needs.
+pub struct RunOptions {
+    pub cases: u64,
+    pub seed: u64,
+    pub gen: GenConfig,
+    pub env: Env,
+    pub shrink: ShrinkBudget,
+    /// Directory that receives `report.json`, `summary.md` and `cases/`.
+    pub report_dir: PathBuf,
+    pub producers: Vec<Box<dyn Producer>>,
+    pub extractors: Vec<Box<dyn Extractor>>,
+    /// Adapters that were asked for (or are built in) but cannot run here.
+    pub skipped_adapters: Vec<SkippedAdapter>,
+    /// The binary `repro.sh` calls.
+    pub bin: PathBuf,
+}
+
+/// Progress events, in order; one stream feeds every reporter.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// Case `index` (0-based) of `total` is done; `findings` is the running total of cells hit.
+    CaseDone { index: u64, total: u64, findings: usize },
+    /// A new (pair, check) cell failed; shrinking starts.
+    Shrinking { check: Check, producer: String, extractor: String },
+}
+
+/// Key of a matrix cell.
+type Cell = (String, String, Check);
+
+struct FirstFinding {
+    record: FindingRecord,
+}
+
+/// Run the whole matrix on `opts.cases` generated cases. `Err` only for faults of snapconf
+/// itself.
+pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
+    let strategy = case_strategy(&opts.gen);
+    let draw = |i: u64| -> Result<Case, HarnessError> {
+        Ok(draw_case(&strategy, opts.seed, i).map_err(HarnessError::Other)?.current())
+    };
+    matrix(opts, opts.cases, &draw, Some(&strategy), on_event)
+}
+
+/// Run one fixed case (a real directory, `snapconf audit`) through the matrix; findings
+/// are written without shrinking.
+pub fn audit(opts: &RunOptions, case: &Case, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
+    let draw = |_: u64| -> Result<Case, HarnessError> { Ok(case.clone()) };
+    let mut report = matrix(opts, 1, &draw, None::<&proptest::strategy::Just<Case>>, on_event)?;
+    report.cases = 1;
+    Ok(report)
+}
+
+fn matrix<S>(
+    opts: &RunOptions,
+    cases: u64,
+    draw: &dyn Fn(u64) -> Result<Case, HarnessError>,
+    strategy: Option<&S>,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<RunReport, HarnessError>
+where
+    S: proptest::strategy::Strategy<Value = Case>,
+{
+    let extractors: Vec<&dyn Extractor> = opts.extractors.iter().map(|e| e.as_ref()).collect();
+    let mut pairs: BTreeMap<(String, String), PairReport> = BTreeMap::new();
+    for p in &opts.producers {
+        for e in &extractors {
+            pairs.insert(
+                (p.name().to_string(), e.name().to_string()),
+                PairReport::new(p.name(), e.name()),
+            );
+        }
+    }
+    let mut first: BTreeMap<Cell, FirstFinding> = BTreeMap::new();
+    let mut refusals: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut skipped_entries = 0;
+    let cases_dir = opts.report_dir.join("cases");
+
+    for index in 0..cases {
+        let case = draw(index)?;
+        for p in &opts.producers {
+            let outcome = run_case(&case, p.as_ref(), &extractors, &opts.env, None)?;
+            skipped_entries += outcome.skipped_entries as u64;
+            if let Capture::Refused { .. } = outcome.capture {
+                for f in features(&case.spec) {
+                    *refusals.entry((p.name().to_string(), f.to_string())).or_default() += 1;
+                }
+            }
+            for e in &extractors {
+                let Some(pair) = pairs.get_mut(&(p.name().to_string(), e.name().to_string())) else {
+                    continue;
+                };
+                pair.cases += 1;
+                if matches!(outcome.capture, Capture::Refused { .. }) {
+                    pair.skipped += 1;
+                }
+                let hits: Vec<&Finding> = outcome
+                    .findings
+                    .iter()
+                    .filter(|f| f.extractor.is_none() || f.extractor.as_deref() == Some(e.name()))
+                    .collect();
+                if hits.is_empty() {
+                    if !matches!(outcome.capture, Capture::Refused { .. }) {
+                        pair.passed += 1;
+                    }
+                    continue;
+                }
+                for f in hits {
+                    *pair.findings.entry(f.check.id().to_string()).or_default() += 1;
+                    let cell = (p.name().to_string(), e.name().to_string(), f.check);
+                    if let Some(ff) = first.get_mut(&cell) {
+                        ff.record.count += 1;
+                        continue;
+                    }
+                    // A capture-side finding already shrunk for another extractor of this
+                    // producer shares that reproducer.
+                    let shared = f.extractor.is_none().then(|| {
+                        first
+                            .iter()
+                            .find(|((pp, _, c), ff)| {
+                                pp == p.name() && *c == f.check && ff.record.capture_side
+                            })
+                            .map(|(_, ff)| ff.record.clone())
+                    });
+                    let record = match shared.flatten() {
+                        Some(mut r) => {
+                            r.count = 1;
+                            r
+                        }
+                        None => {
+                            on_event(Event::Shrinking {
+                                check: f.check,
+                                producer: p.name().to_string(),
+                                extractor: e.name().to_string(),
+                            });
+                            let ex: Vec<&dyn Extractor> =
+                                if f.extractor.is_some() { vec![*e] } else { vec![] };
+                            shrink_and_write(opts, strategy, &case, index, p.as_ref(), &ex, f, &cases_dir)?
+                        }
+                    };
+                    let mut record = record;
+                    record.extractor = e.name().to_string();
+                    first.insert(cell, FirstFinding { record });
+                }
+            }
+        }
+        on_event(Event::CaseDone {
+            index,
+            total: cases,
+            findings: first.len(),
+        });
+    }
+
+    let mut findings: Vec<FindingRecord> = first.into_values().map(|f| f.record).collect();
+    findings.sort_by(|a, b| {
+        (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
+    });
+    Ok(RunReport {
+        schema: 1,
+        seed: opts.seed,
+        cases,
+        profile: opts.env.profile.name.clone(),
+        pairs: pairs.into_values().collect(),
+        findings,
+        capture_refusals: refusals
+            .into_iter()
+            .map(|((producer, feature), count)| RefusalCount { producer, feature, count })
+            .collect(),
+        skipped_adapters: opts.skipped_adapters.clone(),
+        skipped_entries,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn shrink_and_write<S>(
+    opts: &RunOptions,
+    strategy: Option<&S>,
+    case: &Case,
+    index: u64,
+    producer: &dyn Producer,
+    extractors: &[&dyn Extractor],
+    finding: &Finding,
+    cases_dir: &Path,
+) -> Result<FindingRecord, HarnessError>
+where
+    S: proptest::strategy::Strategy<Value = Case>,
+{
+    let check = finding.check;
+    let ex_name = extractors.first().map(|e| e.name().to_string());
+    let fails = |c: &Case| -> bool {
+        match run_case(c, producer, extractors, &opts.env, None) {
+            Ok(o) => o.has(check, ex_name.as_deref()),
+            Err(_) => false,
+        }
+    };
+    let min = match strategy {
+        Some(strategy) => {
+            let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
+            shrink(tree, fails, opts.shrink).0
+        }
+        None => case.clone(),
+    };
+    let id = format!(
+        "{}__{}__{}",
+        check.id(),
+        producer.name(),
+        ex_name.as_deref().unwrap_or("capture")
+    );
+    let dir = cases_dir.join(&id);
+    if dir.exists() {
+        crate::materialise::remove_tree(&dir).map_err(|source| HarnessError::Io {
+            context: format!("cannot replace `{}`", dir.display()),
+            source,
+        })?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|source| HarnessError::Io {
+        context: format!("cannot create `{}`", dir.display()),
+        source,
+    })?;
+    // Run the shrunk case once more to keep its archive and evidence.
+    let outcome: CaseOutcome = run_case(&min, producer, extractors, &opts.env, Some(&dir))?;
+    let shrunk = outcome
+        .findings
+        .iter()
+        .find(|f| f.check == check && (f.extractor.is_none() || f.extractor == ex_name))
+        .cloned()
+        .unwrap_or_else(|| finding.clone());
+    let meta = FindingMeta {
+        schema: 1,
+        check,
+        producer: producer.name().to_string(),
+        extractor: finding.extractor.clone(),
+        profile: opts.env.profile.clone(),
+        message: shrunk.message.clone(),
+        seed: strategy.map(|_| opts.seed),
+        case_index: strategy.map(|_| index),
+        timeout_secs: opts.env.timeout.as_secs(),
+        entries: min.spec.entries.len(),
+    };
+    let mut tools = vec![producer.name().to_string()];
+    tools.extend(ex_name.iter().cloned());
+    write_case_dir(&dir, &meta, &min, &shrunk, &tools, &opts.bin)?;
+    Ok(FindingRecord {
+        check,
+        producer: producer.name().to_string(),
+        extractor: ex_name.unwrap_or_else(|| "capture".into()),
+        case_dir: format!("cases/{id}"),
+        entries: min.spec.entries.len(),
+        message: shrunk.message,
+        count: 1,
+        capture_side: finding.extractor.is_none(),
+    })
+}

@@ -1,0 +1,127 @@
+//! Shrinking a failing case with proptest's own value trees.
+//!
+//! Each case `i` of a run is drawn from its own RNG, seeded from `(seed, i)`, so it can be
+//! drawn again at any time; shrinking drives `ValueTree::simplify` / `complicate` the way
+//! proptest's `TestRunner` does, keeping the smallest case that still fails.
+
+use crate::spec::Case;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+
+/// A test runner whose RNG is a pure function of `(seed, index)`.
+pub fn case_runner(seed: u64, index: u64) -> TestRunner {
+    let mut h = Sha256::new();
+    h.update(b"snapconf case rng v1");
+    h.update(seed.to_le_bytes());
+    h.update(index.to_le_bytes());
+    let digest = h.finalize();
+    let mut bytes = [0u8; 32];
+    bytes.copy_from_slice(&digest);
+    TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
+/// Draw case `index` of the run with `seed`.
+pub fn draw_case<S>(strategy: &S, seed: u64, index: u64) -> Result<S::Tree, String>
+where
+    S: Strategy<Value = Case>,
+{
+    let mut runner = case_runner(seed, index);
+    strategy.new_tree(&mut runner).map_err(|e| format!("cannot draw case {index}: {e}"))
+}
+
+/// Limits on one shrink.
+#[derive(Clone, Copy, Debug)]
+pub struct ShrinkBudget {
+    /// Most candidate cases to try.
+    pub steps: u32,
+    /// Most wall time to spend.
+    pub time: Duration,
+}
+
+impl Default for ShrinkBudget {
+    fn default() -> Self {
+        ShrinkBudget {
+            steps: 400,
+            time: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The smallest case found from `tree` for which `fails` holds, and how many candidates
+/// were tried. `tree.current()` must fail to begin with.
+pub fn shrink<T>(mut tree: T, mut fails: impl FnMut(&Case) -> bool, budget: ShrinkBudget) -> (Case, u32)
+where
+    T: ValueTree<Value = Case>,
+{
+    let start = Instant::now();
+    let mut best = tree.current();
+    let mut tried = 0;
+    if !tree.simplify() {
+        return (best, tried);
+    }
+    while tried < budget.steps && start.elapsed() < budget.time {
+        tried += 1;
+        let candidate = tree.current();
+        if fails(&candidate) {
+            best = candidate;
+            if !tree.simplify() {
+                break;
+            }
+        } else if !tree.complicate() {
+            break;
+        }
+    }
+    (best, tried)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::RelPath;
+    use crate::spec::{Entry, EntryKind, WorkspaceSpec};
+    use proptest::collection::vec;
+
+    fn strategy() -> impl Strategy<Value = Case> {
+        vec(0u8..20, 0..12).prop_map(|names| Case {
+            spec: WorkspaceSpec {
+                entries: names
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| {
+                        Some(Entry {
+                            path: RelPath::new(format!("f{i}-{n}")).ok()?,
+                            kind: EntryKind::File { content: "x".into() },
+                            mode: None,
+                        })
+                    })
+                    .collect(),
+                exclusions: vec![],
+            },
+            prior: WorkspaceSpec::default(),
+        })
+    }
+
+    #[test]
+    fn draws_are_reproducible_per_index() {
+        let s = strategy();
+        let a = draw_case(&s, 7, 3).expect("draw").current();
+        let b = draw_case(&s, 7, 3).expect("draw").current();
+        assert_eq!(a, b, "the same (seed, index) must give the same case");
+        let differ = (0..20).any(|i| draw_case(&s, 7, i).expect("draw").current() != a);
+        assert!(differ, "different indices must give different cases");
+    }
+
+    #[test]
+    fn shrinking_reaches_a_minimal_failing_case() {
+        // Property: "no case has 3 or more entries" fails; the minimal counterexample has 3.
+        let s = strategy();
+        let tree = (0..100)
+            .map(|i| draw_case(&s, 1, i).expect("draw"))
+            .find(|t| t.current().spec.entries.len() >= 8)
+            .expect("some drawn case has 8 entries");
+        let (min, tried) = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
+        assert_eq!(min.spec.entries.len(), 3, "shrunk to the smallest failing size after {tried} steps");
+    }
+}

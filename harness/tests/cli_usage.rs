@@ -1,0 +1,79 @@
+//! Bad input gets a clear message naming the culprit and exit 2; `list` shows every adapter.
+
+use std::process::Command;
+
+fn snapconf(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(args)
+        .output()
+        .expect("the snapconf binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn unknown_producer_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rd = dir.path().join("r");
+    let (code, _, err) = snapconf(&[
+        "run", "--cases", "1", "--producers", "no-such-tar", "--report-dir", rd.to_str().unwrap_or("r"),
+    ]);
+    assert_eq!(code, 2, "exit code for an unknown producer; stderr: {err}");
+    assert!(err.contains("unknown producer `no-such-tar`"), "message names the producer: {err}");
+    assert!(err.contains("tar-rs"), "message lists the known producers: {err}");
+}
+
+#[test]
+fn unknown_extractor_is_a_usage_error_naming_it() {
+    let (code, _, err) = snapconf(&["run", "--cases", "1", "--extractors", "nope"]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("unknown extractor `nope`"), "{err}");
+}
+
+#[test]
+fn audit_of_a_missing_directory_is_a_usage_error() {
+    let (code, _, err) = snapconf(&["audit", "/nonexistent/snapconf-audit-dir"]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("`/nonexistent/snapconf-audit-dir` is not a directory"), "{err}");
+}
+
+#[test]
+fn unreadable_or_invalid_profile_is_a_usage_error_naming_the_file() {
+    let (code, _, err) = snapconf(&["run", "--cases", "1", "--profile", "/nonexistent/p.toml"]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("/nonexistent/p.toml"), "{err}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nhardlinks = \"sometimes\"\n").expect("write profile");
+    let (code, _, err) = snapconf(&["run", "--cases", "1", "--profile", bad.to_str().unwrap_or("bad.toml")]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("bad.toml") && err.contains("hardlinks"), "{err}");
+}
+
+#[test]
+fn bad_policy_value_is_a_usage_error() {
+    let (code, _, err) = snapconf(&["check-archive", "/dev/null", "--hardlinks", "maybe"]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--hardlinks `maybe`"), "{err}");
+}
+
+#[test]
+fn replay_of_a_directory_without_a_finding_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, _, err) = snapconf(&["replay", dir.path().to_str().unwrap_or(".")]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("finding.json"), "{err}");
+}
+
+#[test]
+fn list_shows_every_builtin_adapter() {
+    let (code, out, err) = snapconf(&["list"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    for name in ["tar-rs", "gnu-tar", "python-tarfile", "reference", "python-data"] {
+        assert!(out.contains(name), "`{name}` missing from:\n{out}");
+    }
+}

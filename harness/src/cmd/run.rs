@@ -9,7 +9,7 @@ use snapconf_harness::gen::GenConfig;
 use snapconf_harness::pipeline::Env;
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::profile::Profile;
-use snapconf_harness::report::{summary_markdown, Progress, RunReport};
+use snapconf_harness::report::{index_html, junit_xml, summary_markdown, Progress, RunReport};
 use snapconf_harness::runner::{run as run_matrix, RunOptions};
 use snapconf_harness::shrink::ShrinkBudget;
 use std::path::{Path, PathBuf};
@@ -69,6 +69,10 @@ pub fn finish(report: &RunReport, dir: &Path) -> anyhow::Result<i32> {
     let json = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
     std::fs::write(dir.join("report.json"), json + "\n")
         .with_context(|| format!("cannot write `{}`", dir.join("report.json").display()))?;
+    std::fs::write(dir.join("junit.xml"), junit_xml(report))
+        .with_context(|| format!("cannot write `{}`", dir.join("junit.xml").display()))?;
+    std::fs::write(dir.join("index.html"), index_html(report, dir))
+        .with_context(|| format!("cannot write `{}`", dir.join("index.html").display()))?;
     let md = summary_markdown(report);
     std::fs::write(dir.join("summary.md"), &md)
         .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;

@@ -1,9 +1,13 @@
 //! Reports of a run: `report.json`, the Markdown matrix, the progress display.
 
+mod html;
+mod junit;
 mod markdown;
 mod model;
 mod progress;
 
+pub use html::{archive_listing, index_html};
+pub use junit::junit_xml;
 pub use markdown::summary_markdown;
 pub use model::{FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
 pub use progress::Progress;

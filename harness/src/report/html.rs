@@ -1,0 +1,148 @@
+//! `index.html`: the matrix as one self-contained page (inline CSS, no script, no network),
+//! coloured cells, and each finding expandable with its spec, archive listing and tree diff.
+
+use super::RunReport;
+use crate::bytes::escape;
+use crate::check::Check;
+use crate::listing::list_members;
+use std::fmt::Write;
+use std::path::Path;
+
+fn h(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Member listing of `archive.tar` in a reproducer directory, one `type name [-> target] (size)`
+/// line per member, or why it cannot be read.
+pub fn archive_listing(case_dir: &Path) -> String {
+    let path = case_dir.join("archive.tar");
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) => return format!("(no archive: {e})"),
+    };
+    match list_members(std::io::BufReader::new(file)) {
+        Ok(ms) => {
+            let mut s = String::new();
+            for m in ms {
+                let t = match m.type_flag {
+                    b'0' | 0 => "REG",
+                    b'1' => "LNK",
+                    b'2' => "SYM",
+                    b'3' => "CHR",
+                    b'4' => "BLK",
+                    b'5' => "DIR",
+                    b'6' => "FIFO",
+                    _ => "OTHER",
+                };
+                let name = if m.name.is_empty() { ".".to_string() } else { escape(&m.name) };
+                let _ = write!(s, "{t:<5} {name}");
+                if let Some(l) = &m.link_target {
+                    let _ = write!(s, " -> {}", escape(l));
+                }
+                let _ = writeln!(s, " ({})", m.size);
+            }
+            s
+        }
+        Err(e) => format!("(archive unreadable: {e})"),
+    }
+}
+
+/// Render `index.html`; `dir` is the report directory (reproducers are read from it).
+pub fn index_html(report: &RunReport, dir: &Path) -> String {
+    let mut s = String::new();
+    s.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
+    let _ = writeln!(s, "<title>snapconf: {} cases, seed {}</title>", report.cases, report.seed);
+    s.push_str(
+        "<style>\n\
+         body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\n\
+         table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\n\
+         th{background:#f4f4f4}td.pair{text-align:left;font-family:monospace}\n\
+         td.ok{background:#dff5df}td.bad{background:#f8d0d0;font-weight:bold}td.skip{background:#eee;color:#888}\n\
+         pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}\n\
+         details{margin:0.5em 0;border:1px solid #ddd;padding:4px 8px}summary{cursor:pointer}\n\
+         .check{font-family:monospace;color:#a00}\n\
+         </style></head><body>\n",
+    );
+    let _ = writeln!(
+        s,
+        "<h1>snapconf run</h1>\n<p>{} cases, seed {}, profile <code>{}</code>: <strong>{}</strong></p>",
+        report.cases,
+        report.seed,
+        h(&report.profile),
+        if report.has_findings() {
+            format!("{} failing cell(s)", report.findings.len())
+        } else {
+            "every pair conforms".into()
+        }
+    );
+    s.push_str("<table id=\"matrix\"><tr><th>producer × extractor</th><th>cases</th><th>passed</th><th>skipped</th>");
+    for c in Check::ALL {
+        let _ = write!(s, "<th title=\"{}\">{}</th>", h(c.explain()), c.id());
+    }
+    s.push_str("</tr>\n");
+    for p in &report.pairs {
+        let _ = write!(
+            s,
+            "<tr><td class=\"pair\">{} × {}</td><td>{}</td><td>{}</td><td>{}</td>",
+            h(&p.producer),
+            h(&p.extractor),
+            p.cases,
+            p.passed,
+            p.skipped
+        );
+        for c in Check::ALL {
+            let n = p.findings.get(c.id()).copied().unwrap_or(0);
+            if n > 0 {
+                let anchor = format!("{}__{}__{}", c.id(), p.producer, p.extractor);
+                let _ = write!(s, "<td class=\"bad\"><a href=\"#{}\">{n}</a></td>", h(&anchor));
+            } else if p.cases > 0 && p.skipped == p.cases {
+                s.push_str("<td class=\"skip\">–</td>");
+            } else {
+                s.push_str("<td class=\"ok\">0</td>");
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    if !report.findings.is_empty() {
+        s.push_str("<h2>Findings</h2>\n");
+    }
+    for f in &report.findings {
+        let case_dir = dir.join(&f.case_dir);
+        let read = |name: &str| std::fs::read_to_string(case_dir.join(name)).unwrap_or_default();
+        let anchor = format!("{}__{}__{}", f.check.id(), f.producer, f.extractor);
+        let _ = writeln!(
+            s,
+            "<details id=\"{}\"><summary><span class=\"check\">{}</span> {} × {}: {} ({} case(s), shrunk to {} entries)</summary>",
+            h(&anchor),
+            f.check.id(),
+            h(&f.producer),
+            h(&f.extractor),
+            h(&f.message),
+            f.count,
+            f.entries
+        );
+        let _ = writeln!(s, "<p>{}. Reproducer: <code>{}/repro.sh</code></p>", h(f.check.explain()), h(&f.case_dir));
+        let _ = writeln!(s, "<h4>spec (W1)</h4><pre>{}</pre>", h(&read("spec.json")));
+        let prior = read("prior.json");
+        if prior.contains("\"path\"") {
+            let _ = writeln!(s, "<h4>prior workspace (W0)</h4><pre>{}</pre>", h(&prior));
+        }
+        let _ = writeln!(s, "<h4>archive members</h4><pre>{}</pre>", h(&archive_listing(&case_dir)));
+        let _ = writeln!(s, "<h4>expected</h4><pre>{}</pre>", h(&read("expected.txt")));
+        let _ = writeln!(s, "<h4>observed and diff</h4><pre>{}</pre>", h(&read("observed.txt")));
+        s.push_str("</details>\n");
+    }
+    if !report.skipped_adapters.is_empty() {
+        s.push_str("<h2>Skipped adapters</h2><ul>\n");
+        for a in &report.skipped_adapters {
+            let _ = writeln!(s, "<li><code>{}</code>: {} (install: <code>{}</code>)</li>", h(&a.name), h(&a.reason), h(&a.install_hint));
+        }
+        s.push_str("</ul>\n");
+    }
+    s.push_str("</body></html>\n");
+    s
+}

@@ -7,7 +7,7 @@ use crate::expected::features;
 use crate::gen::{case_strategy, GenConfig};
 use crate::pipeline::{run_case, Capture, CaseOutcome, Env, Finding};
 use crate::repro::{write_case_dir, FindingMeta};
-use crate::report::{FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
+use crate::report::{fingerprint, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
 use crate::shrink::{draw_case, shrink, ShrinkBudget};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
@@ -184,6 +184,7 @@ where
             .collect(),
         skipped_adapters: opts.skipped_adapters.clone(),
         skipped_entries,
+        fixed: Vec::new(),
     })
 }
 
@@ -265,5 +266,7 @@ where
         message: shrunk.message,
         count: 1,
         capture_side: finding.extractor.is_none(),
+        fingerprint: fingerprint(check, &min),
+        known: false,
     })
 }

@@ -29,6 +29,25 @@ pub enum Command {
     Hydrate(HydrateArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
     CheckArchive(CheckArchiveArgs),
+    /// Manage the baseline of known findings
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Write a baseline that makes every finding of a run known (notes of kept entries stay)
+    Update(BaselineUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineUpdateArgs {
+    /// The report directory of a run (holding report.json)
+    #[arg(long)]
+    pub report: PathBuf,
+    /// The baseline file to write
+    #[arg(long, default_value = "reports/baseline/baseline.json")]
+    pub out: PathBuf,
 }
 
 /// Which pairs and which profile.
@@ -49,6 +68,10 @@ pub struct PairArgs {
     /// Timeout for each capture and each hydration, in seconds
     #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT")]
     pub timeout: u64,
+    /// Baseline of known findings (JSON, written by `snapconf baseline update`): known
+    /// findings are reported but do not fail the run
+    #[arg(long, env = "SNAPCONF_BASELINE")]
+    pub baseline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

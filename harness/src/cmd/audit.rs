@@ -34,7 +34,8 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     );
     let case = Case { spec, prior: WorkspaceSpec::default() };
     let mut progress = Progress::new(1);
-    let report = audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
+    let mut report =
+        audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();
-    finish(&report, &s.opts.report_dir)
+    finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

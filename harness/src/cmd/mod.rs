@@ -2,6 +2,7 @@
 
 mod adapters;
 mod args;
+mod baseline;
 mod audit;
 mod hydrate;
 mod list;
@@ -21,6 +22,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::List => list::list(),
         Command::Hydrate(a) => hydrate::hydrate(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
+        Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),
     };
     match result {
         Ok(code) => code,

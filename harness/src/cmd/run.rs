@@ -9,7 +9,7 @@ use snapconf_harness::gen::GenConfig;
 use snapconf_harness::pipeline::Env;
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::profile::Profile;
-use snapconf_harness::report::{index_html, junit_xml, summary_markdown, Progress, RunReport};
+use snapconf_harness::report::{Baseline, index_html, junit_xml, summary_markdown, Progress, RunReport};
 use snapconf_harness::runner::{run as run_matrix, RunOptions};
 use snapconf_harness::shrink::ShrinkBudget;
 use std::path::{Path, PathBuf};
@@ -22,6 +22,9 @@ pub struct Setup {
 
 pub fn setup(pairs: &PairArgs, cases: u64, seed: u64, shrink_steps: u32, label: &str) -> anyhow::Result<Setup> {
     let profile = Profile::load(&pairs.profile).map_err(|e| Usage(e.to_string()))?;
+    if let Some(b) = &pairs.baseline {
+        Baseline::load(b).map_err(Usage)?;
+    }
     let producers = adapters::producers(&pairs.producers)?;
     let extractors = adapters::extractors(&pairs.extractors, reference_policy(&profile, None))?;
     let mut skipped = producers.skipped;
@@ -63,8 +66,12 @@ fn default_report_dir(label: &str, seed: u64) -> PathBuf {
     PathBuf::from("reports/runs").join(format!("{label}-{secs}-seed{seed}"))
 }
 
-/// Write `report.json` and `summary.md`, print the summary, and return the exit code.
-pub fn finish(report: &RunReport, dir: &Path) -> anyhow::Result<i32> {
+/// Apply the baseline (if any); write `report.json`, `summary.md`, `junit.xml` and
+/// `index.html`; print the summary; return the exit code (1 only for new findings).
+pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow::Result<i32> {
+    if let Some(path) = baseline {
+        Baseline::load(path).map_err(Usage)?.apply(report);
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     let json = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
     std::fs::write(dir.join("report.json"), json + "\n")
@@ -78,7 +85,7 @@ pub fn finish(report: &RunReport, dir: &Path) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
     println!("{md}");
     println!("report: {}", dir.display());
-    Ok(if report.has_findings() { exit::FINDINGS } else { exit::OK })
+    Ok(if report.has_new_findings() { exit::FINDINGS } else { exit::OK })
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
@@ -101,7 +108,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         s.opts.extractors.len()
     );
     let mut progress = Progress::new(a.cases);
-    let report = run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
+    let mut report = run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
     progress.finish();
-    finish(&report, &s.opts.report_dir)
+    finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

@@ -13,8 +13,12 @@ pub fn summary_markdown(report: &RunReport) -> String {
         "# snapconf run: {} cases, seed {}, profile `{}`\n",
         report.cases, report.seed, report.profile
     );
+    let known = report.findings.iter().filter(|f| f.known).count();
     let verdict = if report.has_findings() {
-        format!("**{} finding(s)**", report.findings.len())
+        format!(
+            "**{} new finding(s)**, {known} known from the baseline",
+            report.findings.len() - known
+        )
     } else {
         "every pair conforms".to_string()
     };
@@ -55,7 +59,8 @@ pub fn summary_markdown(report: &RunReport) -> String {
         for f in &report.findings {
             let _ = writeln!(
                 s,
-                "- **{}** `{}` × `{}` ({} case(s); shrunk to {} entries): {}  \n  {} [reproducer]({}/)",
+                "- {} **{}** `{}` × `{}` ({} case(s); shrunk to {} entries): {}  \n  {} [reproducer]({}/)",
+                if f.known { "known" } else { "NEW" },
                 f.check.id(),
                 f.producer,
                 f.extractor,
@@ -64,6 +69,19 @@ pub fn summary_markdown(report: &RunReport) -> String {
                 f.check.explain(),
                 md_escape(&f.message),
                 f.case_dir
+            );
+        }
+    }
+    if !report.fixed.is_empty() {
+        let _ = writeln!(s, "\n## Fixed since the baseline\n");
+        for k in &report.fixed {
+            let _ = writeln!(
+                s,
+                "- **{}** `{}` × `{}` (fingerprint `{}`) no longer found",
+                k.check.id(),
+                k.producer,
+                k.extractor,
+                k.fingerprint
             );
         }
     }

@@ -1,11 +1,13 @@
 //! Reports of a run: `report.json`, the Markdown matrix, the progress display.
 
+mod baseline;
 mod html;
 mod junit;
 mod markdown;
 mod model;
 mod progress;
 
+pub use baseline::{fingerprint, Baseline, BaselineEntry};
 pub use html::{archive_listing, index_html};
 pub use junit::junit_xml;
 pub use markdown::summary_markdown;

@@ -1,5 +1,6 @@
 //! The report data (`report.json`, schema 1), in stable order.
 
+use super::BaselineEntry;
 use crate::check::Check;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,12 +24,20 @@ pub struct RunReport {
     pub skipped_adapters: Vec<SkippedAdapter>,
     /// Spec entries this machine could not create (char devices when not root).
     pub skipped_entries: u64,
+    /// Baseline entries not seen in this run (only with `--baseline`).
+    #[serde(default)]
+    pub fixed: Vec<BaselineEntry>,
 }
 
 impl RunReport {
     /// True if any pair has a finding.
     pub fn has_findings(&self) -> bool {
         !self.findings.is_empty()
+    }
+
+    /// True if any finding is not in the baseline (all are new without `--baseline`).
+    pub fn has_new_findings(&self) -> bool {
+        self.findings.iter().any(|f| !f.known)
     }
 }
 
@@ -76,6 +85,11 @@ pub struct FindingRecord {
     pub count: u64,
     /// True for capture-side checks (the producer alone is at fault).
     pub capture_side: bool,
+    /// Stable key of the shrunk case's shape (see `report::baseline`).
+    pub fingerprint: String,
+    /// True when the baseline lists this finding.
+    #[serde(default)]
+    pub known: bool,
 }
 
 /// Capture refusals of one producer for workspaces with one feature.

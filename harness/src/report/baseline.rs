@@ -1,0 +1,110 @@
+//! Baselines of known findings: known findings are reported but do not fail a run, new ones
+//! do, and baseline entries no longer seen are reported as fixed.
+//!
+//! A finding is keyed by (producer, extractor, check, fingerprint), where the fingerprint is
+//! a digest of the *shape* of the shrunk case: the sorted feature labels of its W1 spec and
+//! of its prior. Names, contents and the seed do not enter it, so the same bug found from
+//! another seed keeps its key.
+
+use super::{FindingRecord, RunReport};
+use crate::check::Check;
+use crate::expected::features;
+use crate::spec::Case;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// One known finding.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BaselineEntry {
+    pub producer: String,
+    pub extractor: String,
+    pub check: Check,
+    /// 16 hex digits; see the module docs.
+    pub fingerprint: String,
+    /// Free text for reviewers (kept by `baseline update` when the key is unchanged).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// The baseline file (JSON, `schema` 1), entries sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub schema: u32,
+    pub known: Vec<BaselineEntry>,
+}
+
+/// The stable fingerprint of a shrunk case (16 lower-case hex digits).
+pub fn fingerprint(check: Check, case: &Case) -> String {
+    let mut labels: Vec<String> = features(&case.spec).into_iter().map(|f| f.to_string()).collect();
+    labels.sort();
+    let mut prior: Vec<String> = features(&case.prior).into_iter().map(|f| f.to_string()).collect();
+    prior.sort();
+    let mut h = Sha256::new();
+    h.update(check.id().as_bytes());
+    h.update(b"\0w1:");
+    h.update(labels.join(",").as_bytes());
+    h.update(b"\0w0:");
+    h.update(prior.join(",").as_bytes());
+    hex::encode(&h.finalize()[..8])
+}
+
+impl Baseline {
+    /// Read a baseline file; `Err` names the file.
+    pub fn load(path: &Path) -> Result<Baseline, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read baseline `{}`: {e}", path.display()))?;
+        let b: Baseline = serde_json::from_str(&text)
+            .map_err(|e| format!("baseline `{}` is not valid: {e}", path.display()))?;
+        if b.schema != 1 {
+            return Err(format!("baseline `{}` has schema {}, expected 1", path.display(), b.schema));
+        }
+        Ok(b)
+    }
+
+    /// The baseline that makes every finding of `report` known, keeping notes from `old`.
+    pub fn from_report(report: &RunReport, old: Option<&Baseline>) -> Baseline {
+        let mut known: Vec<BaselineEntry> = report
+            .findings
+            .iter()
+            .map(|f| {
+                let mut e = entry(f);
+                if let Some(prev) = old.and_then(|o| o.known.iter().find(|k| same(k, &e))) {
+                    e.note = prev.note.clone();
+                }
+                e
+            })
+            .collect();
+        known.sort();
+        known.dedup();
+        Baseline { schema: 1, known }
+    }
+
+    /// Mark each finding of `report` known or new, and list the baseline entries not seen.
+    pub fn apply(&self, report: &mut RunReport) {
+        for f in &mut report.findings {
+            let e = entry(f);
+            f.known = self.known.iter().any(|k| same(k, &e));
+        }
+        report.fixed = self
+            .known
+            .iter()
+            .filter(|k| !report.findings.iter().any(|f| same(k, &entry(f))))
+            .cloned()
+            .collect();
+    }
+}
+
+fn entry(f: &FindingRecord) -> BaselineEntry {
+    BaselineEntry {
+        producer: f.producer.clone(),
+        extractor: f.extractor.clone(),
+        check: f.check,
+        fingerprint: f.fingerprint.clone(),
+        note: String::new(),
+    }
+}
+
+fn same(a: &BaselineEntry, b: &BaselineEntry) -> bool {
+    a.producer == b.producer && a.extractor == b.extractor && a.check == b.check && a.fingerprint == b.fingerprint
+}

@@ -10,7 +10,10 @@ pub enum Availability {
     Available { version: String },
     /// The tool is missing or unusable; `install_hint` tells how to get it
     /// (e.g. ``apt-get install libarchive-tools``).
-    Unavailable { reason: String, install_hint: String },
+    Unavailable {
+        reason: String,
+        install_hint: String,
+    },
 }
 
 /// What happened when a tool ran. A refusal or a hang of the tool under test is data, not an error.

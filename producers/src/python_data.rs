@@ -4,10 +4,12 @@
 //! (clear ROOT) python3 -I -c <scripts/extract_tarfile.py> ARCHIVE ROOT data
 //! ```
 //! i.e. `tarfile.open(archive).extractall(root, filter="data")` (Python docs, tarfile
-//! "Extraction filters"; PEP 706). The `data` filter refuses absolute names, names and
-//! links leaving the destination, and device/FIFO members, and strips setuid/setgid/sticky
-//! and group/other write bits. A refusal raises `FilterError` after earlier members were
-//! written; with the root cleared first this is the common non-atomic resume path.
+//! "Extraction filters"; PEP 706). The `data` filter is the `tar` filter (strip leading `/`,
+//! refuse names ending up outside the destination, clear setuid/setgid/sticky and group/other
+//! write) plus: refuse links (hard or symbolic) to absolute paths or leaving the destination,
+//! refuse device and FIFO members, force `u+rw` on regular files, skip directory modes and
+//! owners. A refusal raises a `FilterError` after the earlier members were written; with the
+//! root cleared first, this is the common non-atomic resume path.
 
 use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
 use crate::clear::clear_root;

@@ -74,6 +74,10 @@ impl Extractor for ReferenceExtractor {
             }
         })
     }
+
+    fn limitations(&self) -> Option<&str> {
+        Some("in process: the timeout is not enforced")
+    }
 }
 
 /// `REASON: member `NAME` (detail)` for refusals, `io: CONTEXT: ERROR` for I/O errors.

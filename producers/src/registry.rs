@@ -1,11 +1,14 @@
 //! The built-in adapters, in a stable order, and lookups by name.
 
 use crate::adapter::{Extractor, Producer};
+use crate::bsdtar::{BsdtarExtractor, BsdtarProducer};
+use crate::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
 use crate::gnu_tar::{GnuTarExtractor, GnuTarProducer};
 use crate::python_data::PythonDataExtractor;
+use crate::python_tar::PythonTarExtractor;
 use crate::python_tarfile::{PythonTarfileProducer, TarfileFormat};
 use crate::reference::ReferenceExtractor;
-use crate::tar_rs::TarRsProducer;
+use crate::tar_rs::{TarRsExtractor, TarRsProducer};
 use snapconf_extract::Policy;
 
 /// A lookup named an adapter that is not built in.
@@ -27,6 +30,8 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
         Box::new(GnuTarProducer),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Pax)),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Gnu)),
+        Box::new(BusyboxTarProducer),
+        Box::new(BsdtarProducer),
     ]
 }
 
@@ -37,6 +42,10 @@ pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
         Box::new(ReferenceExtractor::new(reference_policy)),
         Box::new(GnuTarExtractor),
         Box::new(PythonDataExtractor),
+        Box::new(PythonTarExtractor),
+        Box::new(BusyboxTarExtractor),
+        Box::new(BsdtarExtractor),
+        Box::new(TarRsExtractor),
     ]
 }
 

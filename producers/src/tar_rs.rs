@@ -14,10 +14,18 @@
 //! kept), FIFOs → FIFO, character/block devices → CHR/BLK with their device numbers,
 //! sockets → left out (tar cannot represent them).
 //!
+//! The extractor clears the root (see [`crate::clear`]) and calls `tar::Archive::unpack(root)`
+//! with the crate's defaults (overwrite on, `preserve_permissions` off, so modes are masked by
+//! the umask; `preserve_mtime` on; ownership and xattrs not restored): what a Rust backend
+//! writes when it reaches for the crate. Any error is a refusal.
+//!
 //! The in-process adapters cannot be killed, so `timeout` is not enforced; they never block
 //! on a FIFO, which is what a timeout would guard against.
 
-use crate::adapter::{Availability, CaptureRequest, Outcome, Producer, ToolError};
+use crate::adapter::{
+    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+};
+use crate::clear::clear_root;
 use crate::exclusion::is_excluded;
 use rustix::fs::{major, minor, Mode, OFlags};
 use std::ffi::OsStr;
@@ -67,7 +75,53 @@ impl Producer for TarRsProducer {
             },
         })
     }
+
+    fn limitations(&self) -> Option<&str> {
+        Some(IN_PROCESS_LIMITATION)
+    }
 }
+
+/// The `tar-rs` extractor: clear the root, then `tar::Archive::new(file).unpack(root)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TarRsExtractor;
+
+impl Extractor for TarRsExtractor {
+    fn name(&self) -> &str {
+        "tar-rs"
+    }
+
+    fn availability(&self) -> Availability {
+        Availability::Available {
+            version: TAR_CRATE_VERSION.to_owned(),
+        }
+    }
+
+    /// Failing to open the archive or to clear the root is a [`ToolError::Io`]; an error from
+    /// `unpack` is a refusal (`tar-rs: …`), with whatever it wrote before left in place.
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        let file = File::open(req.archive).map_err(|source| ToolError::Io {
+            context: format!("opening the archive `{}`", req.archive.display()),
+            source,
+        })?;
+        clear_root(req.root)?;
+        Ok(
+            match tar::Archive::new(io::BufReader::new(file)).unpack(req.root) {
+                Ok(()) => Outcome::Success,
+                Err(e) => Outcome::Refused {
+                    message: format!("tar-rs: {e}"),
+                },
+            },
+        )
+    }
+
+    fn limitations(&self) -> Option<&str> {
+        Some(IN_PROCESS_LIMITATION)
+    }
+}
+
+/// Why an in-process adapter's timeout is not enforced.
+const IN_PROCESS_LIMITATION: &str =
+    "in process: the timeout is not enforced (the adapter never opens FIFOs or devices)";
 
 /// Append the entries of the directory `dir` (whose root-relative name is `rel`, empty for
 /// the root) in sorted byte order, recursing into subdirectories.

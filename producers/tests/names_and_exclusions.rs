@@ -93,6 +93,9 @@ fn tricky_tree(jail: &Jail) {
     write(&jail.root, "a/g", "x");
     write(&jail.root, "a/b/f", "x");
     write(&jail.root, "a/gg", "x");
+    // Same tail as the exclusion `a/g`, deeper: an unanchored matcher (bsdtar without `^`)
+    // would drop it.
+    write(&jail.root, "x/a/g", "x");
 }
 
 fn excluded_names() -> Vec<Vec<u8>> {
@@ -125,10 +128,18 @@ fn check_exclusions(p: &dyn Producer) {
         b"cx",
         b"a",
         b"a/gg",
+        b"x",
+        b"x/a",
+        b"x/a/g",
     ]
     .iter()
     .map(|n| n.to_vec())
     .collect();
+    if p.name() == "busybox-tar" {
+        // BUSYBOX_LIMITATION: `a` holds the nested exclusions `a/g` and `a/b`, so busybox is
+        // given `./a/gg` and `a` itself is not a member.
+        want.retain(|n| n.as_slice() != b"a");
+    }
     want.sort();
     assert_eq!(show(&got), show(&want), "{}: kept members", p.name());
 }

@@ -97,3 +97,27 @@ pub fn refusal_message(e: &HydrateError) -> String {
         HydrateError::Io { .. } => format!("io: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::refusal_message;
+    use snapconf_extract::{HydrateError, Reason};
+
+    #[test]
+    fn refusals_lead_with_the_reason_code() {
+        let e = HydrateError::Refused {
+            reason: Reason::HardlinkNotAllowed,
+            member: b"venv/mod.py".to_vec(),
+            detail: "LNK to `cache/mod.py`".to_owned(),
+        };
+        assert_eq!(
+            refusal_message(&e),
+            "hardlink-not-allowed: member `venv/mod.py` (LNK to `cache/mod.py`)"
+        );
+        let e = HydrateError::Io {
+            context: "staging".to_owned(),
+            source: std::io::Error::other("disk full"),
+        };
+        assert_eq!(refusal_message(&e), "io: staging: disk full");
+    }
+}

@@ -1,6 +1,7 @@
-//! The python-tarfile producers reproduce the hardlink behaviour backends ship with:
-//! H1 (the second name of an inode is an LNK member) and H2 (excluding the first name leaves
-//! an LNK member whose target is not in the archive).
+//! Hardlinks at capture. The python-tarfile producers reproduce the behaviour backends ship
+//! with: H1 (the second name of an inode is an LNK member) and H2 (excluding the first name
+//! leaves an LNK member whose target is not in the archive). The other producers' hardlink
+//! representation is pinned, and none of them writes a dangling LNK.
 
 mod common;
 
@@ -98,4 +99,83 @@ fn excluding_the_directory_does_not_trigger_h2() {
         (second.kind, second.data.as_slice()),
         (b'0', &b"VALUE = 1\n"[..])
     );
+}
+
+/// H2 is specific to `tarfile`'s filter-after-`gettarinfo` order: every other producer
+/// leaves no LNK member naming an absent path, and stores `venv/mod.py`'s content.
+#[test]
+fn other_producers_write_no_dangling_lnk_for_h2() {
+    for p in snapconf_producers::producers() {
+        if p.name().starts_with("python-tarfile") || !available(p.name(), p.availability()) {
+            continue;
+        }
+        let jail = Jail::new();
+        h1_tree(&jail);
+        let outcome = jail.capture(p.as_ref(), &[b"cache/mod.py".to_vec()]);
+        assert_eq!(outcome, Outcome::Success, "{}", p.name());
+        let members = list(&jail.archive);
+        for (i, m) in members.iter().enumerate() {
+            if m.kind == b'1' {
+                let target = m.link.as_deref().map(normalise).unwrap_or_default();
+                let earlier = members[..i].iter().any(|e| e.name == target);
+                assert!(
+                    earlier,
+                    "{}: LNK `{:?}` names an absent path",
+                    p.name(),
+                    m.name
+                );
+            }
+        }
+        let second = find(&members, b"venv/mod.py").expect("venv/mod.py");
+        assert_eq!(
+            (second.kind, second.data.as_slice()),
+            (b'0', &b"VALUE = 1\n"[..]),
+            "{}",
+            p.name()
+        );
+    }
+}
+
+/// H1 across producers, pinned: which ones store the second name of an inode as an LNK
+/// member (a strict extractor with `hardlinks = reject` then refuses their archives).
+#[test]
+fn hardlink_representation_per_producer() {
+    for p in snapconf_producers::producers() {
+        if !available(p.name(), p.availability()) {
+            continue;
+        }
+        let writes_lnk = match p.name() {
+            "tar-rs" | "gnu-tar" => false, // full REG members (gnu-tar: --hard-dereference)
+            "python-tarfile" | "python-tarfile-gnu" | "busybox-tar" | "bsdtar" => true,
+            other => panic!("new producer `{other}`: pin its hardlink representation here"),
+        };
+        let jail = Jail::new();
+        h1_tree(&jail);
+        assert_eq!(
+            jail.capture(p.as_ref(), &[]),
+            Outcome::Success,
+            "{}",
+            p.name()
+        );
+        let members = list(&jail.archive);
+        let kinds: Vec<u8> = [&b"cache/mod.py"[..], b"venv/mod.py"]
+            .iter()
+            .map(|n| find(&members, n).map_or(b'?', |m| m.kind))
+            .collect();
+        let mut sorted = kinds.clone();
+        sorted.sort();
+        // busybox and bsdtar walk in readdir order, so either name may come first.
+        let want = if writes_lnk {
+            vec![b'0', b'1']
+        } else {
+            vec![b'0', b'0']
+        };
+        assert_eq!(
+            sorted,
+            want,
+            "{}: kinds of cache/mod.py, venv/mod.py = {:?}",
+            p.name(),
+            kinds
+        );
+    }
 }

@@ -47,6 +47,13 @@ fn every_extractor_hydrates_the_small_archive_over_a_prior_workspace() {
         write(&jail.root, "stale", "old");
         write(&jail.root, "ro/inner", "old");
         fs::set_permissions(jail.path(b"ro"), fs::Permissions::from_mode(0o555)).expect("chmod");
+        write(&jail.root, "locked/inner", "old");
+        fs::set_permissions(jail.path(b"locked"), fs::Permissions::from_mode(0o000))
+            .expect("chmod");
+        // A link to a directory outside the root: clearing must remove the link, not follow it.
+        let outside = jail.dir.path().join("outside");
+        write(&outside, "canary", "keep me");
+        std::os::unix::fs::symlink(&outside, jail.path(b"out_link")).expect("symlink");
 
         let outcome = x
             .hydrate(&jail.hydrate_req())

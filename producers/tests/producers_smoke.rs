@@ -109,3 +109,20 @@ fn a_socket_in_the_root_is_skipped() {
         assert_eq!(show(&got), vec!["a"], "{}", p.name());
     }
 }
+
+/// H5: a symlink to `.` must not send a producer round in circles; none follows links.
+#[test]
+fn a_self_link_does_not_hang_any_producer() {
+    for p in producers() {
+        if !available(p.name(), p.availability()) {
+            continue;
+        }
+        let jail = Jail::new();
+        symlink(".", jail.path(b"self")).expect("symlink");
+        let outcome = jail.capture(p.as_ref(), &[]);
+        assert_eq!(outcome, Outcome::Success, "{}", p.name());
+        let members = list(&jail.archive);
+        let link = find(&members, b"self").map(|m| (m.kind, m.link.clone()));
+        assert_eq!(link, Some((b'2', Some(b".".to_vec()))), "{}", p.name());
+    }
+}

@@ -8,7 +8,9 @@ use snapconf_extract::{HydrateError, Policy};
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The version string reported by the reference extractor.
+/// The version string reported by the reference extractor. `snapconf-extract` exports no
+/// version constant, and both crates take `version.workspace`, so our own package version is
+/// the extractor's too (a unit test checks the extract manifest still says so).
 pub const REFERENCE_VERSION: &str = concat!("snapconf-extract ", env!("CARGO_PKG_VERSION"));
 
 /// The `reference` extractor: `snapconf_extract::hydrate(archive, root, &policy)`.
@@ -102,6 +104,15 @@ pub fn refusal_message(e: &HydrateError) -> String {
 mod tests {
     use super::refusal_message;
     use snapconf_extract::{HydrateError, Reason};
+
+    #[test]
+    fn the_extract_crate_shares_the_workspace_version() {
+        let manifest = include_str!("../../extract/Cargo.toml");
+        assert!(
+            manifest.contains("version.workspace = true"),
+            "snapconf-extract no longer uses the workspace version; fix REFERENCE_VERSION"
+        );
+    }
 
     #[test]
     fn refusals_lead_with_the_reason_code() {

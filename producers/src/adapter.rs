@@ -10,7 +10,10 @@ pub enum Availability {
     Available { version: String },
     /// The tool is missing or unusable; `install_hint` tells how to get it
     /// (e.g. ``apt-get install libarchive-tools``).
-    Unavailable { reason: String, install_hint: String },
+    Unavailable {
+        reason: String,
+        install_hint: String,
+    },
 }
 
 /// What happened when a tool ran. A refusal or a hang of the tool under test is data, not an error.
@@ -77,6 +80,11 @@ pub trait Producer: Send + Sync {
     fn availability(&self) -> Availability;
     /// Run one capture.
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError>;
+    /// Known ways this adapter cannot honour a request exactly (e.g. a tool without
+    /// `--exclude` whose exclusions are emulated), for reports; `None` when there are none.
+    fn limitations(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Turns (archive, root that may hold a prior workspace) into a hydrated root, or refuses.
@@ -87,4 +95,9 @@ pub trait Extractor: Send + Sync {
     fn availability(&self) -> Availability;
     /// Run one hydration.
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError>;
+    /// Known ways this adapter cannot honour a request exactly (e.g. an in-process extractor
+    /// that cannot be killed at the timeout), for reports; `None` when there are none.
+    fn limitations(&self) -> Option<&str> {
+        None
+    }
 }

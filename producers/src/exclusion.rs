@@ -1,0 +1,62 @@
+//! Matching root-relative exclusions, and writing them out for tools that read a file.
+
+use crate::adapter::ToolError;
+use std::io::Write;
+use std::path::Path;
+
+/// Whether the root-relative path `rel` (bytes, `/`-separated) is excluded: equal to an
+/// exclusion, or below one (`a/b` excludes `a/b` and `a/b/c`, not `a/bc`). Empty exclusions
+/// and trailing slashes on exclusions are ignored.
+pub fn is_excluded(rel: &[u8], exclusions: &[Vec<u8>]) -> bool {
+    exclusions.iter().any(|ex| {
+        let ex = trim_slashes(ex);
+        !ex.is_empty() && rel.starts_with(ex) && (rel.len() == ex.len() || rel[ex.len()] == b'/')
+    })
+}
+
+/// `ex` without trailing `/` bytes.
+pub fn trim_slashes(ex: &[u8]) -> &[u8] {
+    let end = ex.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+    &ex[..end]
+}
+
+/// Write `exclusions` to `path`, one per line, each hex-encoded (lower case), so any byte
+/// string (newlines, non-UTF-8) survives a line-oriented reader.
+///
+/// # Errors
+/// [`ToolError::Io`] naming the file.
+pub fn write_hex_lines(path: &Path, exclusions: &[Vec<u8>]) -> Result<(), ToolError> {
+    let mut text = String::new();
+    for ex in exclusions {
+        for b in ex {
+            text.push_str(&format!("{b:02x}"));
+        }
+        text.push('\n');
+    }
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|source| ToolError::Io {
+            context: format!("writing the exclusion list `{}`", path.display()),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excludes_itself_and_below_but_not_siblings_with_the_same_prefix() {
+        let ex = vec![b"a/b".to_vec(), b"c/".to_vec(), Vec::new()];
+        assert!(is_excluded(b"a/b", &ex));
+        assert!(is_excluded(b"a/b/c", &ex));
+        assert!(!is_excluded(b"a/bc", &ex));
+        assert!(!is_excluded(b"a", &ex));
+        assert!(is_excluded(b"c", &ex));
+        assert!(is_excluded(b"c/d", &ex));
+        assert!(
+            !is_excluded(b"x", &ex),
+            "an empty exclusion excludes nothing"
+        );
+    }
+}

@@ -1,0 +1,635 @@
+//! `expected(spec, profile)`: the tree a conforming capture + hydration yields, the
+//! entries for which the profile allows a capture refusal, and the features a spec has.
+//!
+//! The runner compares `expected(..).tree` with `normalise(&observe(root)?, profile)`:
+//! both sides go through [`normalise`], so only what the profile promises is compared.
+
+use crate::bytes::{RawBytes, RelPath};
+use crate::observe::sha256_hex;
+use crate::profile::{AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, Profile, SpecialRule};
+use crate::spec::{Entry, EntryKind, Placeholders, WorkspaceSpec};
+use crate::tree::{Node, NodeKind, Tree};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+
+/// A property of a workspace that some producers or extractors mishandle. Used for
+/// `refusable` entries, refusal counts in reports, and generator coverage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Feature {
+    /// An inode with two or more names (a hardlink entry).
+    SharedInode,
+    /// An inode with an excluded name and a kept name (H2).
+    ExcludedAlias,
+    /// A symlink whose target is absolute (including `{root}`/`{out}` placeholders).
+    AbsoluteSymlink,
+    /// A relative symlink whose target, read lexically from the link's directory, climbs
+    /// above the root (`../../etc`).
+    EscapingSymlink,
+    /// A symlink that resolves (inside the spec) to nothing, or through a non-directory.
+    DanglingSymlink,
+    /// A symlink whose resolution loops (more than 40 hops) or names a directory that
+    /// contains the link (`self -> .`, `up -> ..`), so a producer that follows it recurses.
+    SymlinkLoop,
+    /// A named pipe.
+    Fifo,
+    /// A Unix domain socket.
+    Socket,
+    /// A character device node.
+    CharDevice,
+    /// A listed directory with no entries under it.
+    EmptyDir,
+    /// A directory without owner write permission (`0555`, `0000`; H7).
+    ReadOnlyDir,
+    /// Setuid/setgid/sticky bits, no permission bits at all (`0000`), or an executable file.
+    SpecialMode,
+    /// A path, or a symlink/hardlink target, longer than 100 bytes (ustar's `name` and
+    /// `linkname` fields), or a component of 100 bytes or more.
+    LongName,
+    /// A path that is not valid UTF-8.
+    NonUtf8Name,
+    /// A path with a control byte (newline, tab, DEL, ...).
+    ControlCharName,
+    /// A hardlink whose inode is a symlink (H8).
+    HardlinkToSymlink,
+}
+
+impl Feature {
+    /// Every feature, in declaration order.
+    pub const ALL: [Feature; 16] = [
+        Feature::SharedInode,
+        Feature::ExcludedAlias,
+        Feature::AbsoluteSymlink,
+        Feature::EscapingSymlink,
+        Feature::DanglingSymlink,
+        Feature::SymlinkLoop,
+        Feature::Fifo,
+        Feature::Socket,
+        Feature::CharDevice,
+        Feature::EmptyDir,
+        Feature::ReadOnlyDir,
+        Feature::SpecialMode,
+        Feature::LongName,
+        Feature::NonUtf8Name,
+        Feature::ControlCharName,
+        Feature::HardlinkToSymlink,
+    ];
+
+    /// The kebab-case name, as in JSON and reports (`shared-inode`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::SharedInode => "shared-inode",
+            Feature::ExcludedAlias => "excluded-alias",
+            Feature::AbsoluteSymlink => "absolute-symlink",
+            Feature::EscapingSymlink => "escaping-symlink",
+            Feature::DanglingSymlink => "dangling-symlink",
+            Feature::SymlinkLoop => "symlink-loop",
+            Feature::Fifo => "fifo",
+            Feature::Socket => "socket",
+            Feature::CharDevice => "char-device",
+            Feature::EmptyDir => "empty-dir",
+            Feature::ReadOnlyDir => "read-only-dir",
+            Feature::SpecialMode => "special-mode",
+            Feature::LongName => "long-name",
+            Feature::NonUtf8Name => "non-utf8-name",
+            Feature::ControlCharName => "control-char-name",
+            Feature::HardlinkToSymlink => "hardlink-to-symlink",
+        }
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a conforming capture + hydration of a spec yields under a profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expected {
+    /// The hydrated tree, already passed through [`normalise`] (root not included).
+    pub tree: Tree,
+    /// Entries for which the profile allows capture to refuse, with the reason, in
+    /// creation order. If capture does not refuse, `tree` still holds these entries.
+    pub refusable: Vec<(RelPath, Feature)>,
+}
+
+/// Derive the expected result of capturing `spec` and hydrating it under `profile`.
+///
+/// `ph` must be the placeholders the spec was materialised with at capture (symlink targets
+/// are compared after [`Placeholders::resolve`]). The rules, per entry of
+/// `spec.with_parents()`:
+/// - excluded paths and everything under them are absent; implicit parents are present
+///   (mode `0755`), also when everything in them is excluded or dropped;
+/// - every kept name of an inode (its file/symlink entry and its hardlinks) is a node of
+///   the inode's kind, content and mode, even if the inode's first name is excluded (H2);
+///   `preserve` lists the kept names as a shared-inode group (two or more), every other
+///   hardlink rule compares no inode sharing. `refuse-at-capture` makes every kept name of
+///   a shared inode refusable (`shared-inode`), `refuse-excluded-alias` every kept name of
+///   an inode that also has an excluded name (`excluded-alias`);
+/// - FIFOs and char devices are absent under `special-files = drop`, kept and refusable
+///   under `refuse-at-capture`; sockets are always absent (no tar format stores them) and
+///   refusable under `refuse-at-capture`;
+/// - absolute symlinks: `keep` and `refuse-at-capture` (refusable) keep the target
+///   verbatim, `drop` removes every name of the link, `rebase-inside-root` rewrites a
+///   target under `ph.root` relative to the link's directory (`a/b/l -> {root}/x/y`
+///   becomes `../../x/y`; a target equal to the root becomes `../..`, or `.` for a
+///   top-level link); a target outside the root (or climbing out of it with `..`) is kept
+///   verbatim, since there is nothing inside the root to rebase onto. Under `preserve`,
+///   names of one symlink inode whose rebased targets differ cannot share an inode and
+///   form separate groups;
+/// - escaping relative symlinks (judged lexically, see [`Feature::EscapingSymlink`]) are
+///   kept, and refusable under `escaping-symlinks = refuse-at-capture`.
+///
+/// Finally [`normalise`] applies the mode rule.
+pub fn expected(spec: &WorkspaceSpec, profile: &Profile, ph: &Placeholders) -> Expected {
+    let index = Index::new(spec);
+    let mut tree = Tree::default();
+    let mut refusable = Vec::new();
+    for entry in &index.entries {
+        if spec.is_excluded(&entry.path) {
+            continue;
+        }
+        let Some(inode) = index.inode_of(entry) else {
+            continue; // a hardlink to nothing: `spec.check()` refuses such specs
+        };
+        let names = index.names(&inode.path);
+        if names.len() >= 2 {
+            match profile.hardlinks {
+                HardlinkRule::RefuseAtCapture => {
+                    refusable.push((entry.path.clone(), Feature::SharedInode))
+                }
+                HardlinkRule::RefuseExcludedAlias if names.iter().any(|n| spec.is_excluded(n)) => {
+                    refusable.push((entry.path.clone(), Feature::ExcludedAlias))
+                }
+                _ => {}
+            }
+        }
+        let mode = inode.effective_mode();
+        let special = |feature: Feature, refusable: &mut Vec<(RelPath, Feature)>| {
+            if profile.special_files == SpecialRule::RefuseAtCapture {
+                refusable.push((entry.path.clone(), feature));
+                true
+            } else {
+                false
+            }
+        };
+        let kind = match &inode.kind {
+            EntryKind::Dir => NodeKind::Dir,
+            EntryKind::File { content } => NodeKind::File {
+                size: content.as_bytes().len() as u64,
+                sha256: sha256_hex(content.as_bytes()),
+            },
+            EntryKind::Symlink { target } => {
+                let target = ph.resolve(target.as_bytes());
+                let target = if target.starts_with(b"/") {
+                    match profile.absolute_symlinks {
+                        AbsoluteRule::Keep => target,
+                        AbsoluteRule::Drop => continue,
+                        AbsoluteRule::RebaseInsideRoot => rebase(&entry.path, &target, &ph.root),
+                        AbsoluteRule::RefuseAtCapture => {
+                            refusable.push((entry.path.clone(), Feature::AbsoluteSymlink));
+                            target
+                        }
+                    }
+                } else {
+                    if profile.escaping_symlinks == EscapingRule::RefuseAtCapture
+                        && escapes(&parent_depth(&entry.path), &target)
+                    {
+                        refusable.push((entry.path.clone(), Feature::EscapingSymlink));
+                    }
+                    target
+                };
+                NodeKind::Symlink {
+                    target: RawBytes(target),
+                }
+            }
+            EntryKind::Fifo => {
+                if !special(Feature::Fifo, &mut refusable) {
+                    continue;
+                }
+                NodeKind::Fifo
+            }
+            EntryKind::CharDevice { major, minor } => {
+                if !special(Feature::CharDevice, &mut refusable) {
+                    continue;
+                }
+                NodeKind::CharDevice {
+                    major: *major,
+                    minor: *minor,
+                }
+            }
+            EntryKind::Socket => {
+                special(Feature::Socket, &mut refusable);
+                continue;
+            }
+            EntryKind::Hardlink { .. } => continue, // inode_of never returns a hardlink
+        };
+        let mode = if matches!(kind, NodeKind::Symlink { .. }) {
+            0
+        } else {
+            mode
+        };
+        tree.nodes.insert(entry.path.clone(), Node { kind, mode });
+    }
+    if profile.hardlinks == HardlinkRule::Preserve {
+        let mut groups = Vec::new();
+        for names in index.inodes.values() {
+            // Names whose nodes are equal can share the inode (see the rebase note above).
+            let mut by_node: Vec<(&Node, Vec<RelPath>)> = Vec::new();
+            for name in names {
+                let Some(node) = tree.nodes.get(name) else {
+                    continue;
+                };
+                match by_node.iter_mut().find(|(n, _)| *n == node) {
+                    Some((_, group)) => group.push(name.clone()),
+                    None => by_node.push((node, vec![name.clone()])),
+                }
+            }
+            for (_, mut group) in by_node {
+                if group.len() >= 2 {
+                    group.sort();
+                    groups.push(group);
+                }
+            }
+        }
+        groups.sort();
+        tree.shared_inodes = groups;
+    }
+    Expected {
+        tree: normalise(&tree, profile),
+        refusable,
+    }
+}
+
+/// Apply the profile's mode rule to every node and keep `shared_inodes` only under
+/// `hardlinks = preserve`:
+/// - `exact`: modes as they are;
+/// - `exec-bit`: files keep only the owner-execute bit `0o100`; every other node gets 0;
+/// - `data-filter`: `mode & !0o7022` (no setuid/setgid/sticky, no group/other write);
+/// - `ignore`: 0 for every node.
+///
+/// Symlinks always have mode 0.
+pub fn normalise(tree: &Tree, profile: &Profile) -> Tree {
+    let nodes = tree
+        .nodes
+        .iter()
+        .map(|(path, node)| {
+            let mode = match (&node.kind, profile.modes) {
+                (NodeKind::Symlink { .. }, _) => 0,
+                (_, ModeRule::Exact) => node.mode,
+                (NodeKind::File { .. }, ModeRule::ExecBit) => node.mode & 0o100,
+                (_, ModeRule::ExecBit) => 0,
+                (_, ModeRule::DataFilter) => node.mode & !0o7022,
+                (_, ModeRule::Ignore) => 0,
+            };
+            let node = Node {
+                kind: node.kind.clone(),
+                mode,
+            };
+            (path.clone(), node)
+        })
+        .collect();
+    let shared_inodes = if profile.hardlinks == HardlinkRule::Preserve {
+        tree.shared_inodes.clone()
+    } else {
+        Vec::new()
+    };
+    Tree {
+        nodes,
+        shared_inodes,
+    }
+}
+
+/// The features `spec` has (see [`Feature`] for each definition). Symlink resolution for
+/// [`Feature::DanglingSymlink`] and [`Feature::SymlinkLoop`] is simulated on the spec
+/// (`{root}/...` targets resolve inside it; other absolute targets are outside and never
+/// dangling); [`Feature::EscapingSymlink`] is judged on the target string alone.
+pub fn features(spec: &WorkspaceSpec) -> BTreeSet<Feature> {
+    let index = Index::new(spec);
+    let mut out = BTreeSet::new();
+    let has_children: BTreeSet<RelPath> = index
+        .entries
+        .iter()
+        .filter_map(|e| e.path.parent())
+        .collect();
+    for entry in &index.entries {
+        let path = entry.path.as_bytes();
+        if path.len() > 100 || entry.path.components().any(|c| c.len() >= 100) {
+            out.insert(Feature::LongName);
+        }
+        match std::str::from_utf8(path) {
+            Err(_) => {
+                out.insert(Feature::NonUtf8Name);
+            }
+            Ok(text) if text.chars().any(char::is_control) => {
+                out.insert(Feature::ControlCharName);
+            }
+            Ok(_) => {}
+        }
+        if path.iter().any(|b| *b < 0x20 || *b == 0x7f) {
+            out.insert(Feature::ControlCharName);
+        }
+        let mode = entry.effective_mode();
+        match &entry.kind {
+            EntryKind::Dir => {
+                if entry.mode.is_some() && mode & 0o200 == 0 {
+                    out.insert(Feature::ReadOnlyDir);
+                }
+                if mode & 0o7000 != 0 || mode & 0o777 == 0 {
+                    out.insert(Feature::SpecialMode);
+                }
+                if !has_children.contains(&entry.path) {
+                    out.insert(Feature::EmptyDir);
+                }
+            }
+            EntryKind::File { .. } => {
+                if mode & 0o7000 != 0 || mode & 0o777 == 0 || mode & 0o111 != 0 {
+                    out.insert(Feature::SpecialMode);
+                }
+            }
+            EntryKind::Hardlink { target } => {
+                out.insert(Feature::SharedInode);
+                if target.as_bytes().len() > 100 {
+                    out.insert(Feature::LongName);
+                }
+                if let Some(inode) = index.inode_of(entry) {
+                    if matches!(inode.kind, EntryKind::Symlink { .. }) {
+                        out.insert(Feature::HardlinkToSymlink);
+                    }
+                    let names = index.names(&inode.path);
+                    let excluded = names.iter().filter(|n| spec.is_excluded(n)).count();
+                    if excluded > 0 && excluded < names.len() {
+                        out.insert(Feature::ExcludedAlias);
+                    }
+                }
+            }
+            EntryKind::Symlink { target } => {
+                let t = target.as_bytes();
+                if t.len() > 100 {
+                    out.insert(Feature::LongName);
+                }
+                if t.starts_with(b"/") || t.starts_with(b"{root}") || t.starts_with(b"{out}") {
+                    out.insert(Feature::AbsoluteSymlink);
+                } else if escapes(&parent_depth(&entry.path), t) {
+                    out.insert(Feature::EscapingSymlink);
+                }
+                match index.resolve(&entry.path, t) {
+                    Resolution::Dangling => {
+                        out.insert(Feature::DanglingSymlink);
+                    }
+                    Resolution::Loop => {
+                        out.insert(Feature::SymlinkLoop);
+                    }
+                    Resolution::Inside(dir) => {
+                        let dir_is_ancestor = index.is_dir(&dir)
+                            && dir.len() < entry.path.depth()
+                            && entry
+                                .path
+                                .components()
+                                .zip(&dir)
+                                .all(|(a, b)| a == b.as_slice());
+                        if dir_is_ancestor {
+                            out.insert(Feature::SymlinkLoop);
+                        }
+                    }
+                    Resolution::Outside => {}
+                }
+            }
+            EntryKind::Fifo => {
+                out.insert(Feature::Fifo);
+            }
+            EntryKind::Socket => {
+                out.insert(Feature::Socket);
+            }
+            EntryKind::CharDevice { .. } => {
+                out.insert(Feature::CharDevice);
+            }
+        }
+    }
+    out
+}
+
+/// Components of the link's directory (empty at top level).
+fn parent_depth(link: &RelPath) -> Vec<&[u8]> {
+    let mut comps: Vec<&[u8]> = link.components().collect();
+    comps.pop();
+    comps
+}
+
+/// True if `target`, read from the directory `dir` without following links, climbs above
+/// the root at some point (`..` past the top).
+fn escapes(dir: &[&[u8]], target: &[u8]) -> bool {
+    let mut depth = dir.len();
+    for comp in target.split(|&b| b == b'/') {
+        match comp {
+            b"" | b"." => {}
+            b".." => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return true,
+            },
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
+/// `target` (absolute, already resolved) rewritten relative to the link's directory if it
+/// lies under `root`; verbatim otherwise (see [`expected`]).
+fn rebase(link: &RelPath, target: &[u8], root: &[u8]) -> Vec<u8> {
+    if root.is_empty() {
+        return target.to_vec();
+    }
+    let mut trimmed = root;
+    while let Some(t) = trimmed.strip_suffix(b"/") {
+        trimmed = t;
+    }
+    let rest = if !trimmed.is_empty() && target == trimmed {
+        &b""[..]
+    } else {
+        match target.strip_prefix(trimmed) {
+            Some(r) if r.starts_with(b"/") => r,
+            _ => return target.to_vec(),
+        }
+    };
+    let mut rest = rest;
+    while let Some(r) = rest.strip_prefix(b"/") {
+        rest = r;
+    }
+    if escapes(&[], rest) {
+        return target.to_vec();
+    }
+    let ups = link.depth().saturating_sub(1);
+    let mut out: Vec<u8> = Vec::new();
+    for i in 0..ups {
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(b"..");
+    }
+    if !rest.is_empty() {
+        if !out.is_empty() {
+            out.push(b'/');
+        }
+        out.extend_from_slice(rest);
+    }
+    if out.is_empty() {
+        out.push(b'.');
+    }
+    out
+}
+
+/// How a symlink resolves within the spec.
+enum Resolution {
+    /// To this path (components; empty = the root).
+    Inside(Vec<Vec<u8>>),
+    /// Out of the root (`..` past the top, or an absolute target not under `{root}`).
+    Outside,
+    /// To a missing path, or through a non-directory.
+    Dangling,
+    /// More than [`MAX_HOPS`] symlinks followed.
+    Loop,
+}
+
+/// Linux's limit on symlinks followed in one resolution (`ELOOP`).
+const MAX_HOPS: usize = 40;
+
+/// The entries of a spec with parents, by path, and its inodes.
+struct Index {
+    entries: Vec<Entry>,
+    by_path: BTreeMap<RelPath, usize>,
+    /// Inode (path of its file/symlink entry) → all its names, in creation order.
+    inodes: BTreeMap<RelPath, Vec<RelPath>>,
+}
+
+impl Index {
+    fn new(spec: &WorkspaceSpec) -> Self {
+        let entries = spec.with_parents();
+        let mut index = Index {
+            by_path: BTreeMap::new(),
+            inodes: BTreeMap::new(),
+            entries: Vec::new(),
+        };
+        for (i, e) in entries.iter().enumerate() {
+            index.by_path.entry(e.path.clone()).or_insert(i);
+        }
+        index.entries = entries;
+        let mut inodes: BTreeMap<RelPath, Vec<RelPath>> = BTreeMap::new();
+        for e in &index.entries {
+            if let Some(inode) = index.inode_of(e) {
+                if matches!(
+                    inode.kind,
+                    EntryKind::File { .. } | EntryKind::Symlink { .. }
+                ) {
+                    inodes
+                        .entry(inode.path.clone())
+                        .or_default()
+                        .push(e.path.clone());
+                }
+            }
+        }
+        index.inodes = inodes;
+        index
+    }
+
+    fn get(&self, path: &RelPath) -> Option<&Entry> {
+        self.by_path.get(path).and_then(|&i| self.entries.get(i))
+    }
+
+    /// The entry holding the inode `e` names: `e` itself unless it is a hardlink.
+    fn inode_of<'b>(&'b self, e: &'b Entry) -> Option<&'b Entry> {
+        let mut cur = e;
+        for _ in 0..=self.entries.len() {
+            match &cur.kind {
+                EntryKind::Hardlink { target } => cur = self.get(target)?,
+                _ => return Some(cur),
+            }
+        }
+        None
+    }
+
+    /// All names of the inode whose first entry is at `inode`.
+    fn names(&self, inode: &RelPath) -> &[RelPath] {
+        self.inodes.get(inode).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn kind_at(&self, comps: &[Vec<u8>]) -> Option<&EntryKind> {
+        let path = RelPath::new(comps.join(&b'/')).ok()?;
+        let e = self.get(&path)?;
+        Some(&self.inode_of(e)?.kind)
+    }
+
+    fn is_dir(&self, comps: &[Vec<u8>]) -> bool {
+        comps.is_empty() || matches!(self.kind_at(comps), Some(EntryKind::Dir))
+    }
+
+    /// Resolve the symlink at `link` with target `target` the way the kernel would (every
+    /// symlink on the way followed, the final one too), on the spec instead of the disk.
+    fn resolve(&self, link: &RelPath, target: &[u8]) -> Resolution {
+        let mut stack: Vec<Vec<u8>> = parent_depth(link).into_iter().map(<[u8]>::to_vec).collect();
+        let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
+        let mut hops = 0;
+        if !self.start(target, &mut stack, &mut pending) {
+            return Resolution::Outside;
+        }
+        while let Some(comp) = pending.pop_front() {
+            match comp.as_slice() {
+                b"" | b"." => continue,
+                b".." => {
+                    if stack.pop().is_none() {
+                        return Resolution::Outside;
+                    }
+                    continue;
+                }
+                _ => stack.push(comp),
+            }
+            match self.kind_at(&stack) {
+                None => return Resolution::Dangling,
+                Some(EntryKind::Dir) => {}
+                Some(EntryKind::Symlink { target }) => {
+                    hops += 1;
+                    if hops > MAX_HOPS {
+                        return Resolution::Loop;
+                    }
+                    stack.pop();
+                    let mut more = VecDeque::new();
+                    if !self.start(target.as_bytes(), &mut stack, &mut more) {
+                        return Resolution::Outside;
+                    }
+                    more.extend(pending);
+                    pending = more;
+                }
+                Some(_) => {
+                    if pending.iter().any(|c| !c.is_empty() && c != b".") {
+                        return Resolution::Dangling;
+                    }
+                }
+            }
+        }
+        Resolution::Inside(stack)
+    }
+
+    /// Queue `target`'s components; an absolute `{root}/...` target restarts at the root.
+    /// `false` if the target is absolute and not under `{root}`.
+    fn start(
+        &self,
+        target: &[u8],
+        stack: &mut Vec<Vec<u8>>,
+        pending: &mut VecDeque<Vec<u8>>,
+    ) -> bool {
+        let rel = if let Some(rest) = target.strip_prefix(b"{root}") {
+            if !rest.is_empty() && !rest.starts_with(b"/") {
+                return false; // `{root}x` names a sibling of the root
+            }
+            stack.clear();
+            rest
+        } else if target.starts_with(b"/") || target.starts_with(b"{out}") {
+            return false;
+        } else {
+            target
+        };
+        pending.extend(rel.split(|&b| b == b'/').map(<[u8]>::to_vec));
+        true
+    }
+}

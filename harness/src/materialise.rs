@@ -1,0 +1,332 @@
+//! Turn a [`WorkspaceSpec`] into real files under a root, and remove trees again.
+//!
+//! [`materialise`] creates every entry of `spec.with_parents()` in order, then applies the
+//! permission bits with `chmod` deepest first, so that read-only (`0555`) and unreadable
+//! (`0000`) directories can hold children (H7) and setuid bits are not cleared by a later
+//! write. [`clear_dir`] and [`remove_tree`] undo it without ever following a symlink, even
+//! through `0000` directories left behind by a tool under test.
+
+use crate::bytes::RelPath;
+use crate::spec::{EntryKind, Placeholders, SpecError, WorkspaceSpec};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// What [`materialise`] could not create and why; everything else exists on disk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Materialised {
+    /// Entries left out, with a lower-case reason (e.g. a char device when not root).
+    pub skipped: Vec<(RelPath, String)>,
+}
+
+/// Why a spec could not be materialised; every variant names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterialiseError {
+    /// The spec itself is inconsistent (see [`WorkspaceSpec::check`]).
+    #[error("invalid spec: {0}")]
+    Spec(#[from] SpecError),
+    /// The root could not be created or is not a directory.
+    #[error("cannot prepare root `{root}`: {source}")]
+    Root {
+        root: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// Creating (or chmod-ing) one entry failed.
+    #[error("cannot {action} `{path}`: {source}")]
+    Entry {
+        path: RelPath,
+        /// What was attempted: `create dir`, `write file`, `hardlink`, `symlink`, `mkfifo`,
+        /// `bind socket`, `mknod`, `chmod`.
+        action: &'static str,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// True if this process can create an entry of this kind: `false` for a char device
+/// unless the effective uid is root, `true` otherwise.
+pub fn can_create(kind: &EntryKind) -> bool {
+    match kind {
+        EntryKind::CharDevice { .. } => rustix::process::geteuid().is_root(),
+        _ => true,
+    }
+}
+
+/// Create `spec` under `root`.
+///
+/// `root` is created if absent (its parent must exist); if it exists it must be a directory
+/// and the entries must not collide with what is there. Entries are created in
+/// `spec.with_parents()` order: directories, files with their content, hardlinks (`linkat`
+/// without `AT_SYMLINK_FOLLOW`, so a hardlink to a symlink names the symlink inode, H8),
+/// symlinks (target passed through [`Placeholders::resolve`]), FIFOs, sockets (bound, then
+/// closed) and char devices. Modes are applied afterwards, deepest entry first; symlinks
+/// and hardlinks get no `chmod` (a hardlink shares its target's mode). Ownership and times
+/// are left as created.
+///
+/// Sockets whose path exceeds `sun_path` (108 bytes) are bound under a short name through
+/// `/proc/self/fd/<dirfd>/` and renamed into place. A char device without root, or whose
+/// `mknod` is refused with `EPERM`, and a socket that cannot be bound either way are
+/// reported in [`Materialised::skipped`] rather than failing.
+///
+/// # Errors
+/// [`MaterialiseError::Spec`] if `spec.check()` fails, [`MaterialiseError::Root`] if the
+/// root cannot be prepared, and [`MaterialiseError::Entry`] naming the first entry whose
+/// creation or `chmod` failed (the root is then left partly populated; see [`clear_dir`]).
+pub fn materialise(
+    spec: &WorkspaceSpec,
+    root: &Path,
+    ph: &Placeholders,
+) -> Result<Materialised, MaterialiseError> {
+    spec.check()?;
+    prepare_root(root).map_err(|source| MaterialiseError::Root {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    let entries = spec.with_parents();
+    let mut out = Materialised::default();
+    let mut to_chmod = Vec::new();
+    for entry in &entries {
+        let path = entry.path.to_path(root);
+        let fail = |action: &'static str| {
+            let p = entry.path.clone();
+            move |source| MaterialiseError::Entry {
+                path: p,
+                action,
+                source,
+            }
+        };
+        match &entry.kind {
+            EntryKind::Dir => std::fs::create_dir(&path).map_err(fail("create dir"))?,
+            EntryKind::File { content } => {
+                write_new_file(&path, content.as_bytes()).map_err(fail("write file"))?
+            }
+            EntryKind::Hardlink { target } => {
+                rustix::fs::linkat(CWD, &target.to_path(root), CWD, &path, AtFlags::empty())
+                    .map_err(io::Error::from)
+                    .map_err(fail("hardlink"))?
+            }
+            EntryKind::Symlink { target } => {
+                let resolved = ph.resolve(target.as_bytes());
+                std::os::unix::fs::symlink(OsStr::from_bytes(&resolved), &path)
+                    .map_err(fail("symlink"))?
+            }
+            EntryKind::Fifo => rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
+                .map_err(io::Error::from)
+                .map_err(fail("mkfifo"))?,
+            EntryKind::Socket => {
+                if let Err(why) = make_socket(&path) {
+                    out.skipped.push((entry.path.clone(), why));
+                    continue;
+                }
+            }
+            EntryKind::CharDevice { major, minor } => {
+                if !can_create(&entry.kind) {
+                    out.skipped
+                        .push((entry.path.clone(), "char device needs root".to_string()));
+                    continue;
+                }
+                let dev = rustix::fs::makedev(*major, *minor);
+                match rustix::fs::mknodat(
+                    CWD,
+                    &path,
+                    FileType::CharacterDevice,
+                    Mode::from_raw_mode(0o600),
+                    dev,
+                ) {
+                    Ok(()) => {}
+                    Err(rustix::io::Errno::PERM) => {
+                        out.skipped.push((
+                            entry.path.clone(),
+                            "mknod refused with EPERM (no CAP_MKNOD?)".to_string(),
+                        ));
+                        continue;
+                    }
+                    Err(e) => return Err(fail("mknod")(io::Error::from(e))),
+                }
+            }
+        }
+        if !matches!(
+            entry.kind,
+            EntryKind::Symlink { .. } | EntryKind::Hardlink { .. }
+        ) {
+            to_chmod.push(entry);
+        }
+    }
+    // Deepest first: a directory loses its write/search bits only after its children are
+    // done; the sort is stable, so siblings keep creation order.
+    to_chmod.sort_by_key(|e| std::cmp::Reverse(e.path.depth()));
+    for entry in to_chmod {
+        rustix::fs::chmod(
+            &entry.path.to_path(root),
+            Mode::from_raw_mode(entry.effective_mode()),
+        )
+        .map_err(|e| MaterialiseError::Entry {
+            path: entry.path.clone(),
+            action: "chmod",
+            source: e.into(),
+        })?;
+    }
+    Ok(out)
+}
+
+fn prepare_root(root: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "exists and is not a directory (symlinks are not followed)",
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::create_dir(root),
+        Err(e) => Err(e),
+    }
+}
+
+fn write_new_file(path: &Path, content: &[u8]) -> io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(content)
+}
+
+/// Bind a Unix socket at `path` and close it, leaving the socket inode behind. Paths too
+/// long for `sun_path` are bound via `/proc/self/fd/<parent fd>/<short name>` and renamed.
+/// `Err` is the reason the socket is skipped.
+fn make_socket(path: &Path) -> Result<(), String> {
+    let direct = match std::os::unix::net::UnixListener::bind(path) {
+        Ok(listener) => {
+            drop(listener);
+            return Ok(());
+        }
+        Err(e) => e,
+    };
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(format!("cannot bind socket: {direct}"));
+    };
+    let long = || -> io::Result<()> {
+        let dir = rustix::fs::openat(
+            CWD,
+            parent,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let short = format!(".snapconf-sock-{}", std::process::id());
+        let via = format!("/proc/self/fd/{}/{short}", dir.as_raw_fd());
+        drop(std::os::unix::net::UnixListener::bind(&via)?);
+        rustix::fs::renameat(&dir, short.as_str(), &dir, name)?;
+        Ok(())
+    };
+    long().map_err(|e| format!("cannot bind socket: {direct}; via /proc/self/fd: {e}"))
+}
+
+/// Remove everything under `root` but not `root` itself, never following symlinks.
+///
+/// Directories below are made `u+rwx` as needed so that `0555` and `0000` directories can
+/// be emptied; `root`'s own mode is restored afterwards if it had to be changed. All work is
+/// done relative to directory handles opened with `O_NOFOLLOW`, so a symlink swapped in
+/// for a directory is unlinked, not entered (the `chmod` before opening a directory goes by
+/// name right after `lstat`; a race there could change a link target's mode, acceptable
+/// in a jail nobody else writes to).
+///
+/// # Errors
+/// `InvalidInput` if `root` is not a directory (or is a symlink); otherwise the first
+/// `openat`, `unlinkat` or `chmod` failure.
+pub fn clear_dir(root: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(root)?;
+    if !meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is not a directory", root.display()),
+        ));
+    }
+    let mode = meta_mode(&meta);
+    let opened = mode & 0o700 != 0o700;
+    if opened {
+        rustix::fs::chmod(root, Mode::from_raw_mode(mode | 0o700))?;
+    }
+    let result = open_dir_nofollow(CWD, root).and_then(|fd| clear_at(&fd));
+    if opened {
+        rustix::fs::chmod(root, Mode::from_raw_mode(mode))?;
+    }
+    result
+}
+
+/// Remove `path` and everything under it, never following symlinks (a symlink at `path` is
+/// removed itself), making read-only and `0000` directories writable as it goes. A missing
+/// `path` is not an error. Used to clean jails.
+///
+/// # Errors
+/// The first `lstat`, `openat`, `unlinkat` or `chmod` failure.
+pub fn remove_tree(path: &Path) -> io::Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_dir() {
+        return std::fs::remove_file(path);
+    }
+    let mode = meta_mode(&meta);
+    if mode & 0o700 != 0o700 {
+        rustix::fs::chmod(path, Mode::from_raw_mode(mode | 0o700))?;
+    }
+    open_dir_nofollow(CWD, path).and_then(|fd| clear_at(&fd))?;
+    std::fs::remove_dir(path)
+}
+
+fn meta_mode(meta: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+fn open_dir_nofollow<Fd: std::os::fd::AsFd, P: rustix::path::Arg>(
+    dir: Fd,
+    name: P,
+) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Empty the directory open at `dir` (depth-first, one fd per level).
+fn clear_at(dir: &OwnedFd) -> io::Result<()> {
+    let mut names = Vec::new();
+    for item in rustix::fs::Dir::read_from(dir)? {
+        let item = item?;
+        let name = item.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push(item.file_name().to_owned());
+        }
+    }
+    for name in names {
+        let st = rustix::fs::statat(dir, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)?;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            let mode = st.st_mode & 0o7777;
+            if mode & 0o700 != 0o700 {
+                rustix::fs::chmodat(
+                    dir,
+                    name.as_c_str(),
+                    Mode::from_raw_mode(mode | 0o700),
+                    AtFlags::empty(),
+                )?;
+            }
+            let sub = open_dir_nofollow(dir, name.as_c_str())?;
+            clear_at(&sub)?;
+            drop(sub);
+            rustix::fs::unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR)?;
+        } else {
+            rustix::fs::unlinkat(dir, name.as_c_str(), AtFlags::empty())?;
+        }
+    }
+    Ok(())
+}

@@ -87,6 +87,9 @@ fn mode_string(node: &Node) -> String {
     s
 }
 
+/// Shared-inode groups as in [`Tree::shared_inodes`]: each sorted, two or more names.
+pub type InodeGroups = Vec<Vec<RelPath>>;
+
 /// How an observed tree differs from the expected one. Each list is sorted by path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TreeDiff {
@@ -97,7 +100,7 @@ pub struct TreeDiff {
     /// At the same path in both but different: `(path, expected, observed)`.
     pub changed: Vec<(RelPath, Node, Node)>,
     /// `Some((expected, observed))` groups when the shared-inode groups differ.
-    pub shared_inodes: Option<(Vec<Vec<RelPath>>, Vec<Vec<RelPath>>)>,
+    pub shared_inodes: Option<(InodeGroups, InodeGroups)>,
 }
 
 impl TreeDiff {
@@ -166,5 +169,148 @@ impl fmt::Display for TreeDiff {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::RawBytes;
+
+    fn p(b: impl Into<Vec<u8>>) -> RelPath {
+        RelPath::new(b).expect("valid test path")
+    }
+    fn n(kind: NodeKind, mode: u32) -> Node {
+        Node { kind, mode }
+    }
+    fn f(size: u64, sha: &str, mode: u32) -> Node {
+        n(
+            NodeKind::File {
+                size,
+                sha256: sha.repeat(64 / sha.len()),
+            },
+            mode,
+        )
+    }
+    fn tree(nodes: Vec<(RelPath, Node)>, groups: Vec<Vec<RelPath>>) -> Tree {
+        Tree {
+            nodes: nodes.into_iter().collect(),
+            shared_inodes: groups,
+        }
+    }
+
+    fn sample() -> Tree {
+        tree(
+            vec![
+                (p("dir"), n(NodeKind::Dir, 0o755)),
+                (p("dir/file"), f(12, "ab12cd34", 0o755)),
+                (
+                    p("link"),
+                    n(
+                        NodeKind::Symlink {
+                            target: RawBytes(b"tar\xffget".to_vec()),
+                        },
+                        0,
+                    ),
+                ),
+                (p("pipe"), n(NodeKind::Fifo, 0o644)),
+                (p("sock"), n(NodeKind::Socket, 0o644)),
+                (
+                    p("dev"),
+                    n(NodeKind::CharDevice { major: 1, minor: 3 }, 0o644),
+                ),
+                (
+                    p("disk"),
+                    n(NodeKind::BlockDevice { major: 8, minor: 0 }, 0o660),
+                ),
+                (p("suid"), f(0, "e3", 0o4754)),
+                (p("sgid"), f(0, "e3", 0o2644)),
+                (p("tmp"), n(NodeKind::Dir, 0o1777)),
+                (p("sticky"), n(NodeKind::Dir, 0o1700)),
+                (p(b"new\nline".to_vec()), f(0, "e3", 0)),
+                (p("hard"), f(12, "ab12cd34", 0o755)),
+            ],
+            vec![vec![p("dir/file"), p("hard")]],
+        )
+    }
+
+    /// The listing format is pinned: type letter and permission triplets with s/S/t/T,
+    /// size + short hash for files, escaped names and targets, `hardlinks:` lines last.
+    #[test]
+    fn listing_is_ls_like() {
+        let want = "\
+crw-r--r--  1,3  dev
+drwxr-xr-x  dir/
+-rwxr-xr-x  12  sha256:ab12cd34  dir/file
+brw-rw----  8,0  disk
+-rwxr-xr-x  12  sha256:ab12cd34  hard
+lrwxrwxrwx  link -> tar\\xffget
+----------  0  sha256:e3e3e3e3  new\\nline
+prw-r--r--  pipe
+-rw-r-Sr--  0  sha256:e3e3e3e3  sgid
+srw-r--r--  sock
+drwx-----T  sticky/
+-rwsr-xr--  0  sha256:e3e3e3e3  suid
+drwxrwxrwt  tmp/
+hardlinks: dir/file = hard
+";
+        assert_eq!(listing(&sample()), want);
+        assert_eq!(listing(&Tree::default()), "");
+    }
+
+    #[test]
+    fn equal_trees_have_an_empty_diff() {
+        let d = diff_trees(&sample(), &sample());
+        assert!(d.is_empty());
+        assert_eq!(d.to_string(), "");
+    }
+
+    /// Missing, extra and changed nodes print as `-`/`+` lines sorted by path; differing
+    /// inode groups follow.
+    #[test]
+    fn diff_prints_unified_style() {
+        let expected = tree(
+            vec![
+                (p("a"), f(1, "aa", 0o644)),
+                (p("b"), n(NodeKind::Dir, 0o755)),
+                (p("c"), n(NodeKind::Symlink { target: "x".into() }, 0)),
+                (p("d"), f(1, "aa", 0o644)),
+            ],
+            vec![vec![p("a"), p("d")]],
+        );
+        let observed = tree(
+            vec![
+                (p("a"), f(1, "aa", 0o644)),
+                (p("b"), n(NodeKind::Dir, 0o555)),
+                (p("bb"), n(NodeKind::Fifo, 0o644)),
+                (p("d"), f(0, "e3", 0o644)),
+                (p("stale"), f(3, "cc", 0o600)),
+            ],
+            vec![],
+        );
+        let d = diff_trees(&expected, &observed);
+        assert_eq!(d.missing.len(), 1);
+        assert_eq!(d.extra.len(), 2);
+        assert_eq!(d.changed.len(), 2);
+        assert!(!d.is_empty());
+        let want = "\
+- drwxr-xr-x  b/
++ dr-xr-xr-x  b/
++ prw-r--r--  bb
+- lrwxrwxrwx  c -> x
+- -rw-r--r--  1  sha256:aaaaaaaa  d
++ -rw-r--r--  0  sha256:e3e3e3e3  d
++ -rw-------  3  sha256:cccccccc  stale
+- hardlinks: a = d
+";
+        assert_eq!(d.to_string(), want);
+        let only_groups = diff_trees(
+            &observed,
+            &tree(
+                observed.nodes.clone().into_iter().collect(),
+                vec![vec![p("a"), p("d")]],
+            ),
+        );
+        assert_eq!(only_groups.to_string(), "+ hardlinks: a = d\n");
     }
 }

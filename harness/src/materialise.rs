@@ -106,7 +106,7 @@ pub fn materialise(
                 write_new_file(&path, content.as_bytes()).map_err(fail("write file"))?
             }
             EntryKind::Hardlink { target } => {
-                rustix::fs::linkat(CWD, &target.to_path(root), CWD, &path, AtFlags::empty())
+                rustix::fs::linkat(CWD, target.to_path(root), CWD, &path, AtFlags::empty())
                     .map_err(io::Error::from)
                     .map_err(fail("hardlink"))?
             }
@@ -162,7 +162,7 @@ pub fn materialise(
     to_chmod.sort_by_key(|e| std::cmp::Reverse(e.path.depth()));
     for entry in to_chmod {
         rustix::fs::chmod(
-            &entry.path.to_path(root),
+            entry.path.to_path(root),
             Mode::from_raw_mode(entry.effective_mode()),
         )
         .map_err(|e| MaterialiseError::Entry {

@@ -28,6 +28,12 @@ use std::path::Path;
 /// The first failing `lstat`, `readdir`, `readlink`, `open` or `read`, with the path in
 /// the message; `root` itself must be a directory (a symlink root is `InvalidInput`).
 pub fn observe(root: &Path) -> io::Result<Tree> {
+    observe_as(root, rustix::process::geteuid().is_root())
+}
+
+/// [`observe`], with the "bypasses permission checks" decision made by the caller (tests
+/// exercise the non-root chmod-and-restore path while running as root).
+fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
     let meta = std::fs::symlink_metadata(root).map_err(|e| at(root, e))?;
     if !meta.is_dir() {
         return Err(io::Error::new(
@@ -38,7 +44,7 @@ pub fn observe(root: &Path) -> io::Result<Tree> {
     let mut walk = Walk {
         tree: Tree::default(),
         inodes: BTreeMap::new(),
-        is_root: rustix::process::geteuid().is_root(),
+        is_root,
     };
     walk.dir(root, None, &meta)?;
     let mut groups: Vec<Vec<RelPath>> = walk
@@ -184,4 +190,126 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 fn at(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("`{}`: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::materialise::{materialise, remove_tree};
+    use crate::spec::{Entry, EntryKind, Placeholders, WorkspaceSpec};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn p(b: impl Into<Vec<u8>>) -> RelPath {
+        RelPath::new(b).expect("valid test path")
+    }
+    fn e(path: &str, kind: EntryKind, mode: Option<u32>) -> Entry {
+        Entry {
+            path: p(path),
+            kind,
+            mode,
+        }
+    }
+
+    #[test]
+    fn sha256_is_lower_case_hex() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    /// Three names of one inode in different directories form one sorted group; a symlink
+    /// to a directory outside the root is recorded as a link and never entered.
+    #[test]
+    fn groups_inodes_and_never_follows_links() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let out = jail.path().join("out");
+        std::fs::create_dir(&out).expect("mkdir out");
+        std::fs::write(out.join("decoy"), "outside").expect("write decoy");
+        let root = jail.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir root");
+        std::fs::write(root.join("z"), "same").expect("write");
+        std::fs::create_dir(root.join("d")).expect("mkdir");
+        std::fs::hard_link(root.join("z"), root.join("d/a")).expect("link");
+        std::fs::hard_link(root.join("z"), root.join("m")).expect("link");
+        std::fs::write(root.join("y"), "other").expect("write");
+        std::fs::hard_link(root.join("y"), root.join("x")).expect("link");
+        std::os::unix::fs::symlink(&out, root.join("escape")).expect("symlink");
+        let tree = observe(&root).expect("observe");
+        assert_eq!(
+            tree.shared_inodes,
+            [vec![p("d/a"), p("m"), p("z")], vec![p("x"), p("y")]]
+        );
+        assert!(tree.nodes.keys().all(|k| !k.escaped().contains("decoy")));
+        assert_eq!(
+            tree.nodes[&p("escape")],
+            Node {
+                kind: NodeKind::Symlink {
+                    target: RawBytes(out.as_os_str().as_bytes().to_vec())
+                },
+                mode: 0
+            }
+        );
+        assert_eq!(
+            observe(&root.join("escape"))
+                .expect_err("symlink root")
+                .kind(),
+            io::ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            observe(&root.join("z")).expect_err("file root").kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+
+    /// Non-UTF-8 names come back as the same bytes.
+    #[test]
+    fn raw_name_bytes_are_kept() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let name = std::ffi::OsStr::from_bytes(b"\xff\xfe\n");
+        std::fs::write(jail.path().join(name), "x").expect("write");
+        let tree = observe(jail.path()).expect("observe");
+        let keys: Vec<&RelPath> = tree.nodes.keys().collect();
+        assert_eq!(keys, [&p(b"\xff\xfe\n".to_vec())]);
+    }
+
+    /// The non-root path: unreadable directories and files are opened up to read them and
+    /// their modes are restored; the observed modes are the original ones.
+    #[test]
+    fn non_root_walk_restores_modes() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let root = jail.path().join("root");
+        let spec = WorkspaceSpec {
+            entries: vec![
+                e("locked", EntryKind::Dir, Some(0o000)),
+                e("locked/ro", EntryKind::Dir, Some(0o555)),
+                e(
+                    "locked/ro/f",
+                    EntryKind::File {
+                        content: "x".into(),
+                    },
+                    Some(0o000),
+                ),
+            ],
+            exclusions: vec![],
+        };
+        materialise(&spec, &root, &Placeholders::default()).expect("materialise");
+        let as_root = observe_as(&root, true).expect("observe as root");
+        let as_user = observe_as(&root, false).expect("observe as non-root");
+        assert_eq!(as_root, as_user);
+        assert_eq!(as_user.nodes[&p("locked")].mode, 0);
+        assert_eq!(as_user.nodes[&p("locked/ro/f")].mode, 0);
+        let mode = |rel: &str| {
+            std::fs::symlink_metadata(root.join(rel))
+                .expect("lstat")
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        assert_eq!(
+            [mode("locked"), mode("locked/ro"), mode("locked/ro/f")],
+            [0, 0o555, 0]
+        );
+        remove_tree(&root).expect("cleanup");
+    }
 }

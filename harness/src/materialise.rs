@@ -8,13 +8,14 @@
 
 use crate::bytes::RelPath;
 use crate::spec::{EntryKind, Placeholders, SpecError, WorkspaceSpec};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, CWD};
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What [`materialise`] could not create and why; everything else exists on disk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -119,7 +120,7 @@ pub fn materialise(
                 .map_err(io::Error::from)
                 .map_err(fail("mkfifo"))?,
             EntryKind::Socket => {
-                if let Err(why) = make_socket(&path) {
+                if let Err(why) = make_socket(&path).map_err(fail("bind socket"))? {
                     out.skipped.push((entry.path.clone(), why));
                     continue;
                 }
@@ -196,20 +197,30 @@ fn write_new_file(path: &Path, content: &[u8]) -> io::Result<()> {
     f.write_all(content)
 }
 
-/// Bind a Unix socket at `path` and close it, leaving the socket inode behind. Paths too
-/// long for `sun_path` are bound via `/proc/self/fd/<parent fd>/<short name>` and renamed.
-/// `Err` is the reason the socket is skipped.
-fn make_socket(path: &Path) -> Result<(), String> {
+/// Bind a Unix socket at `path` and close it, leaving the socket inode behind.
+///
+/// A path too long for `sun_path` (`bind` fails with `InvalidInput`) is bound under a
+/// short temporary name via `/proc/self/fd/<parent fd>/` and renamed into place with
+/// `RENAME_NOREPLACE`; if that fails too, `Ok(Err(reason))` asks the caller to skip the
+/// entry. Any other `bind` failure, and an existing entry at `path`, is `Err`.
+fn make_socket(path: &Path) -> io::Result<Result<(), String>> {
     let direct = match std::os::unix::net::UnixListener::bind(path) {
         Ok(listener) => {
             drop(listener);
-            return Ok(());
+            return Ok(Ok(()));
         }
-        Err(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => e,
+        Err(e) => return Err(e),
     };
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(format!("cannot bind socket: {direct}"));
+        return Ok(Err(format!("cannot bind socket: {direct}")));
     };
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let short = format!(
+        ".snapconf-sock-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
     let long = || -> io::Result<()> {
         let dir = rustix::fs::openat(
             CWD,
@@ -217,13 +228,24 @@ fn make_socket(path: &Path) -> Result<(), String> {
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let short = format!(".snapconf-sock-{}", std::process::id());
         let via = format!("/proc/self/fd/{}/{short}", dir.as_raw_fd());
         drop(std::os::unix::net::UnixListener::bind(&via)?);
-        rustix::fs::renameat(&dir, short.as_str(), &dir, name)?;
+        let renamed =
+            rustix::fs::renameat_with(&dir, short.as_str(), &dir, name, RenameFlags::NOREPLACE);
+        if let Err(e) = renamed {
+            // Best effort: the rename error is the one worth reporting.
+            let _ = rustix::fs::unlinkat(&dir, short.as_str(), AtFlags::empty());
+            return Err(e.into());
+        }
         Ok(())
     };
-    long().map_err(|e| format!("cannot bind socket: {direct}; via /proc/self/fd: {e}"))
+    match long() {
+        Ok(()) => Ok(Ok(())),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(e) => Ok(Err(format!(
+            "cannot bind socket: {direct}; via /proc/self/fd: {e}"
+        ))),
+    }
 }
 
 /// Remove everything under `root` but not `root` itself, never following symlinks.
@@ -567,6 +589,16 @@ mod tests {
         };
         let err = materialise(&spec, &root, &Placeholders::default()).expect_err("collides");
         assert!(err.to_string().contains("`taken`"), "{err}");
+        let sock = WorkspaceSpec {
+            entries: vec![e("taken", EntryKind::Socket, None)],
+            exclusions: vec![],
+        };
+        let err = materialise(&sock, &root, &Placeholders::default()).expect_err("collides");
+        assert!(err.to_string().contains("bind socket `taken`"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("taken")).expect("kept"),
+            "x"
+        );
         let bad = WorkspaceSpec {
             entries: vec![e("b", EntryKind::Hardlink { target: p("a") }, None)],
             exclusions: vec![],

@@ -195,7 +195,7 @@ pub fn expected(spec: &WorkspaceSpec, profile: &Profile, ph: &Placeholders) -> E
                     }
                 } else {
                     if profile.escaping_symlinks == EscapingRule::RefuseAtCapture
-                        && escapes(&parent_depth(&entry.path), &target)
+                        && escapes(&parent_components(&entry.path), &target)
                     {
                         refusable.push((entry.path.clone(), Feature::EscapingSymlink));
                     }
@@ -355,8 +355,10 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<Feature> {
                     out.insert(Feature::LongName);
                 }
                 if let Some(inode) = index.inode_of(entry) {
-                    if matches!(inode.kind, EntryKind::Symlink { .. }) {
+                    if let EntryKind::Symlink { target } = &inode.kind {
                         out.insert(Feature::HardlinkToSymlink);
+                        // The same target string, read from this name's directory.
+                        symlink_features(&index, &entry.path, target.as_bytes(), &mut out);
                     }
                     let names = index.names(&inode.path);
                     let excluded = names.iter().filter(|n| spec.is_excluded(n)).count();
@@ -366,36 +368,7 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<Feature> {
                 }
             }
             EntryKind::Symlink { target } => {
-                let t = target.as_bytes();
-                if t.len() > 100 {
-                    out.insert(Feature::LongName);
-                }
-                if t.starts_with(b"/") || t.starts_with(b"{root}") || t.starts_with(b"{out}") {
-                    out.insert(Feature::AbsoluteSymlink);
-                } else if escapes(&parent_depth(&entry.path), t) {
-                    out.insert(Feature::EscapingSymlink);
-                }
-                match index.resolve(&entry.path, t) {
-                    Resolution::Dangling => {
-                        out.insert(Feature::DanglingSymlink);
-                    }
-                    Resolution::Loop => {
-                        out.insert(Feature::SymlinkLoop);
-                    }
-                    Resolution::Inside(dir) => {
-                        let dir_is_ancestor = index.is_dir(&dir)
-                            && dir.len() < entry.path.depth()
-                            && entry
-                                .path
-                                .components()
-                                .zip(&dir)
-                                .all(|(a, b)| a == b.as_slice());
-                        if dir_is_ancestor {
-                            out.insert(Feature::SymlinkLoop);
-                        }
-                    }
-                    Resolution::Outside => {}
-                }
+                symlink_features(&index, &entry.path, target.as_bytes(), &mut out);
             }
             EntryKind::Fifo => {
                 out.insert(Feature::Fifo);
@@ -411,8 +384,39 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<Feature> {
     out
 }
 
+/// The features of a symlink named `link` with target `t` (unresolved placeholders).
+fn symlink_features(index: &Index, link: &RelPath, t: &[u8], out: &mut BTreeSet<Feature>) {
+    if t.len() > 100 {
+        out.insert(Feature::LongName);
+    }
+    if t.starts_with(b"/") || t.starts_with(b"{root}") || t.starts_with(b"{out}") {
+        out.insert(Feature::AbsoluteSymlink);
+    } else if escapes(&parent_components(link), t) {
+        out.insert(Feature::EscapingSymlink);
+    }
+    match index.resolve(link, t) {
+        Resolution::Dangling => {
+            out.insert(Feature::DanglingSymlink);
+        }
+        Resolution::Loop => {
+            out.insert(Feature::SymlinkLoop);
+        }
+        Resolution::Inside(dir) => {
+            // Following the link lands on a directory that contains it: a walker that
+            // follows links recurses without end.
+            let dir_is_ancestor = index.is_dir(&dir)
+                && dir.len() < link.depth()
+                && link.components().zip(&dir).all(|(a, b)| a == b.as_slice());
+            if dir_is_ancestor {
+                out.insert(Feature::SymlinkLoop);
+            }
+        }
+        Resolution::Outside => {}
+    }
+}
+
 /// Components of the link's directory (empty at top level).
-fn parent_depth(link: &RelPath) -> Vec<&[u8]> {
+fn parent_components(link: &RelPath) -> Vec<&[u8]> {
     let mut comps: Vec<&[u8]> = link.components().collect();
     comps.pop();
     comps
@@ -567,7 +571,10 @@ impl Index {
     /// Resolve the symlink at `link` with target `target` the way the kernel would (every
     /// symlink on the way followed, the final one too), on the spec instead of the disk.
     fn resolve(&self, link: &RelPath, target: &[u8]) -> Resolution {
-        let mut stack: Vec<Vec<u8>> = parent_depth(link).into_iter().map(<[u8]>::to_vec).collect();
+        let mut stack: Vec<Vec<u8>> = parent_components(link)
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect();
         let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
         let mut hops = 0;
         if !self.start(target, &mut stack, &mut pending) {
@@ -1295,5 +1302,212 @@ mod tests {
         let s = spec(vec![file("a/b", "x"), symlink("l", "a/b")], &[]);
         assert_eq!(features(&s), BTreeSet::new());
         assert_eq!(features(&WorkspaceSpec::default()), BTreeSet::new());
+    }
+}
+
+/// A small spec strategy for this module's property tests (the real generators live in
+/// `gen/`): few names so that paths collide, nest and get excluded often, every entry kind,
+/// odd names and modes, link targets that loop, dangle, escape and use placeholders.
+#[cfg(test)]
+pub(crate) mod arb {
+    use super::*;
+    use crate::bytes::RawBytes;
+    use proptest::prelude::*;
+
+    const NAMES: [&[u8]; 6] = [b"a", b"b", b".c", b"\xff\xfe", b"n\nl", &[b'L'; 100]];
+    const TARGETS: [&str; 10] = [
+        ".",
+        "..",
+        "a",
+        "b/a",
+        "../a",
+        "../../x",
+        "/usr/bin/python",
+        "{root}/a",
+        "{root}",
+        "{out}/d",
+    ];
+    const MODES: [Option<u32>; 8] = [
+        None,
+        None,
+        Some(0o755),
+        Some(0o555),
+        Some(0o000),
+        Some(0o4755),
+        Some(0o1777),
+        Some(0o600),
+    ];
+
+    fn path(comps: &[usize]) -> Option<RelPath> {
+        let parts: Vec<&[u8]> = comps.iter().map(|&i| NAMES[i % NAMES.len()]).collect();
+        RelPath::new(parts.join(&b'/')).ok()
+    }
+
+    /// Specs that pass `check()`: raw entries are added one by one, and an entry that would
+    /// make the spec invalid is left out.
+    pub(crate) fn spec() -> impl Strategy<Value = WorkspaceSpec> {
+        let entry = (
+            prop::collection::vec(0usize..NAMES.len(), 1..=3),
+            0u8..9,
+            0usize..MODES.len(),
+            any::<usize>(),
+            prop::collection::vec(any::<u8>(), 0..8),
+        );
+        (
+            prop::collection::vec(entry, 0..12),
+            prop::collection::vec(prop::collection::vec(0usize..NAMES.len(), 1..=2), 0..3),
+        )
+            .prop_map(|(raw, exclusions)| {
+                let mut spec = WorkspaceSpec::default();
+                for (comps, kind, mode, pick, content) in raw {
+                    let Some(path) = path(&comps) else { continue };
+                    let links: Vec<RelPath> = spec
+                        .entries
+                        .iter()
+                        .filter(|e| {
+                            matches!(e.kind, EntryKind::File { .. } | EntryKind::Symlink { .. })
+                        })
+                        .map(|e| e.path.clone())
+                        .collect();
+                    let kind = match kind {
+                        0 | 1 => EntryKind::Dir,
+                        2 | 3 => EntryKind::File {
+                            content: RawBytes(content),
+                        },
+                        4 if !links.is_empty() => EntryKind::Hardlink {
+                            target: links[pick % links.len()].clone(),
+                        },
+                        4 | 5 => EntryKind::Symlink {
+                            target: TARGETS[pick % TARGETS.len()].into(),
+                        },
+                        6 => EntryKind::Fifo,
+                        7 => EntryKind::Socket,
+                        _ => EntryKind::CharDevice { major: 1, minor: 3 },
+                    };
+                    // A listed parent after its child passes `check()` but cannot be
+                    // materialised in order; leave such entries out.
+                    let is_late_parent = spec.entries.iter().any(|e| e.path.starts_with(&path));
+                    spec.entries.push(Entry {
+                        path,
+                        kind,
+                        mode: MODES[mode],
+                    });
+                    if is_late_parent || spec.check().is_err() {
+                        spec.entries.pop();
+                    }
+                }
+                spec.exclusions = exclusions.iter().filter_map(|c| path(c)).collect();
+                spec
+            })
+    }
+
+    /// Every combination of profile values.
+    pub(crate) fn profile() -> impl Strategy<Value = Profile> {
+        use crate::profile::MtimeRule;
+        (
+            prop::sample::select(vec![
+                HardlinkRule::Copy,
+                HardlinkRule::Preserve,
+                HardlinkRule::RefuseAtCapture,
+                HardlinkRule::RefuseExcludedAlias,
+            ]),
+            prop::sample::select(vec![SpecialRule::Drop, SpecialRule::RefuseAtCapture]),
+            prop::sample::select(vec![
+                AbsoluteRule::Keep,
+                AbsoluteRule::RebaseInsideRoot,
+                AbsoluteRule::Drop,
+                AbsoluteRule::RefuseAtCapture,
+            ]),
+            prop::sample::select(vec![EscapingRule::Keep, EscapingRule::RefuseAtCapture]),
+            prop::sample::select(vec![
+                ModeRule::Exact,
+                ModeRule::ExecBit,
+                ModeRule::DataFilter,
+                ModeRule::Ignore,
+            ]),
+        )
+            .prop_map(
+                |(hardlinks, special_files, absolute_symlinks, escaping_symlinks, modes)| Profile {
+                    name: "arb".into(),
+                    hardlinks,
+                    special_files,
+                    absolute_symlinks,
+                    escaping_symlinks,
+                    modes,
+                    mtimes: MtimeRule::Ignore,
+                },
+            )
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::diff::{diff_trees, listing};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// For every spec and profile, the expected tree is well formed: nothing at or
+        /// under an exclusion, no socket, no FIFO or device under `drop`, every parent a
+        /// directory in the tree, modes already normalised, groups of two or more present
+        /// names (none unless `preserve`), refusable paths are kept spec paths, and the
+        /// listing has one line per node and group.
+        #[test]
+        fn expected_tree_is_well_formed(spec in arb::spec(), profile in arb::profile()) {
+            let ph = Placeholders { root: b"/j/root".to_vec(), out: b"/j/out".to_vec() };
+            let e = expected(&spec, &profile, &ph);
+            for (path, node) in &e.tree.nodes {
+                prop_assert!(!spec.is_excluded(path), "excluded `{}` is expected", path);
+                prop_assert!(!matches!(node.kind, NodeKind::Socket), "socket `{}` expected", path);
+                if profile.special_files == SpecialRule::Drop {
+                    prop_assert!(
+                        !matches!(node.kind, NodeKind::Fifo | NodeKind::CharDevice { .. }),
+                        "special `{}` expected under drop", path
+                    );
+                }
+                if let Some(parent) = path.parent() {
+                    let kind = e.tree.nodes.get(&parent).map(|n| &n.kind);
+                    prop_assert_eq!(kind, Some(&NodeKind::Dir), "parent of `{}` is not a dir", path);
+                }
+            }
+            prop_assert_eq!(&normalise(&e.tree, &profile), &e.tree, "normalise is not idempotent");
+            if profile.hardlinks != HardlinkRule::Preserve {
+                prop_assert!(e.tree.shared_inodes.is_empty(), "groups outside preserve");
+            }
+            for group in &e.tree.shared_inodes {
+                prop_assert!(group.len() >= 2, "group of one: {:?}", group);
+                prop_assert!(group.windows(2).all(|w| w[0] < w[1]), "unsorted group {:?}", group);
+                prop_assert!(group.iter().all(|p| e.tree.nodes.contains_key(p)), "absent name in {:?}", group);
+            }
+            let known: BTreeSet<RelPath> = spec.with_parents().into_iter().map(|e| e.path).collect();
+            for (path, feature) in &e.refusable {
+                prop_assert!(known.contains(path) && !spec.is_excluded(path), "refusable `{}` ({})", path, feature);
+            }
+            let lines = listing(&e.tree).lines().count();
+            prop_assert_eq!(lines, e.tree.nodes.len() + e.tree.shared_inodes.len(), "one listing line each");
+            let same = diff_trees(&e.tree, &e.tree);
+            prop_assert!(same.is_empty() && same.to_string().is_empty(), "a tree differs from itself");
+        }
+
+        /// `features` agrees with `expected`: a spec whose expected tree under the strictest
+        /// refusing profile lists a refusal for a feature also reports that feature.
+        #[test]
+        fn refusals_imply_features(spec in arb::spec()) {
+            let profile = Profile {
+                name: "refuse-all".into(),
+                hardlinks: HardlinkRule::RefuseAtCapture,
+                special_files: SpecialRule::RefuseAtCapture,
+                absolute_symlinks: AbsoluteRule::RefuseAtCapture,
+                escaping_symlinks: EscapingRule::RefuseAtCapture,
+                modes: ModeRule::Exact,
+                mtimes: crate::profile::MtimeRule::Ignore,
+            };
+            let found = features(&spec);
+            for (path, feature) in expected(&spec, &profile, &Placeholders::default()).refusable {
+                prop_assert!(found.contains(&feature), "`{}` refusable for {} but features {:?}", path, feature, found);
+            }
+        }
     }
 }

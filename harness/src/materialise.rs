@@ -37,6 +37,11 @@ pub enum MaterialiseError {
         #[source]
         source: io::Error,
     },
+    /// An entry is listed before its parent directory, so it cannot be created in order
+    /// (`WorkspaceSpec::check` does not catch this; `with_parents` only adds unlisted
+    /// parents).
+    #[error("entry `{path}` comes before its parent directory `{parent}`")]
+    ParentAfterChild { path: RelPath, parent: RelPath },
     /// Creating (or chmod-ing) one entry failed.
     #[error("cannot {action} `{path}`: {source}")]
     Entry {
@@ -75,7 +80,9 @@ pub fn can_create(kind: &EntryKind) -> bool {
 /// reported in [`Materialised::skipped`] rather than failing.
 ///
 /// # Errors
-/// [`MaterialiseError::Spec`] if `spec.check()` fails, [`MaterialiseError::Root`] if the
+/// [`MaterialiseError::Spec`] if `spec.check()` fails,
+/// [`MaterialiseError::ParentAfterChild`] if a listed directory follows one of its
+/// children (both before anything is created), [`MaterialiseError::Root`] if the
 /// root cannot be prepared, and [`MaterialiseError::Entry`] naming the first entry whose
 /// creation or `chmod` failed (the root is then left partly populated; see [`clear_dir`]).
 pub fn materialise(
@@ -89,6 +96,7 @@ pub fn materialise(
         source,
     })?;
     let entries = spec.with_parents();
+    check_order(&entries)?;
     let mut out = Materialised::default();
     let mut to_chmod = Vec::new();
     for entry in &entries {
@@ -173,6 +181,28 @@ pub fn materialise(
         })?;
     }
     Ok(out)
+}
+
+/// Every listed parent directory must come before its children.
+fn check_order(entries: &[crate::spec::Entry]) -> Result<(), MaterialiseError> {
+    let position: std::collections::BTreeMap<&RelPath, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (&e.path, i))
+        .collect();
+    for (i, entry) in entries.iter().enumerate() {
+        let mut parent = entry.path.parent();
+        while let Some(dir) = parent {
+            if position.get(&dir).is_some_and(|&j| j > i) {
+                return Err(MaterialiseError::ParentAfterChild {
+                    path: entry.path.clone(),
+                    parent: dir,
+                });
+            }
+            parent = dir.parent();
+        }
+    }
+    Ok(())
 }
 
 fn prepare_root(root: &Path) -> io::Result<()> {
@@ -605,6 +635,21 @@ mod tests {
         };
         let err = materialise(&bad, &root, &Placeholders::default()).expect_err("bad spec");
         assert!(matches!(err, MaterialiseError::Spec(_)), "{err}");
+        let order = WorkspaceSpec {
+            entries: vec![e("a/b", EntryKind::Dir, None), e("a", EntryKind::Dir, None)],
+            exclusions: vec![],
+        };
+        assert_eq!(
+            order.check(),
+            Ok(()),
+            "check() accepts a parent after its child"
+        );
+        let err = materialise(&order, &root, &Placeholders::default()).expect_err("order");
+        assert_eq!(
+            err.to_string(),
+            "entry `a/b` comes before its parent directory `a`"
+        );
+        assert!(!root.join("a").exists(), "nothing created");
         let nested = jail.path().join("no/such/root");
         let err = materialise(&spec, &nested, &Placeholders::default()).expect_err("no parent");
         assert!(err.to_string().contains("no/such/root"), "{err}");
@@ -618,5 +663,77 @@ mod tests {
             root
         );
         assert!(can_create(&EntryKind::Fifo) && can_create(&EntryKind::Socket));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::diff::diff_trees;
+    use crate::expected::{arb, expected};
+    use crate::observe::observe;
+    use crate::profile::{
+        AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
+    };
+    use crate::tree::NodeKind;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// For every valid spec, observe(materialise(spec)) equals expected(spec) under a
+        /// profile that keeps and compares everything (exact modes, preserved inodes,
+        /// specials and links kept), except sockets, which `expected` always drops: those
+        /// are compared with the spec's sockets directly. `remove_tree` then leaves nothing.
+        #[test]
+        fn materialise_observe_round_trip(mut spec in arb::spec()) {
+            spec.exclusions.clear();
+            let jail = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let root = jail.path().join("root");
+            let ph = Placeholders {
+                root: root.as_os_str().as_bytes().to_vec(),
+                out: jail.path().join("out").as_os_str().as_bytes().to_vec(),
+            };
+            let made = materialise(&spec, &root, &ph)
+                .map_err(|e| TestCaseError::fail(format!("materialise: {e}")))?;
+            let mut observed = observe(&root).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let sockets: Vec<RelPath> = observed
+                .nodes
+                .iter()
+                .filter(|(_, n)| matches!(n.kind, NodeKind::Socket))
+                .map(|(p, _)| p.clone())
+                .collect();
+            let want_sockets: Vec<RelPath> = {
+                let mut v: Vec<RelPath> = spec
+                    .entries
+                    .iter()
+                    .filter(|e| matches!(e.kind, EntryKind::Socket))
+                    .map(|e| e.path.clone())
+                    .collect();
+                v.sort();
+                v
+            };
+            prop_assert_eq!(&sockets, &want_sockets, "sockets on disk");
+            for s in &sockets {
+                observed.nodes.remove(s);
+            }
+            let profile = Profile {
+                name: "strict".into(),
+                hardlinks: HardlinkRule::Preserve,
+                special_files: SpecialRule::RefuseAtCapture,
+                absolute_symlinks: AbsoluteRule::Keep,
+                escaping_symlinks: EscapingRule::Keep,
+                modes: ModeRule::Exact,
+                mtimes: MtimeRule::Ignore,
+            };
+            let mut want = expected(&spec, &profile, &ph).tree;
+            for (path, _) in &made.skipped {
+                want.nodes.remove(path);
+            }
+            let diff = diff_trees(&want, &observed);
+            prop_assert!(diff.is_empty(), "round trip differs:\n{}", diff);
+            remove_tree(jail.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(!jail.path().exists(), "remove_tree left the jail");
+        }
     }
 }

@@ -91,7 +91,8 @@ fn mode_string(node: &Node) -> String {
 pub type InodeGroups = Vec<Vec<RelPath>>;
 
 /// How an observed tree differs from the expected one. Each list is sorted by path.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Serialises (for JSON reports) with the node shape of [`Tree`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TreeDiff {
     /// In the expected tree only.
     pub missing: Vec<(RelPath, Node)>,

@@ -105,8 +105,9 @@ impl fmt::Display for Feature {
     }
 }
 
-/// What a conforming capture + hydration of a spec yields under a profile.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What a conforming capture + hydration of a spec yields under a profile (serialises for
+/// case directories and JSON reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Expected {
     /// The hydrated tree, already passed through [`normalise`] (root not included).
     pub tree: Tree,
@@ -729,6 +730,9 @@ mod tests {
             mode,
         }
     }
+    fn escape_bytes(b: &[u8]) -> String {
+        crate::bytes::escape(b)
+    }
     fn names(tree: &Tree) -> Vec<String> {
         tree.nodes.keys().map(RelPath::escaped).collect()
     }
@@ -1294,6 +1298,40 @@ mod tests {
             let back: Feature = serde_json::from_str(&json).expect("deserialise");
             assert_eq!(back, f);
         }
+    }
+
+    /// `rebase` edge cases: trailing slashes on the root, `//` after it, the root `/`, an
+    /// empty root (no rebasing), and a target that climbs back out.
+    #[test]
+    fn rebase_edges() {
+        let link = p("a/l");
+        let r = |target: &str, root: &str| {
+            escape_bytes(&rebase(&link, target.as_bytes(), root.as_bytes()))
+        };
+        assert_eq!(r("/j/root/x", "/j/root/"), "../x");
+        assert_eq!(r("/j/root//x/", "/j/root"), "../x/");
+        assert_eq!(r("/j/root", "/j/root//"), "..");
+        assert_eq!(r("/etc/x", "/"), "../etc/x");
+        assert_eq!(r("/j/root/x", ""), "/j/root/x");
+        assert_eq!(r("/j/root/x/../../y", "/j/root"), "/j/root/x/../../y");
+        assert_eq!(r("/j/root/x/../y", "/j/root"), "../x/../y");
+    }
+
+    /// `escapes` reads `..` lexically from the link's directory.
+    #[test]
+    fn escapes_is_lexical() {
+        let at = |dir: &[&str], t: &str| {
+            let comps: Vec<&[u8]> = dir.iter().map(|c| c.as_bytes()).collect();
+            escapes(&comps, t.as_bytes())
+        };
+        assert!(at(&[], ".."));
+        assert!(!at(&["a"], ".."));
+        assert!(at(&["a"], "../.."));
+        assert!(
+            at(&["a"], "x/../../../a"),
+            "leaves and comes back: still escaping"
+        );
+        assert!(!at(&[], "./a//b/."));
     }
 
     /// A plain spec has no features; a non-empty dir, 0644 files and a resolving link none.

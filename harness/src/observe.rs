@@ -197,7 +197,6 @@ mod tests {
     use super::*;
     use crate::materialise::{materialise, remove_tree};
     use crate::spec::{Entry, EntryKind, Placeholders, WorkspaceSpec};
-    use std::os::unix::fs::PermissionsExt;
 
     fn p(b: impl Into<Vec<u8>>) -> RelPath {
         RelPath::new(b).expect("valid test path")
@@ -294,21 +293,19 @@ mod tests {
             exclusions: vec![],
         };
         materialise(&spec, &root, &Placeholders::default()).expect("materialise");
-        let as_root = observe_as(&root, true).expect("observe as root");
-        let as_user = observe_as(&root, false).expect("observe as non-root");
-        assert_eq!(as_root, as_user);
-        assert_eq!(as_user.nodes[&p("locked")].mode, 0);
-        assert_eq!(as_user.nodes[&p("locked/ro/f")].mode, 0);
-        let mode = |rel: &str| {
-            std::fs::symlink_metadata(root.join(rel))
-                .expect("lstat")
-                .permissions()
-                .mode()
-                & 0o7777
-        };
+        let first = observe(&root).expect("observe (as the real user)");
+        let forced = observe_as(&root, false).expect("observe with the non-root path");
+        assert_eq!(first, forced);
+        let modes: Vec<u32> = ["locked", "locked/ro", "locked/ro/f"]
+            .iter()
+            .map(|n| forced.nodes[&p(*n)].mode)
+            .collect();
+        assert_eq!(modes, [0, 0o555, 0]);
+        // Had a mode not been restored, this observation would record the opened-up mode.
         assert_eq!(
-            [mode("locked"), mode("locked/ro"), mode("locked/ro/f")],
-            [0, 0o555, 0]
+            observe(&root).expect("observe again"),
+            forced,
+            "modes restored"
         );
         remove_tree(&root).expect("cleanup");
     }

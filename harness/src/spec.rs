@@ -97,6 +97,8 @@ pub enum SpecError {
     UnderNonDir(RelPath, RelPath),
     #[error("hardlink `{0}` names `{1}`, which is not an earlier file or symlink entry")]
     BadHardlink(RelPath, RelPath),
+    #[error("directory `{0}` is listed after `{1}`, which lies under it")]
+    ParentAfterChild(RelPath, RelPath),
 }
 
 impl WorkspaceSpec {
@@ -143,9 +145,21 @@ impl WorkspaceSpec {
     /// (listed or implicit), hardlinks name an earlier file or symlink.
     pub fn check(&self) -> Result<(), SpecError> {
         let mut kinds: BTreeMap<&RelPath, &EntryKind> = BTreeMap::new();
+        // Directories created implicitly so far, with the first child that needed them.
+        let mut implicit: BTreeMap<RelPath, &RelPath> = BTreeMap::new();
         for e in &self.entries {
             if kinds.contains_key(&e.path) {
                 return Err(SpecError::Duplicate(e.path.clone()));
+            }
+            if let Some(child) = implicit.get(&e.path) {
+                return Err(SpecError::ParentAfterChild(e.path.clone(), (*child).clone()));
+            }
+            let mut up = e.path.parent();
+            while let Some(dir) = up {
+                if !kinds.contains_key(&dir) {
+                    implicit.entry(dir.clone()).or_insert(&e.path);
+                }
+                up = dir.parent();
             }
             let mut p = e.path.parent();
             while let Some(dir) = p {
@@ -263,6 +277,11 @@ mod tests {
         assert!(matches!(under.check(), Err(SpecError::UnderNonDir(..))));
         let dup = WorkspaceSpec { entries: vec![file("a"), file("a")], exclusions: vec![] };
         assert!(matches!(dup.check(), Err(SpecError::Duplicate(..))));
+        let dir = |s: &str| Entry { path: p(s), kind: EntryKind::Dir, mode: None };
+        let late = WorkspaceSpec { entries: vec![file("a/b"), dir("a")], exclusions: vec![] };
+        assert!(matches!(late.check(), Err(SpecError::ParentAfterChild(..))));
+        let early = WorkspaceSpec { entries: vec![dir("a"), file("a/b")], exclusions: vec![] };
+        assert_eq!(early.check(), Ok(()));
     }
 
     #[test]

@@ -135,8 +135,7 @@ pub struct GenConfig {
     pub prior_symlink_at_dir_weight: u32,
     /// FIFO where W1 has a file (`SNAPCONF_GEN_PRIOR_FIFO_AT_FILE_WEIGHT`, default 1).
     pub prior_fifo_at_file_weight: u32,
-    /// Read-only (`0555`, sometimes `0000`) directory with a child, at a W1 directory when
-    /// there is one (`SNAPCONF_GEN_PRIOR_READONLY_DIR_WEIGHT`, default 1).
+    /// Read-only (`0555`, sometimes `0000`) directory with a child, at a W1 directory (`SNAPCONF_GEN_PRIOR_READONLY_DIR_WEIGHT`, default 1).
     pub prior_readonly_dir_weight: u32,
     /// Directory (with a child) where W1 has a file (`SNAPCONF_GEN_PRIOR_DIR_AT_FILE_WEIGHT`,
     /// default 1).

@@ -8,6 +8,7 @@ mod edge;
 mod plan;
 mod prior;
 mod resolve;
+mod smaller;
 mod strategy;
 mod template;
 #[cfg(test)]
@@ -16,4 +17,5 @@ mod tests;
 pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
 pub use coverage::{case_features, features, PRIOR_FEATURES, SPEC_FEATURES};
 pub use edge::edge_specs;
-pub use strategy::{case_strategy, prior_strategy, spec_strategy};
+pub use smaller::{NoLarger, NoLargerTree};
+pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

@@ -281,8 +281,8 @@ pub enum PriorPlan {
     SymlinkAtDir { dir: Index, to_out: bool },
     /// At a W1 regular file: a FIFO.
     FifoAtFile { file: Index },
-    /// At a W1 directory (or `ro` when W1 has none): a directory with mode `0555` (or `0000`
-    /// when `zero`) holding a file `old`.
+    /// At a W1 directory: a directory with mode `0555` (or `0000` when `zero`) holding a
+    /// file `old`.
     ReadOnlyDir { dir: Index, zero: bool },
     /// At a W1 regular file: a directory holding a file `old`.
     DirAtFile { file: Index },

@@ -9,7 +9,7 @@ use crate::spec::{EntryKind, WorkspaceSpec};
 use proptest::sample::Index;
 
 /// Content of the files put inside hostile prior directories.
-const OLD: &[u8] = b"old\n";
+const OLD: &[u8] = b"old";
 
 /// The W0 spec `plans` describe relative to `w1`; always passes `WorkspaceSpec::check`, has
 /// no exclusions. Plans that would conflict with earlier prior entries are skipped.
@@ -49,9 +49,8 @@ pub fn resolve_prior(plans: &[PriorPlan], w1: &WorkspaceSpec) -> WorkspaceSpec {
                 }
             }
             PriorPlan::ReadOnlyDir { dir, zero } => {
-                let at = pick_dir(dir).or_else(|| RelPath::new("ro").ok());
                 let mode = if *zero { 0o000 } else { 0o555 };
-                if let Some(at) = at {
+                if let Some(at) = pick_dir(dir) {
                     dir_with_old_file(&mut b, &at, Some(mode));
                 }
             }

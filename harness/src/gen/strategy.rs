@@ -11,6 +11,7 @@ use super::plan::{
 };
 use super::prior::resolve_prior;
 use super::resolve::resolve_spec;
+use super::smaller::NoLarger;
 use crate::spec::{Case, WorkspaceSpec};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -39,7 +40,7 @@ fn just<T: Clone + Debug + 'static>(v: T) -> BoxedStrategy<T> {
     Just(v).boxed()
 }
 
-/// Base names: plain first.
+/// Base names: plain first, then by length (newline, non-UTF-8, long).
 pub fn name_strategy(cfg: &GenConfig) -> BoxedStrategy<NamePlan> {
     weighted(
         vec![
@@ -266,9 +267,9 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
     let hostile_kinds = [
         cfg.prior_symlink_at_dir_weight,
         cfg.prior_fifo_at_file_weight,
-        cfg.prior_readonly_dir_weight,
-        cfg.prior_dir_at_file_weight,
         cfg.prior_stale_file_weight,
+        cfg.prior_dir_at_file_weight,
+        cfg.prior_readonly_dir_weight,
     ];
     let kinds_sum: u32 = hostile_kinds.iter().fold(0u32, |a, w| a.saturating_add(*w));
     let hostile = |w: u32| cfg.hostile_prior_weight.saturating_mul(w).min(1 << 20);
@@ -277,9 +278,11 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
         .saturating_mul(kinds_sum.max(1))
         .min(1 << 20);
     let random = entry_plan_strategy(cfg).prop_map(PriorPlan::Random).boxed();
+    // Hostile plans resolve to one or two entries (none when W1 has no target for them), a
+    // random plan to up to seven: one-entry kinds first, random last, since a union shrinks
+    // towards earlier alternatives.
     let element = weighted(
         vec![
-            (random_w, random.clone()),
             (
                 hostile(hostile_kinds[0]),
                 (any::<Index>(), any::<bool>())
@@ -294,8 +297,8 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
             ),
             (
                 hostile(hostile_kinds[2]),
-                (any::<Index>(), prop::bool::weighted(0.25))
-                    .prop_map(|(dir, zero)| PriorPlan::ReadOnlyDir { dir, zero })
+                (any::<Index>(), content_strategy(cfg))
+                    .prop_map(|(file, content)| PriorPlan::StaleFile { file, content })
                     .boxed(),
             ),
             (
@@ -306,10 +309,11 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
             ),
             (
                 hostile(hostile_kinds[4]),
-                (any::<Index>(), content_strategy(cfg))
-                    .prop_map(|(file, content)| PriorPlan::StaleFile { file, content })
+                (any::<Index>(), prop::bool::weighted(0.25))
+                    .prop_map(|(dir, zero)| PriorPlan::ReadOnlyDir { dir, zero })
                     .boxed(),
             ),
+            (random_w, random.clone()),
         ],
         random,
     );
@@ -333,8 +337,22 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
 
 /// Workspaces W1 with exclusions. Property: every value, and every value reached by
 /// `simplify`/`complicate`, passes `WorkspaceSpec::check`.
+/// A `simplify` step never yields more entries plus exclusions than the value before it.
 pub fn spec_strategy(cfg: &GenConfig) -> impl Strategy<Value = WorkspaceSpec> + Clone {
-    spec_plan_strategy(cfg).prop_map(|plan| resolve_spec(&plan))
+    NoLarger::new(
+        spec_plan_strategy(cfg).prop_map(|plan| resolve_spec(&plan)),
+        spec_size,
+    )
+}
+
+/// Entries plus exclusions: what shrinking makes smaller.
+pub fn spec_size(spec: &WorkspaceSpec) -> usize {
+    spec.entries.len() + spec.exclusions.len()
+}
+
+/// W1's entries and exclusions plus W0's entries: what shrinking makes smaller.
+pub fn case_size(case: &Case) -> usize {
+    spec_size(&case.spec) + spec_size(&case.prior)
 }
 
 /// Prior workspaces W0 for the given W1: empty, random, or hostile relative to `w1` (a
@@ -346,13 +364,22 @@ pub fn prior_strategy(
     w1: &WorkspaceSpec,
 ) -> impl Strategy<Value = WorkspaceSpec> + Clone {
     let w1 = w1.clone();
-    prior_plans_strategy(cfg).prop_map(move |plans| resolve_prior(&plans, &w1))
+    NoLarger::new(
+        prior_plans_strategy(cfg).prop_map(move |plans| resolve_prior(&plans, &w1)),
+        spec_size,
+    )
 }
 
 /// Cases `{ spec: W1 with exclusions, prior: W0 }`. The prior is planned by index into W1's
 /// directories and files, so both shrink independently and stay valid. Property: every
-/// value and every shrink step passes `WorkspaceSpec::check` for both workspaces.
+/// value and every shrink step passes `WorkspaceSpec::check` for both workspaces, and a
+/// `simplify` step never makes [`case_size`] larger.
 pub fn case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone {
+    NoLarger::new(unfiltered_case_strategy(cfg), case_size)
+}
+
+/// [`case_strategy`] without the [`NoLarger`] filter on shrink steps.
+pub(crate) fn unfiltered_case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone {
     (spec_plan_strategy(cfg), prior_plans_strategy(cfg)).prop_map(|(spec_plan, prior_plans)| {
         let spec = resolve_spec(&spec_plan);
         let prior = resolve_prior(&prior_plans, &spec);

@@ -83,8 +83,8 @@ fn assert_valid(case: &Case, step: &str) {
     );
 }
 
-/// Drive `simplify`/`complicate` as a shrinking runner would (a failure is "kept" on two
-/// steps out of three) and check every value seen.
+/// Drive `simplify`/`complicate` as a shrinking runner would (a candidate is "kept" on two
+/// steps out of three) and check every value seen; returns the number of steps.
 fn walk_shrinks(strategy: &impl Strategy<Value = Case>, cases: usize, seed: u8) -> usize {
     let mut runner = runner(seed);
     let mut steps = 0;
@@ -92,52 +92,64 @@ fn walk_shrinks(strategy: &impl Strategy<Value = Case>, cases: usize, seed: u8) 
         let mut tree = strategy.new_tree(&mut runner).expect("never rejects");
         assert_valid(&tree.current(), "generated");
         for step in 0..300usize {
-            let moved = if (step + i) % 3 == 2 {
-                tree.complicate()
-            } else {
-                tree.simplify()
-            };
-            if !moved && !tree.simplify() {
+            if (step + i) % 3 == 2 {
+                if tree.complicate() {
+                    assert_valid(&tree.current(), "complicate step");
+                }
+                continue;
+            }
+            let before = tree.current();
+            if !tree.simplify() {
                 break;
             }
             steps += 1;
-            assert_valid(&tree.current(), "shrink step");
+            let after = tree.current();
+            assert_valid(&after, "simplify step");
+            assert!(
+                case_size(&after) <= case_size(&before),
+                "a simplify step never makes the case larger: {} -> {}\n{before:?}\n{after:?}",
+                case_size(&before),
+                case_size(&after)
+            );
         }
     }
     steps
 }
 
 /// Property: every generated case and every value reached by simplify/complicate passes
-/// `WorkspaceSpec::check` (W1 and W0).
+/// `WorkspaceSpec::check` (W1 and W0), and no simplify step makes the case larger.
 #[test]
 fn generated_cases_and_shrink_steps_pass_check() {
-    let steps = walk_shrinks(&case_strategy(&GenConfig::default()), 150, 3);
+    let steps = walk_shrinks(&case_strategy(&GenConfig::default()), 200, 3);
     assert!(steps > 1000, "shrinking takes steps ({steps})");
 }
 
-/// Property: simplifying without ever complicating (every step "still fails") ends at the
-/// empty case, through valid values.
+/// Property: simplifying without ever complicating (every step "still fails") goes through
+/// valid values and ends at (nearly) the empty case. Not always exactly empty: `NoLarger`
+/// skips a larger candidate by telling the inner tree it did not reproduce, and the inner
+/// tree then keeps what that step would have removed.
 #[test]
-fn full_simplification_reaches_the_empty_case() {
+fn full_simplification_reaches_a_tiny_case() {
     let strategy = case_strategy(&GenConfig::default());
     let mut runner = runner(4);
-    for _ in 0..50 {
+    let mut ends = Vec::new();
+    for _ in 0..200 {
         let mut tree = strategy.new_tree(&mut runner).expect("never rejects");
         let mut guard = 0;
         while tree.simplify() && guard < 100_000 {
             guard += 1;
             assert_valid(&tree.current(), "simplify");
         }
-        let end = tree.current();
-        assert!(
-            end.spec.entries.is_empty() && end.spec.exclusions.is_empty(),
-            "full simplification ends with an empty W1: {end:?}"
-        );
-        assert!(
-            end.prior.entries.is_empty(),
-            "full simplification ends with an empty W0: {end:?}"
-        );
+        ends.push(case_size(&tree.current()));
     }
+    let empty = ends.iter().filter(|n| **n == 0).count();
+    let largest = ends.iter().max().copied().unwrap_or(0);
+    println!("full simplification: {empty}/200 end empty, largest end size {largest}");
+    assert!(
+        empty >= 190 && largest <= 3,
+        "full simplification ends empty in at least 190 of 200 cases and never above 3 \
+         entries: {empty} empty, largest {largest}"
+    );
 }
 
 proptest! {
@@ -306,4 +318,51 @@ fn edge_specs_are_h1_to_h8_and_valid() {
     assert!(features(&by_name("H8")).contains("hardlink-to-symlink"));
     assert!(features(&by_name("H3")).contains("symlink-abs-other"));
     assert!(features(&by_name("H4")).contains("fifo"));
+}
+
+/// Diagnostic (`--ignored --nocapture`): a few generated cases as JSON.
+#[test]
+#[ignore]
+fn print_samples() {
+    let strategy = case_strategy(&GenConfig::default());
+    let mut runner = runner(9);
+    for _ in 0..4 {
+        let case = strategy
+            .new_tree(&mut runner)
+            .expect("never rejects")
+            .current();
+        println!(
+            "W1 {}\nW0 {}\n----",
+            case.spec.to_json(),
+            case.prior.to_json()
+        );
+    }
+}
+
+/// Diagnostic (`--ignored --nocapture`): simplify steps of the unfiltered strategy that make
+/// a case larger, i.e. what `NoLarger` filters out.
+#[test]
+#[ignore]
+fn print_larger_simplify_steps() {
+    let strategy = super::strategy::unfiltered_case_strategy(&GenConfig::default());
+    let mut runner = runner(4);
+    let mut shown = 0;
+    for _ in 0..200 {
+        let mut tree = strategy.new_tree(&mut runner).expect("never rejects");
+        loop {
+            let before = tree.current();
+            if !tree.simplify() {
+                break;
+            }
+            let after = tree.current();
+            if case_size(&after) > case_size(&before) && shown < 6 {
+                shown += 1;
+                println!(
+                    "size {} -> {}\nBEFORE {before:?}\nAFTER  {after:?}\n",
+                    case_size(&before),
+                    case_size(&after)
+                );
+            }
+        }
+    }
 }

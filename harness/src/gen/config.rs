@@ -22,6 +22,11 @@ pub struct GenConfig {
     pub max_exclusions: usize,
     /// Maximum number of prior-workspace plans (`SNAPCONF_GEN_MAX_PRIOR_ENTRIES`, default 6).
     pub max_prior_entries: usize,
+    /// Allow exclusions whose path contains a newline (`SNAPCONF_GEN_NEWLINE_EXCLUSIONS`,
+    /// default false). The adapter contract passes exclusions one per line in
+    /// `{exclude_file}`, where such a path cannot be written; when false, exclusion plans
+    /// that resolve to such a path are dropped (names with newlines are still generated).
+    pub newline_exclusions: bool,
     /// Generate character devices (`1,3`, the numbers of `/dev/null`); creating them needs
     /// root (`SNAPCONF_GEN_ALLOW_CHAR_DEVICES`, default: true only when the effective uid is 0).
     pub allow_char_devices: bool,
@@ -151,6 +156,7 @@ impl Default for GenConfig {
             max_entries: 12,
             max_exclusions: 3,
             max_prior_entries: 6,
+            newline_exclusions: false,
             allow_char_devices: rustix::process::geteuid().is_root(),
             random_weight: 7,
             realistic_weight: 3,

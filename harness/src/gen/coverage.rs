@@ -29,6 +29,8 @@ pub const SPEC_FEATURES: &[&str] = &[
     "alias-excluded-first-sorted",
     "alias-excluded-first-reverse",
     "symlink-relative-ok",
+    "symlink-target-over-100",
+    "hardlink-target-over-100",
     "symlink-abs-into-root",
     "symlink-abs-out",
     "symlink-abs-other",
@@ -165,11 +167,17 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
             }
             EntryKind::Hardlink { target } => {
                 f.insert("hardlink");
+                if target.as_bytes().len() > 100 {
+                    f.insert("hardlink-target-over-100");
+                }
                 if matches!(kinds.get(target), Some(EntryKind::Symlink { .. })) {
                     f.insert("hardlink-to-symlink");
                 }
             }
             EntryKind::Symlink { target } => {
+                if target.0.len() > 100 {
+                    f.insert("symlink-target-over-100");
+                }
                 symlink_features(&mut f, &e.path, &target.0, &kinds);
             }
             EntryKind::Fifo => {

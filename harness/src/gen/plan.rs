@@ -145,7 +145,8 @@ pub enum KindPlan {
     Socket,
     /// `1,3` (`/dev/null`).
     CharDevice,
-    /// A directory with `mode` (`0555` or `0000`) holding one file.
+    /// A directory with `mode` (`0555` or `0000`) holding one file; later plans may add more
+    /// children.
     LockedDir {
         mode: u32,
         child: ContentPlan,
@@ -267,6 +268,8 @@ pub enum VenvExclusion {
 /// A whole W1 plan.
 #[derive(Clone, Debug)]
 pub struct SpecPlan {
+    /// Keep exclusions whose path contains a newline (`GenConfig::newline_exclusions`).
+    pub newline_exclusions: bool,
     pub venv: Option<VenvPlan>,
     pub entries: Vec<EntryPlan>,
     pub exclusions: Vec<ExclusionPlan>,

@@ -27,7 +27,10 @@ pub fn resolve_spec(plan: &SpecPlan) -> WorkspaceSpec {
         apply_entry(&mut b, e);
     }
     for x in &plan.exclusions {
-        exclusions.extend(resolve_exclusion(&b, x));
+        exclusions.extend(
+            resolve_exclusion(&b, x)
+                .filter(|p| plan.newline_exclusions || !p.as_bytes().contains(&b'\n')),
+        );
     }
     b.finish(exclusions)
 }
@@ -83,6 +86,7 @@ pub fn apply_entry(b: &mut Builder, plan: &EntryPlan) {
         KindPlan::LockedDir { mode, child } => {
             if let Some(dir) = b.add_child(parent, &name, EntryKind::Dir, Some(*mode)) {
                 b.add_child(Some(&dir), b"f", Builder::file(child.bytes()), None);
+                b.open_dirs.push(Some(dir));
             }
         }
         KindPlan::HardlinkToSymlink { alias_parent } => {

@@ -251,8 +251,10 @@ pub fn spec_plan_strategy(cfg: &GenConfig) -> BoxedStrategy<SpecPlan> {
         Some(x) => proptest::collection::vec(x, 0..=cfg.max_exclusions).boxed(),
         None => just(Vec::new()),
     };
+    let newline_exclusions = cfg.newline_exclusions;
     (venv, entries, exclusions)
-        .prop_map(|(venv, entries, exclusions)| SpecPlan {
+        .prop_map(move |(venv, entries, exclusions)| SpecPlan {
+            newline_exclusions,
             venv,
             entries,
             exclusions,

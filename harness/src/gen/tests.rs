@@ -25,6 +25,16 @@ fn frequencies(cfg: &GenConfig, n: usize, seed: u8) -> BTreeMap<&'static str, us
             .new_tree(&mut runner)
             .expect("case strategy never rejects")
             .current();
+        if !cfg.newline_exclusions {
+            assert!(
+                !case
+                    .spec
+                    .exclusions
+                    .iter()
+                    .any(|x| x.as_bytes().contains(&b'\n')),
+                "without newline-exclusions no exclusion holds a newline: {case:?}"
+            );
+        }
         for f in case_features(&case) {
             *freq.entry(f).or_insert(0) += 1;
         }
@@ -365,4 +375,35 @@ fn print_larger_simplify_steps() {
             }
         }
     }
+}
+
+/// Property: exclusions naming a path with a newline appear only with `newline_exclusions`
+/// (the `{exclude_file}` of the adapter contract is one path per line).
+#[test]
+fn newline_exclusions_only_when_enabled() {
+    let count = |newline_exclusions: bool| {
+        let cfg = GenConfig {
+            newline_exclusions,
+            name_newline_weight: 6,
+            ..GenConfig::default()
+        };
+        let strategy = case_strategy(&cfg);
+        let mut runner = runner(11);
+        (0..300)
+            .map(|_| {
+                strategy
+                    .new_tree(&mut runner)
+                    .expect("never rejects")
+                    .current()
+            })
+            .filter(|c| {
+                c.spec
+                    .exclusions
+                    .iter()
+                    .any(|x| x.as_bytes().contains(&b'\n'))
+            })
+            .count()
+    };
+    assert_eq!(count(false), 0, "no newline exclusions by default");
+    assert!(count(true) > 0, "newline exclusions appear when enabled");
 }

@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 /// Longest component the builder produces (`NAME_MAX`).
 const NAME_MAX: usize = 255;
 
+/// Longest root-relative path the builder accepts: well past the 100/155/255-byte tar edges,
+/// and short enough that the path under a jail root stays below `PATH_MAX` (4096) even when
+/// a larger `max-entries` nests long names deeply.
+pub const MAX_PATH_BYTES: usize = 2048;
+
 /// A workspace under construction.
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
@@ -82,10 +87,11 @@ impl Builder {
     }
 
     /// Add `path` with `kind`, creating missing ancestors as `0755` directories first.
-    /// Refused (nothing changes, `false`) if the path exists, an ancestor is not a directory,
-    /// or a hardlink target is not an earlier file or symlink.
+    /// Refused (nothing changes, `false`) if the path exists, is longer than
+    /// [`MAX_PATH_BYTES`], an ancestor is not a directory, or a hardlink target is not an
+    /// earlier file or symlink.
     pub fn add_at(&mut self, path: &RelPath, kind: EntryKind, mode: Option<u32>) -> bool {
-        if self.exists(path) {
+        if self.exists(path) || path.as_bytes().len() > MAX_PATH_BYTES {
             return false;
         }
         let mut missing = Vec::new();

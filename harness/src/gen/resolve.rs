@@ -2,7 +2,7 @@
 //! targets are indices modulo what exists so far, names are deduplicated by suffixing, so
 //! removing or simplifying any plan (what shrinking does) still gives a valid spec.
 
-use super::builder::{inode_groups, Builder};
+use super::builder::{inode_groups, Builder, MAX_PATH_BYTES};
 use super::plan::{
     EntryPlan, ExclusionPlan, KindPlan, LinkPlan, Order, SpecPlan, LONG_PATH_TOTALS, STORE_DIRS,
 };
@@ -157,8 +157,19 @@ pub fn apply_entry(b: &mut Builder, plan: &EntryPlan) {
     }
 }
 
-/// The target bytes of a symlink about to be created at `path`.
+/// The target bytes of a symlink about to be created at `path`, at most
+/// [`MAX_PATH_BYTES`] long (a longer one becomes [`DANGLING_TARGET`]; `symlink(2)` refuses
+/// targets of `PATH_MAX` bytes).
 fn link_target(b: &Builder, path: &RelPath, link: &LinkPlan) -> Vec<u8> {
+    let target = link_target_unbounded(b, path, link);
+    if target.len() > MAX_PATH_BYTES {
+        DANGLING_TARGET.to_vec()
+    } else {
+        target
+    }
+}
+
+fn link_target_unbounded(b: &Builder, path: &RelPath, link: &LinkPlan) -> Vec<u8> {
     let depth = path.depth().saturating_sub(1);
     let pick = |i: &proptest::sample::Index| -> Option<RelPath> {
         match b.entries.len() {

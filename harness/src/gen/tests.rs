@@ -407,3 +407,39 @@ fn newline_exclusions_only_when_enabled() {
     assert_eq!(count(false), 0, "no newline exclusions by default");
     assert!(count(true) > 0, "newline exclusions appear when enabled");
 }
+
+/// Property: with many entry plans and long names favoured, paths and symlink targets stay
+/// within `MAX_PATH_BYTES` (materialisable under a jail root), and cases stay valid.
+#[test]
+fn paths_stay_bounded_with_many_long_names() {
+    let cfg = GenConfig {
+        max_entries: 60,
+        name_long_weight: 40,
+        dir_weight: 20,
+        long_path_weight: 5,
+        ..GenConfig::default()
+    };
+    let strategy = case_strategy(&cfg);
+    let mut runner = runner(12);
+    let mut longest = 0;
+    for _ in 0..60 {
+        let case = strategy
+            .new_tree(&mut runner)
+            .expect("never rejects")
+            .current();
+        assert_valid(&case, "many long names");
+        for e in case.spec.entries.iter().chain(&case.prior.entries) {
+            longest = longest.max(e.path.as_bytes().len());
+            if let EntryKind::Symlink { target } = &e.kind {
+                assert!(
+                    target.0.len() <= 2048,
+                    "a symlink target is at most 2048 bytes"
+                );
+            }
+        }
+    }
+    assert!(
+        (256..=2048).contains(&longest),
+        "long paths are generated and capped at 2048 bytes (longest {longest})"
+    );
+}

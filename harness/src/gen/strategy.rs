@@ -20,10 +20,10 @@ use std::fmt::Debug;
 
 /// A weighted choice among the alternatives with non-zero weight, in the given order;
 /// `fallback` when every weight is zero.
-fn weighted<T: Debug + 'static>(
-    options: Vec<(u32, BoxedStrategy<T>)>,
-    fallback: BoxedStrategy<T>,
-) -> BoxedStrategy<T> {
+fn weighted<T: Debug + Send + Sync + 'static>(
+    options: Vec<(u32, SBoxedStrategy<T>)>,
+    fallback: SBoxedStrategy<T>,
+) -> SBoxedStrategy<T> {
     let options: Vec<_> = options.into_iter().filter(|(w, _)| *w > 0).collect();
     match options.len() {
         0 => fallback,
@@ -32,45 +32,45 @@ fn weighted<T: Debug + 'static>(
             .map(|(_, s)| s)
             .next()
             .unwrap_or(fallback),
-        _ => Union::new_weighted(options).boxed(),
+        _ => Union::new_weighted(options).sboxed(),
     }
 }
 
-fn just<T: Clone + Debug + 'static>(v: T) -> BoxedStrategy<T> {
-    Just(v).boxed()
+fn just<T: Clone + Debug + Send + Sync + 'static>(v: T) -> SBoxedStrategy<T> {
+    Just(v).sboxed()
 }
 
 /// Base names: plain first, then by length (newline, non-UTF-8, long).
-pub fn name_strategy(cfg: &GenConfig) -> BoxedStrategy<NamePlan> {
+pub fn name_strategy(cfg: &GenConfig) -> SBoxedStrategy<NamePlan> {
     weighted(
         vec![
             (
                 cfg.name_plain_weight,
-                any::<u8>().prop_map(NamePlan::Plain).boxed(),
+                any::<u8>().prop_map(NamePlan::Plain).sboxed(),
             ),
             (
                 cfg.name_long_weight,
-                any::<u8>().prop_map(NamePlan::Long).boxed(),
+                any::<u8>().prop_map(NamePlan::Long).sboxed(),
             ),
             (cfg.name_non_utf8_weight, just(NamePlan::NonUtf8)),
             (cfg.name_newline_weight, just(NamePlan::Newline)),
         ],
-        any::<u8>().prop_map(NamePlan::Plain).boxed(),
+        any::<u8>().prop_map(NamePlan::Plain).sboxed(),
     )
 }
 
 /// File contents: empty first, then short text, then short binary.
-pub fn content_strategy(cfg: &GenConfig) -> BoxedStrategy<ContentPlan> {
+pub fn content_strategy(cfg: &GenConfig) -> SBoxedStrategy<ContentPlan> {
     let text = proptest::collection::vec(0x20u8..0x7f, 1..40).prop_map(ContentPlan::Text);
     weighted(
         vec![
             (cfg.content_empty_weight, just(ContentPlan::Empty)),
-            (cfg.content_text_weight, text.boxed()),
+            (cfg.content_text_weight, text.sboxed()),
             (
                 cfg.content_binary_weight,
                 proptest::collection::vec(any::<u8>(), 0..62)
                     .prop_map(ContentPlan::Binary)
-                    .boxed(),
+                    .sboxed(),
             ),
         ],
         just(ContentPlan::Empty),
@@ -78,7 +78,7 @@ pub fn content_strategy(cfg: &GenConfig) -> BoxedStrategy<ContentPlan> {
 }
 
 /// File modes: default first.
-pub fn mode_strategy(cfg: &GenConfig) -> BoxedStrategy<ModePlan> {
+pub fn mode_strategy(cfg: &GenConfig) -> SBoxedStrategy<ModePlan> {
     weighted(
         vec![
             (cfg.mode_default_weight, just(ModePlan::Default)),
@@ -92,12 +92,12 @@ pub fn mode_strategy(cfg: &GenConfig) -> BoxedStrategy<ModePlan> {
 }
 
 /// What an entry plan creates; single-entry kinds first, multi-entry kinds last.
-pub fn kind_strategy(cfg: &GenConfig) -> BoxedStrategy<KindPlan> {
+pub fn kind_strategy(cfg: &GenConfig) -> SBoxedStrategy<KindPlan> {
     let content = content_strategy(cfg);
     let file = (content.clone(), mode_strategy(cfg))
         .prop_map(|(content, mode)| KindPlan::File { content, mode })
-        .boxed();
-    let link = |w: u32, s: BoxedStrategy<LinkPlan>| (w, s.prop_map(KindPlan::Symlink).boxed());
+        .sboxed();
+    let link = |w: u32, s: SBoxedStrategy<LinkPlan>| (w, s.prop_map(KindPlan::Symlink).sboxed());
     let char_device = if cfg.allow_char_devices {
         cfg.char_device_weight
     } else {
@@ -113,24 +113,24 @@ pub fn kind_strategy(cfg: &GenConfig) -> BoxedStrategy<KindPlan> {
                 cfg.hardlink_weight,
                 (any::<Index>(), content.clone())
                     .prop_map(|(target, content)| KindPlan::Hardlink { target, content })
-                    .boxed(),
+                    .sboxed(),
             ),
             link(
                 cfg.symlink_relative_weight,
-                any::<Index>().prop_map(LinkPlan::ToEntry).boxed(),
+                any::<Index>().prop_map(LinkPlan::ToEntry).sboxed(),
             ),
             link(cfg.symlink_dangling_weight, just(LinkPlan::Dangling)),
             link(
                 cfg.symlink_abs_into_root_weight,
-                any::<Index>().prop_map(LinkPlan::AbsIntoRoot).boxed(),
+                any::<Index>().prop_map(LinkPlan::AbsIntoRoot).sboxed(),
             ),
             link(
                 cfg.symlink_abs_out_weight,
-                any::<bool>().prop_map(LinkPlan::AbsOut).boxed(),
+                any::<bool>().prop_map(LinkPlan::AbsOut).sboxed(),
             ),
             link(
                 cfg.symlink_escaping_weight,
-                (0u8..2).prop_map(LinkPlan::Escaping).boxed(),
+                (0u8..2).prop_map(LinkPlan::Escaping).sboxed(),
             ),
             link(cfg.symlink_loop_self_weight, just(LinkPlan::LoopSelf)),
             (cfg.fifo_weight, just(KindPlan::Fifo)),
@@ -141,33 +141,33 @@ pub fn kind_strategy(cfg: &GenConfig) -> BoxedStrategy<KindPlan> {
                 content
                     .clone()
                     .prop_map(|child| KindPlan::LockedDir { mode: 0o555, child })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 cfg.dir_mode_zero_weight,
                 content
                     .clone()
                     .prop_map(|child| KindPlan::LockedDir { mode: 0o000, child })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 cfg.hardlink_to_symlink_weight,
                 any::<Index>()
                     .prop_map(|alias_parent| KindPlan::HardlinkToSymlink { alias_parent })
-                    .boxed(),
+                    .sboxed(),
             ),
             (cfg.symlink_loop_pair_weight, just(KindPlan::LoopPair)),
             (
                 cfg.shared_inode_weight,
                 (content, aliases)
                     .prop_map(|(content, aliases)| KindPlan::SharedInode { content, aliases })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 cfg.long_path_weight,
                 (0u8..4)
                     .prop_map(|total| KindPlan::LongPath { total })
-                    .boxed(),
+                    .sboxed(),
             ),
         ],
         file,
@@ -175,14 +175,14 @@ pub fn kind_strategy(cfg: &GenConfig) -> BoxedStrategy<KindPlan> {
 }
 
 /// One entry plan.
-pub fn entry_plan_strategy(cfg: &GenConfig) -> BoxedStrategy<EntryPlan> {
+pub fn entry_plan_strategy(cfg: &GenConfig) -> SBoxedStrategy<EntryPlan> {
     (any::<Index>(), name_strategy(cfg), kind_strategy(cfg))
         .prop_map(|(parent, name, kind)| EntryPlan { parent, name, kind })
-        .boxed()
+        .sboxed()
 }
 
 /// One exclusion plan; `None` when every exclusion weight is zero.
-pub fn exclusion_plan_strategy(cfg: &GenConfig) -> Option<BoxedStrategy<ExclusionPlan>> {
+pub fn exclusion_plan_strategy(cfg: &GenConfig) -> Option<SBoxedStrategy<ExclusionPlan>> {
     let order = prop_oneof![
         Just(Order::Creation),
         Just(Order::Sorted),
@@ -195,16 +195,16 @@ pub fn exclusion_plan_strategy(cfg: &GenConfig) -> Option<BoxedStrategy<Exclusio
                 order,
                 as_dir,
             })
-            .boxed()
+            .sboxed()
     };
-    let options: Vec<(u32, BoxedStrategy<ExclusionPlan>)> = vec![
+    let options: Vec<(u32, SBoxedStrategy<ExclusionPlan>)> = vec![
         (
             cfg.exclude_entry_weight,
-            any::<Index>().prop_map(ExclusionPlan::Entry).boxed(),
+            any::<Index>().prop_map(ExclusionPlan::Entry).sboxed(),
         ),
         (
             cfg.exclude_parent_weight,
-            any::<Index>().prop_map(ExclusionPlan::ParentOf).boxed(),
+            any::<Index>().prop_map(ExclusionPlan::ParentOf).sboxed(),
         ),
         (cfg.exclude_alias_first_weight, alias(false)),
         (cfg.exclude_alias_first_dir_weight, alias(true)),
@@ -218,7 +218,7 @@ pub fn exclusion_plan_strategy(cfg: &GenConfig) -> Option<BoxedStrategy<Exclusio
 
 /// The venv template: a subsequence of its parts (shrinks by dropping parts) and what it
 /// excludes (shrinks towards nothing).
-pub fn venv_plan_strategy() -> BoxedStrategy<VenvPlan> {
+pub fn venv_plan_strategy() -> SBoxedStrategy<VenvPlan> {
     let exclusion = prop_oneof![
         Just(VenvExclusion::None),
         Just(VenvExclusion::CacheDir),
@@ -229,26 +229,26 @@ pub fn venv_plan_strategy() -> BoxedStrategy<VenvPlan> {
         exclusion,
     )
         .prop_map(|(parts, exclusion)| VenvPlan { parts, exclusion })
-        .boxed()
+        .sboxed()
 }
 
 /// A whole W1 plan: the template with probability `realistic / (realistic + random)`
 /// (shrinks to no template), up to `max_entries` entry plans and `max_exclusions`
 /// exclusion plans (shrink by removal).
-pub fn spec_plan_strategy(cfg: &GenConfig) -> BoxedStrategy<SpecPlan> {
+pub fn spec_plan_strategy(cfg: &GenConfig) -> SBoxedStrategy<SpecPlan> {
     let (real, random) = (
         u64::from(cfg.realistic_weight),
         u64::from(cfg.random_weight),
     );
     let venv = match (real, random) {
         (0, _) => just(None),
-        (_, 0) => venv_plan_strategy().prop_map(Some).boxed(),
+        (_, 0) => venv_plan_strategy().prop_map(Some).sboxed(),
         _ => proptest::option::weighted(real as f64 / (real + random) as f64, venv_plan_strategy())
-            .boxed(),
+            .sboxed(),
     };
     let entries = proptest::collection::vec(entry_plan_strategy(cfg), 0..=cfg.max_entries);
     let exclusions = match exclusion_plan_strategy(cfg) {
-        Some(x) => proptest::collection::vec(x, 0..=cfg.max_exclusions).boxed(),
+        Some(x) => proptest::collection::vec(x, 0..=cfg.max_exclusions).sboxed(),
         None => just(Vec::new()),
     };
     let newline_exclusions = cfg.newline_exclusions;
@@ -259,13 +259,13 @@ pub fn spec_plan_strategy(cfg: &GenConfig) -> BoxedStrategy<SpecPlan> {
             entries,
             exclusions,
         })
-        .boxed()
+        .sboxed()
 }
 
 /// Prior plans: empty with weight `prior_empty_weight`, otherwise 1..=`max_prior_entries`
 /// plans, each random (`prior_random_weight`) or hostile (`hostile_prior_weight`, shared out
 /// by the `prior_*_weight`s). Shrinks by removing plans, then to the empty prior.
-pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
+pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
     let hostile_kinds = [
         cfg.prior_symlink_at_dir_weight,
         cfg.prior_fifo_at_file_weight,
@@ -279,7 +279,9 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
         .prior_random_weight
         .saturating_mul(kinds_sum.max(1))
         .min(1 << 20);
-    let random = entry_plan_strategy(cfg).prop_map(PriorPlan::Random).boxed();
+    let random = entry_plan_strategy(cfg)
+        .prop_map(PriorPlan::Random)
+        .sboxed();
     // Hostile plans resolve to one or two entries (none when W1 has no target for them), a
     // random plan to up to seven: one-entry kinds first, random last, since a union shrinks
     // towards earlier alternatives.
@@ -289,31 +291,31 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
                 hostile(hostile_kinds[0]),
                 (any::<Index>(), any::<bool>())
                     .prop_map(|(dir, to_out)| PriorPlan::SymlinkAtDir { dir, to_out })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 hostile(hostile_kinds[1]),
                 any::<Index>()
                     .prop_map(|file| PriorPlan::FifoAtFile { file })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 hostile(hostile_kinds[2]),
                 (any::<Index>(), content_strategy(cfg))
                     .prop_map(|(file, content)| PriorPlan::StaleFile { file, content })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 hostile(hostile_kinds[3]),
                 any::<Index>()
                     .prop_map(|file| PriorPlan::DirAtFile { file })
-                    .boxed(),
+                    .sboxed(),
             ),
             (
                 hostile(hostile_kinds[4]),
                 (any::<Index>(), prop::bool::weighted(0.25))
                     .prop_map(|(dir, zero)| PriorPlan::ReadOnlyDir { dir, zero })
-                    .boxed(),
+                    .sboxed(),
             ),
             (random_w, random.clone()),
         ],
@@ -330,7 +332,7 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
             (cfg.prior_empty_weight, just(Vec::new())),
             (
                 non_empty,
-                proptest::collection::vec(element, 1..=cfg.max_prior_entries.max(1)).boxed(),
+                proptest::collection::vec(element, 1..=cfg.max_prior_entries.max(1)).sboxed(),
             ),
         ],
         just(Vec::new()),
@@ -340,7 +342,9 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> BoxedStrategy<Vec<PriorPlan>> {
 /// Workspaces W1 with exclusions. Property: every value, and every value reached by
 /// `simplify`/`complicate`, passes `WorkspaceSpec::check`.
 /// A `simplify` step never yields more entries plus exclusions than the value before it.
-pub fn spec_strategy(cfg: &GenConfig) -> impl Strategy<Value = WorkspaceSpec> + Clone {
+pub fn spec_strategy(
+    cfg: &GenConfig,
+) -> impl Strategy<Value = WorkspaceSpec> + Clone + Send + Sync {
     NoLarger::new(
         spec_plan_strategy(cfg).prop_map(|plan| resolve_spec(&plan)),
         spec_size,
@@ -364,7 +368,7 @@ pub fn case_size(case: &Case) -> usize {
 pub fn prior_strategy(
     cfg: &GenConfig,
     w1: &WorkspaceSpec,
-) -> impl Strategy<Value = WorkspaceSpec> + Clone {
+) -> impl Strategy<Value = WorkspaceSpec> + Clone + Send + Sync {
     let w1 = w1.clone();
     NoLarger::new(
         prior_plans_strategy(cfg).prop_map(move |plans| resolve_prior(&plans, &w1)),
@@ -376,12 +380,14 @@ pub fn prior_strategy(
 /// directories and files, so both shrink independently and stay valid. Property: every
 /// value and every shrink step passes `WorkspaceSpec::check` for both workspaces, and a
 /// `simplify` step never makes [`case_size`] larger.
-pub fn case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone {
+pub fn case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone + Send + Sync {
     NoLarger::new(unfiltered_case_strategy(cfg), case_size)
 }
 
 /// [`case_strategy`] without the [`NoLarger`] filter on shrink steps.
-pub(crate) fn unfiltered_case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone {
+pub(crate) fn unfiltered_case_strategy(
+    cfg: &GenConfig,
+) -> impl Strategy<Value = Case> + Clone + Send + Sync {
     (spec_plan_strategy(cfg), prior_plans_strategy(cfg)).prop_map(|(spec_plan, prior_plans)| {
         let spec = resolve_spec(&spec_plan);
         let prior = resolve_prior(&prior_plans, &spec);

@@ -443,3 +443,14 @@ fn paths_stay_bounded_with_many_long_names() {
         "long paths are generated and capped at 2048 bytes (longest {longest})"
     );
 }
+
+/// The public strategies can be shared with worker threads (a runner may generate in one
+/// thread and shrink in another).
+#[test]
+fn strategies_are_send_and_sync() {
+    fn send_sync<T: Send + Sync + Clone>(_: &T) {}
+    let cfg = GenConfig::default();
+    send_sync(&case_strategy(&cfg));
+    send_sync(&spec_strategy(&cfg));
+    send_sync(&prior_strategy(&cfg, &WorkspaceSpec::default()));
+}

@@ -47,7 +47,7 @@ pub struct GenConfig {
     /// Directory that stays empty (`SNAPCONF_GEN_EMPTY_DIR_WEIGHT`, default 1).
     pub empty_dir_weight: u32,
     /// Read-only directory (`0555`) created with a child file (`SNAPCONF_GEN_READONLY_DIR_WEIGHT`,
-    /// default 1).
+    /// default 2).
     pub readonly_dir_weight: u32,
     /// Directory with mode `0000` and a child file (`SNAPCONF_GEN_DIR_MODE_ZERO_WEIGHT`, default 1).
     pub dir_mode_zero_weight: u32,
@@ -140,7 +140,8 @@ pub struct GenConfig {
     pub prior_symlink_at_dir_weight: u32,
     /// FIFO where W1 has a file (`SNAPCONF_GEN_PRIOR_FIFO_AT_FILE_WEIGHT`, default 1).
     pub prior_fifo_at_file_weight: u32,
-    /// Read-only (`0555`, sometimes `0000`) directory with a child, at a W1 directory (`SNAPCONF_GEN_PRIOR_READONLY_DIR_WEIGHT`, default 1).
+    /// Read-only (`0555`, sometimes `0000`) directory with a child, at a W1 directory
+    /// (`SNAPCONF_GEN_PRIOR_READONLY_DIR_WEIGHT`, default 1).
     pub prior_readonly_dir_weight: u32,
     /// Directory (with a child) where W1 has a file (`SNAPCONF_GEN_PRIOR_DIR_AT_FILE_WEIGHT`,
     /// default 1).
@@ -163,7 +164,7 @@ impl Default for GenConfig {
             file_weight: 6,
             dir_weight: 4,
             empty_dir_weight: 1,
-            readonly_dir_weight: 1,
+            readonly_dir_weight: 2,
             dir_mode_zero_weight: 1,
             hardlink_weight: 3,
             shared_inode_weight: 2,

@@ -2,7 +2,7 @@
 //! to measure what the generators cover (`features`, `case_features`).
 
 use super::builder::inode_groups;
-use super::template::PYVENV_CFG;
+use super::template::{CACHE_FILE, VENV_DIR};
 use crate::bytes::RelPath;
 use crate::spec::{Case, EntryKind, WorkspaceSpec};
 use std::collections::{BTreeMap, BTreeSet};
@@ -123,7 +123,8 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
         if bytes.len() > 255 {
             f.insert("path-over-255");
         }
-        if bytes == PYVENV_CFG.as_bytes() {
+        if e.path.components().next() == Some(VENV_DIR.as_bytes()) || bytes == CACHE_FILE.as_bytes()
+        {
             f.insert("realistic-venv");
         }
         let mode = e.effective_mode();

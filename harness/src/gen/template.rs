@@ -13,7 +13,9 @@ pub const CACHE_DIR: &str = "cache";
 pub const CACHE_FILE: &str = "cache/uv/pkg/__init__.py";
 /// The venv copy of the package file (a hardlink to [`CACHE_FILE`]).
 pub const SITE_FILE: &str = ".venv/lib/python3.11/site-packages/pkg/__init__.py";
-/// Marker the coverage detector looks for.
+/// The virtualenv directory (no random name uses it, so the coverage detector keys on it).
+pub const VENV_DIR: &str = ".venv";
+/// The venv's config file.
 pub const PYVENV_CFG: &str = ".venv/pyvenv.cfg";
 
 const PKG_CONTENT: &[u8] = b"VALUE = 1\n";

@@ -1,10 +1,23 @@
 //! snapconf-harness: the workspace model, generators, checks, runner and reports.
 
+pub mod audit;
 pub mod bytes;
+pub mod check;
 pub mod diff;
+pub mod error;
+pub mod exit;
 pub mod expected;
+pub mod gen;
+pub mod jail;
+pub mod listing;
 pub mod materialise;
 pub mod observe;
+pub mod pipeline;
+pub mod policy_map;
 pub mod profile;
+pub mod repro;
+pub mod report;
+pub mod runner;
+pub mod shrink;
 pub mod spec;
 pub mod tree;

@@ -1,0 +1,342 @@
+//! A small feature detector over specs and cases, independent of the generator's plans, used
+//! to measure what the generators cover (`features`, `case_features`).
+
+use super::builder::inode_groups;
+use super::template::{CACHE_FILE, VENV_DIR};
+use crate::bytes::RelPath;
+use crate::spec::{Case, EntryKind, WorkspaceSpec};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Every feature [`features`] can report for W1.
+pub const SPEC_FEATURES: &[&str] = &[
+    "empty-workspace",
+    "file",
+    "empty-file",
+    "binary-content",
+    "dir",
+    "empty-dir",
+    "readonly-dir-with-children",
+    "dir-mode-0000",
+    "hardlink",
+    "shared-inode-cross-dir",
+    "shared-inode-3plus",
+    "hardlink-to-symlink",
+    "exclusion-file",
+    "exclusion-dir",
+    "alias-excluded-by-file",
+    "alias-excluded-by-dir",
+    "alias-excluded-first-creation",
+    "alias-excluded-first-sorted",
+    "alias-excluded-first-reverse",
+    "symlink-relative-ok",
+    "symlink-target-over-100",
+    "hardlink-target-over-100",
+    "symlink-abs-into-root",
+    "symlink-abs-out",
+    "symlink-abs-other",
+    "symlink-escaping",
+    "symlink-dangling",
+    "symlink-loop-self",
+    "symlink-loop-pair",
+    "fifo",
+    "socket",
+    "chardev",
+    "mode-exec",
+    "mode-0000",
+    "mode-setuid",
+    "mode-setgid",
+    "name-99",
+    "name-100",
+    "name-155",
+    "name-255",
+    "path-over-100",
+    "path-over-255",
+    "name-non-utf8",
+    "name-newline",
+    "realistic-venv",
+];
+
+/// Every feature [`case_features`] adds for the prior W0 (relative to W1).
+pub const PRIOR_FEATURES: &[&str] = &[
+    "prior-empty",
+    "prior-symlink-at-dir",
+    "prior-fifo-at-file",
+    "prior-readonly-dir",
+    "prior-dir-at-file",
+    "prior-stale-overlap",
+    "prior-stale-extra",
+];
+
+/// Where a relative symlink target leads, lexically from the link's directory: `Err(())`
+/// when it climbs above the root, `Ok(None)` for the root itself.
+fn lexical_target(link: &RelPath, target: &[u8]) -> Result<Option<RelPath>, ()> {
+    let parent = link.parent();
+    let mut stack: Vec<&[u8]> = parent
+        .as_ref()
+        .map_or(Vec::new(), |p| p.components().collect());
+    for comp in target.split(|&b| b == b'/') {
+        match comp {
+            b"" | b"." => {}
+            b".." => {
+                if stack.pop().is_none() {
+                    return Err(());
+                }
+            }
+            c => stack.push(c),
+        }
+    }
+    if stack.is_empty() {
+        return Ok(None);
+    }
+    Ok(RelPath::new(stack.join(&b'/')).ok())
+}
+
+/// The features of one workspace (names from [`SPEC_FEATURES`]).
+pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
+    let mut f = BTreeSet::new();
+    let all = spec.with_parents();
+    let kinds: BTreeMap<&RelPath, &EntryKind> = all.iter().map(|e| (&e.path, &e.kind)).collect();
+    let is_dir = |p: &RelPath| matches!(kinds.get(p), Some(EntryKind::Dir));
+    if spec.entries.is_empty() {
+        f.insert("empty-workspace");
+    }
+    for e in &spec.entries {
+        let bytes = e.path.as_bytes();
+        for comp in e.path.components() {
+            match comp.len() {
+                99 => f.insert("name-99"),
+                100 => f.insert("name-100"),
+                155 => f.insert("name-155"),
+                255 => f.insert("name-255"),
+                _ => false,
+            };
+            if std::str::from_utf8(comp).is_err() {
+                f.insert("name-non-utf8");
+            }
+            if comp.contains(&b'\n') {
+                f.insert("name-newline");
+            }
+        }
+        if bytes.len() > 100 {
+            f.insert("path-over-100");
+        }
+        if bytes.len() > 255 {
+            f.insert("path-over-255");
+        }
+        if e.path.components().next() == Some(VENV_DIR.as_bytes()) || bytes == CACHE_FILE.as_bytes()
+        {
+            f.insert("realistic-venv");
+        }
+        let mode = e.effective_mode();
+        match &e.kind {
+            EntryKind::Dir => {
+                f.insert("dir");
+                let has_child = spec
+                    .entries
+                    .iter()
+                    .any(|c| c.path != e.path && c.path.starts_with(&e.path));
+                if !has_child {
+                    f.insert("empty-dir");
+                }
+                if mode & 0o222 == 0 && has_child {
+                    f.insert("readonly-dir-with-children");
+                }
+                if mode == 0 {
+                    f.insert("dir-mode-0000");
+                }
+            }
+            EntryKind::File { content } => {
+                f.insert("file");
+                if content.0.is_empty() {
+                    f.insert("empty-file");
+                }
+                if content.0.contains(&0) {
+                    f.insert("binary-content");
+                }
+                if mode & 0o111 != 0 {
+                    f.insert("mode-exec");
+                }
+                if mode == 0 {
+                    f.insert("mode-0000");
+                }
+                if mode & 0o4000 != 0 {
+                    f.insert("mode-setuid");
+                }
+                if mode & 0o2000 != 0 {
+                    f.insert("mode-setgid");
+                }
+            }
+            EntryKind::Hardlink { target } => {
+                f.insert("hardlink");
+                if target.as_bytes().len() > 100 {
+                    f.insert("hardlink-target-over-100");
+                }
+                if matches!(kinds.get(target), Some(EntryKind::Symlink { .. })) {
+                    f.insert("hardlink-to-symlink");
+                }
+            }
+            EntryKind::Symlink { target } => {
+                if target.0.len() > 100 {
+                    f.insert("symlink-target-over-100");
+                }
+                symlink_features(&mut f, &e.path, &target.0, &kinds);
+            }
+            EntryKind::Fifo => {
+                f.insert("fifo");
+            }
+            EntryKind::Socket => {
+                f.insert("socket");
+            }
+            EntryKind::CharDevice { .. } => {
+                f.insert("chardev");
+            }
+        }
+    }
+    for x in &spec.exclusions {
+        match kinds.get(x) {
+            Some(EntryKind::Dir) => f.insert("exclusion-dir"),
+            Some(_) => f.insert("exclusion-file"),
+            None => false,
+        };
+    }
+    for names in inode_groups(&spec.entries) {
+        let parents: BTreeSet<Option<RelPath>> = names.iter().map(RelPath::parent).collect();
+        if parents.len() > 1 {
+            f.insert("shared-inode-cross-dir");
+        }
+        if names.len() >= 3 {
+            f.insert("shared-inode-3plus");
+        }
+        let excluded = |p: &RelPath| spec.is_excluded(p);
+        if !names.iter().any(excluded) || names.iter().all(excluded) {
+            continue;
+        }
+        for n in names.iter().filter(|n| excluded(n)) {
+            if spec.exclusions.contains(n) {
+                f.insert("alias-excluded-by-file");
+            }
+            if spec
+                .exclusions
+                .iter()
+                .any(|x| x != n && n.starts_with(x) && is_dir(x))
+            {
+                f.insert("alias-excluded-by-dir");
+            }
+        }
+        if names.first().is_some_and(excluded) {
+            f.insert("alias-excluded-first-creation");
+        }
+        if names.iter().min().is_some_and(excluded) {
+            f.insert("alias-excluded-first-sorted");
+        }
+        if names.iter().max().is_some_and(excluded) {
+            f.insert("alias-excluded-first-reverse");
+        }
+    }
+    f
+}
+
+fn symlink_features(
+    f: &mut BTreeSet<&'static str>,
+    path: &RelPath,
+    target: &[u8],
+    kinds: &BTreeMap<&RelPath, &EntryKind>,
+) {
+    if target.starts_with(b"{root}") {
+        f.insert("symlink-abs-into-root");
+        return;
+    }
+    if target.starts_with(b"{out}") {
+        f.insert("symlink-abs-out");
+        return;
+    }
+    if target.starts_with(b"/") {
+        f.insert("symlink-abs-other");
+        return;
+    }
+    match lexical_target(path, target) {
+        Err(()) => {
+            f.insert("symlink-escaping");
+        }
+        Ok(to) => {
+            let is_ancestor = match &to {
+                None => true,
+                Some(t) => t != path && path.starts_with(t),
+            };
+            if is_ancestor {
+                f.insert("symlink-loop-self");
+                return;
+            }
+            let Some(to) = to else { return };
+            match kinds.get(&to) {
+                None => {
+                    f.insert("symlink-dangling");
+                }
+                Some(EntryKind::Symlink { target: back }) => {
+                    if lexical_target(&to, &back.0) == Ok(Some(path.clone())) {
+                        f.insert("symlink-loop-pair");
+                    } else {
+                        f.insert("symlink-relative-ok");
+                    }
+                }
+                Some(_) => {
+                    f.insert("symlink-relative-ok");
+                }
+            }
+        }
+    }
+}
+
+/// The features of a case: W1's [`features`] plus the prior's, relative to W1 (names from
+/// [`PRIOR_FEATURES`]).
+pub fn case_features(case: &Case) -> BTreeSet<&'static str> {
+    let mut f = features(&case.spec);
+    let w1 = case.spec.with_parents();
+    let w1_kinds: BTreeMap<&RelPath, &EntryKind> = w1.iter().map(|e| (&e.path, &e.kind)).collect();
+    let w1_content = |p: &RelPath| -> Option<&[u8]> {
+        let mut kind = w1_kinds.get(p)?;
+        if let EntryKind::Hardlink { target } = kind {
+            kind = w1_kinds.get(target)?;
+        }
+        match kind {
+            EntryKind::File { content } => Some(&content.0),
+            _ => None,
+        }
+    };
+    if case.prior.entries.is_empty() {
+        f.insert("prior-empty");
+    }
+    for e in &case.prior.entries {
+        let w1_kind = w1_kinds.get(&e.path);
+        let w1_dir = matches!(w1_kind, Some(EntryKind::Dir));
+        let w1_regular = w1_content(&e.path).is_some();
+        match &e.kind {
+            EntryKind::Symlink { .. } if w1_dir => {
+                f.insert("prior-symlink-at-dir");
+            }
+            EntryKind::Fifo if w1_regular => {
+                f.insert("prior-fifo-at-file");
+            }
+            EntryKind::Dir => {
+                if e.effective_mode() & 0o222 == 0 {
+                    f.insert("prior-readonly-dir");
+                }
+                if w1_kind.is_some() && !w1_dir {
+                    f.insert("prior-dir-at-file");
+                }
+            }
+            EntryKind::File { content } => {
+                if let Some(new) = w1_content(&e.path) {
+                    if new != content.0.as_slice() {
+                        f.insert("prior-stale-overlap");
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !matches!(e.kind, EntryKind::Dir) && w1_kind.is_none() {
+            f.insert("prior-stale-extra");
+        }
+    }
+    f
+}

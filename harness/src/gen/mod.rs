@@ -1,0 +1,21 @@
+//! Generators: proptest strategies for workspaces (W1 with exclusions), prior workspaces (W0)
+//! and cases, built from shrinkable plans that always resolve to a valid spec.
+
+mod builder;
+mod config;
+mod coverage;
+mod edge;
+mod plan;
+mod prior;
+mod resolve;
+mod smaller;
+mod strategy;
+mod template;
+#[cfg(test)]
+mod tests;
+
+pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
+pub use coverage::{case_features, features, PRIOR_FEATURES, SPEC_FEATURES};
+pub use edge::edge_specs;
+pub use smaller::{NoLarger, NoLargerTree};
+pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

@@ -34,7 +34,7 @@ pub fn setup(pairs: &PairArgs, cases: u64, seed: u64, shrink_steps: u32, label: 
         None => default_report_dir(label, seed),
     };
     let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
-    let gen = GenConfig::from_env();
+    let gen = GenConfig::from_env().map_err(|e| Usage(e.to_string()))?;
     Ok(Setup {
         opts: RunOptions {
             cases,

@@ -17,6 +17,7 @@ pub enum Reason {
     LimitExceeded,
     Malformed,
     Unsupported,
+    NotADirectory,
 }
 
 impl Reason {
@@ -35,6 +36,7 @@ impl Reason {
             Reason::LimitExceeded => "limit-exceeded",
             Reason::Malformed => "malformed",
             Reason::Unsupported => "unsupported",
+            Reason::NotADirectory => "not-a-directory",
         }
     }
 }

@@ -34,10 +34,7 @@ const STREAM_BUF: usize = 256 * 1024;
 /// [`HydrateError::Refused`] with the first offending member and its [`crate::Reason`];
 /// [`HydrateError::Io`] if reading `archive` fails.
 pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateError> {
-    let mut input = StreamInput::new(
-        BufReader::with_capacity(STREAM_BUF, archive),
-        None::<io::Sink>,
-    );
+    let mut input = StreamInput::new(BufReader::with_capacity(STREAM_BUF, archive));
     let (_, listing) = plan::build(&mut input, 0, policy, true)?;
     Ok(listing.unwrap_or_default())
 }
@@ -45,8 +42,9 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 /// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
 /// exactly as it was.
 ///
-/// `archive` is read once, in order, and copied to an unnamed temporary file (`O_TMPFILE` in
-/// `$TMPDIR`) while it is validated; the write pass then reads that copy by offset. Use
+/// `archive` is read once, to its end, into an unnamed temporary file (`O_TMPFILE` in the
+/// root's parent, or in `$TMPDIR` where that is unsupported); the validation pass and then
+/// the write pass read that copy by offset. Use
 /// [`hydrate_file`] to skip the copy when the archive is already a regular file.
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
@@ -103,18 +101,37 @@ pub fn hydrate(
     root: &Path,
     policy: &Policy,
 ) -> Result<HydrateReport, HydrateError> {
-    let spool = tempfile::tempfile().map_err(|e| io_err("creating the spool file", e))?;
-    let plan = {
-        let reader = BufReader::with_capacity(STREAM_BUF, archive);
-        let writer = BufWriter::with_capacity(STREAM_BUF, &spool);
-        let mut input = StreamInput::new(reader, Some(writer));
-        let (plan, _) = plan::build(&mut input, 0, policy, false)?;
-        if let Some(mut w) = input.into_tee() {
-            io::Write::flush(&mut w).map_err(|e| io_err("writing the spool file", e))?;
-        }
-        plan
+    let sib = Sibling::open(root)?;
+    let spool = spool_file(&sib)?;
+    // Copy first, then validate from the copy. `io::copy` moves the bytes inside the kernel
+    // (`copy_file_range`/`splice`) when `archive` is a file or pipe, and through one buffer
+    // otherwise; memory does not grow with the archive.
+    let len = {
+        let mut archive = archive;
+        let mut w = BufWriter::with_capacity(STREAM_BUF, &spool);
+        let len = io::copy(&mut archive, &mut w).map_err(|e| io_err("spooling the archive", e))?;
+        io::Write::flush(&mut w).map_err(|e| io_err("spooling the archive", e))?;
+        len
     };
-    apply(plan, &spool, root)
+    let mut input = FileInput::new(&spool, 0, len);
+    let (plan, _) = plan::build(&mut input, 0, policy, false)?;
+    apply(&sib, plan, &spool, root)
+}
+
+/// An unnamed file for the spool copy: `O_TMPFILE` in the root's parent (same filesystem as
+/// the staging tree, so `copy_file_range` stays in the kernel and a small `/tmp` does not
+/// limit the archive size; no name ever exists, so a crash leaves nothing), else an unnamed
+/// file in `$TMPDIR` where the parent's filesystem has no `O_TMPFILE`.
+fn spool_file(sib: &Sibling) -> Result<File, HydrateError> {
+    match openat(
+        sib.parent(),
+        ".",
+        OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    ) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(_) => tempfile::tempfile().map_err(|e| io_err("creating the spool file", e)),
+    }
 }
 
 /// [`hydrate`] for an archive that is an open file: a regular file is read in place by
@@ -138,7 +155,8 @@ pub fn hydrate_file(
         .map_err(|e| io_err("reading the archive's position", e))?;
     let mut input = FileInput::new(archive, start, meta.len());
     let (plan, _) = plan::build(&mut input, start, policy, false)?;
-    apply(plan, archive, root)
+    let sib = Sibling::open(root)?;
+    apply(&sib, plan, archive, root)
 }
 
 /// What is at `root` before we start.
@@ -175,27 +193,31 @@ fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
 }
 
 /// The write pass, the swap and the clean-up.
-fn apply(plan: Plan, data: &File, root: &Path) -> Result<HydrateReport, HydrateError> {
-    let sib = Sibling::open(root)?;
-    recover_in(&sib)?;
-    let state = root_state(&sib, root)?;
+fn apply(
+    sib: &Sibling,
+    plan: Plan,
+    data: &File,
+    root: &Path,
+) -> Result<HydrateReport, HydrateError> {
+    recover_in(sib)?;
+    let state = root_state(sib, root)?;
     let stage = sib.new_stage_name();
-    journal::write(&sib, Phase::Staged, &stage)
+    journal::write(sib, Phase::Staged, &stage)
         .map_err(|e| io_err("writing the snapconf journal", e))?;
-    let built = build_stage(&sib, &stage, &plan, data, &state);
-    let swapped = built.and_then(|()| swap(&sib, &stage, &state, root));
+    let built = build_stage(sib, &stage, &plan, data, &state);
+    let swapped = built.and_then(|()| swap(sib, &stage, &state, root));
     if let Err(e) = swapped {
         // Roll back: the root was never touched. A failure here is left for `recover`.
         if remove_tree(sib.parent(), &stage).is_ok() {
-            let _ = journal::remove(&sib);
+            let _ = journal::remove(sib);
         }
         return Err(e);
     }
     // Committed. From here on the new tree is in place whatever happens; failures only
     // leave garbage (the old tree under the staging name) that `recover` removes.
-    let _ = journal::write(&sib, Phase::Swapped, &stage);
+    let _ = journal::write(sib, Phase::Swapped, &stage);
     if remove_tree(sib.parent(), &stage).is_ok() {
-        let _ = journal::remove(&sib);
+        let _ = journal::remove(sib);
     }
     Ok(plan.report)
 }

@@ -1,5 +1,5 @@
-//! Byte sources the parser reads from: a stream (optionally teed into a spool file) or a
-//! regular file read by offset.
+//! Byte sources the parser reads from: a stream ([`crate::validate`]) or a regular file read
+//! by offset (the archive itself, or the spool copy of a stream).
 //!
 //! The parser only needs "read the next bytes" and "skip n bytes"; both report a short count at
 //! end of input so that truncation is detected by the parser, never papered over by a seek
@@ -7,10 +7,10 @@
 //! member could otherwise look complete).
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
-/// Size of the buffer used to skip payloads of a stream and to tee into the spool, in bytes.
+/// Size of the buffer used to skip payloads of a stream, in bytes.
 const SKIP_BUF: usize = 256 * 1024;
 
 /// A sequential byte source with cheap skipping.
@@ -35,37 +35,25 @@ pub(crate) trait Input {
     }
 }
 
-/// A non-seekable stream; every byte read is also written to `tee` when one is given (the
-/// spool file that the write pass reads back).
-pub(crate) struct StreamInput<R, W> {
+/// A non-seekable stream: skipping reads and discards through one reused buffer.
+pub(crate) struct StreamInput<R> {
     inner: R,
-    tee: Option<W>,
     buf: Vec<u8>,
 }
 
-impl<R: Read, W: Write> StreamInput<R, W> {
-    /// Reads `inner`, copying every byte into `tee` if given.
-    pub(crate) fn new(inner: R, tee: Option<W>) -> Self {
+impl<R: Read> StreamInput<R> {
+    /// Reads `inner` sequentially.
+    pub(crate) fn new(inner: R) -> Self {
         StreamInput {
             inner,
-            tee,
             buf: Vec::new(),
         }
     }
-
-    /// Gives back the tee writer (to flush it).
-    pub(crate) fn into_tee(self) -> Option<W> {
-        self.tee
-    }
 }
 
-impl<R: Read, W: Write> Input for StreamInput<R, W> {
+impl<R: Read> Input for StreamInput<R> {
     fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(tee) = self.tee.as_mut() {
-            tee.write_all(&buf[..n])?;
-        }
-        Ok(n)
+        self.inner.read(buf)
     }
 
     fn skip(&mut self, n: u64) -> io::Result<u64> {

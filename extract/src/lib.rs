@@ -1,5 +1,8 @@
 //! snapconf-extract: the reference safe extractor for workspace snapshots (tar archives).
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 mod beneath;
 mod copy;
 mod error;
@@ -14,6 +17,7 @@ mod policy;
 mod reader;
 mod recover;
 mod remove;
+mod resolve;
 mod sibling;
 mod stage;
 mod symlink_target;

@@ -52,7 +52,8 @@ pub struct ListedMember {
     /// The link target as raw bytes (PAX `linkpath` / GNU long link resolved) for symlink and
     /// hardlink members; `None` for every other kind.
     pub link_target: Option<Vec<u8>>,
-    /// Payload size in bytes (PAX `size` wins over the header field); 0 for non-regular members.
+    /// Payload size in bytes as the header (or PAX `size`, which wins) declares it; normally 0
+    /// for non-regular members, whose payload, if any, is skipped.
     pub size: u64,
     /// The header's permission bits as stored (`0o7777` mask), before any policy filter.
     pub mode: u32,
@@ -72,6 +73,7 @@ pub struct HydrateReport {
     pub members: u64,
     /// Payload bytes written to regular files, in bytes (hardlink copies count again).
     pub bytes: u64,
-    /// Names (raw bytes, as in the archive) of members the policy left out.
+    /// Names (raw bytes, as in the archive) of members left out: dropped by the policy
+    /// (special files, absolute symlinks under `Drop`) or no-ops (a hardlink to itself, H12).
     pub dropped: Vec<Vec<u8>>,
 }

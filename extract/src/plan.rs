@@ -11,10 +11,11 @@ use std::collections::HashMap;
 use crate::input::Input;
 use crate::name::{self, MemberPath};
 use crate::reader::{RawMember, Reader};
+use crate::resolve;
 use crate::symlink_target::{self, Verdict};
 use crate::{
-    Duplicates, Hardlinks, HydrateError, HydrateReport, ListedMember, Listing, MemberKind, Modes,
-    Policy, Reason, SpecialFiles,
+    Duplicates, EscapingSymlinks, Hardlinks, HydrateError, HydrateReport, ListedMember, Listing,
+    MemberKind, Modes, Policy, Reason, SpecialFiles,
 };
 
 /// Mode of directories that the archive implies but does not list (`a/` for a member `a/b`).
@@ -137,10 +138,48 @@ pub(crate) fn build<I: Input>(
     while let Some(member) = reader.next_member()? {
         v.member(member)?;
     }
+    if policy.escaping_symlinks == EscapingSymlinks::Reject {
+        v.check_link_chains()?;
+    }
     Ok((v.plan, v.listing))
 }
 
 impl Validator<'_> {
+    /// Resolves every planned relative symlink through the other planned symlinks (see
+    /// [`crate::resolve`]); refuses `symlink-escape` if one leaves the root that way.
+    fn check_link_chains(&self) -> Result<(), HydrateError> {
+        let link_of = |p: &[u8]| -> Option<&[u8]> {
+            match self.nodes.get(p) {
+                Some(Node::Symlink { action: Some(i) }) => match &self.plan.actions[*i] {
+                    Action::Symlink { target, .. } => Some(target.as_slice()),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        for action in &self.plan.actions {
+            let Action::Symlink { path, target } = action else {
+                continue;
+            };
+            if target.first() == Some(&b'/') {
+                continue;
+            }
+            let (dir, _) = path.split_last();
+            let dir: Vec<&[u8]> = dir
+                .split(|&b| b == b'/')
+                .filter(|c| !c.is_empty())
+                .collect();
+            if resolve::escapes(&dir, target, &link_of) {
+                return Err(refuse(
+                    Reason::SymlinkEscape,
+                    &path.0,
+                    "symlink target leaves the root through another symlink of the archive",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn member(&mut self, m: RawMember) -> Result<(), HydrateError> {
         let count = self.plan.report.members + 1;
         if count > self.policy.limits.members {

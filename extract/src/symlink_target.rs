@@ -8,8 +8,9 @@
 //! Escape is decided lexically from the link's directory, as Python's `tarfile` `data` filter
 //! does. Candidly: a lexical check does not see through other symlinks of the same archive
 //! (`d/up -> ..` is contained, `x -> d/up/..` is contained lexically, yet the kernel resolves
-//! `x` to the root's parent). [`crate::validate`] therefore also resolves every kept link
-//! through the archive's own links before accepting it under `EscapingSymlinks::Reject`.
+//! `x` to the root's parent). The validator therefore also resolves every kept link through
+//! the archive's own links before accepting it under `EscapingSymlinks::Reject`
+//! (`crate::resolve`).
 
 use crate::{AbsoluteSymlinks, EscapingSymlinks, Policy, Reason};
 

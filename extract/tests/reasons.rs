@@ -135,6 +135,34 @@ fn symlink_escape() {
     assert_eq!(refused(&abs, &policy, Reason::SymlinkEscape), b"l");
     let sneaky = Raw::new().symlink("l", "/orig/../etc").finish();
     assert_eq!(refused(&sneaky, &policy, Reason::SymlinkEscape), b"l");
+    // lexically contained, but `d/up` is itself a link to the root: `x` reaches the parent
+    let chain = Raw::new()
+        .dir("d/")
+        .symlink("d/up", "..")
+        .symlink("x", "d/up/..")
+        .finish();
+    let policy = Policy {
+        escaping_symlinks: EscapingSymlinks::Reject,
+        ..p()
+    };
+    assert_eq!(refused(&chain, &policy, Reason::SymlinkEscape), b"x");
+    // the same chain order reversed (the link appears before the link it goes through)
+    let chain = Raw::new()
+        .symlink("x", "d/up/..")
+        .dir("d/")
+        .symlink("d/up", "..")
+        .finish();
+    assert_eq!(refused(&chain, &policy, Reason::SymlinkEscape), b"x");
+    // contained chains and loops are accepted
+    let fine = Raw::new()
+        .dir("d/")
+        .symlink("d/up", "..")
+        .symlink("x", "d/up/d/up/d")
+        .symlink("self", ".")
+        .symlink("loop1", "loop2")
+        .symlink("loop2", "loop1")
+        .finish();
+    validate(&fine[..], &policy).expect("contained");
 }
 
 #[test]

@@ -61,3 +61,35 @@ pub(crate) fn open_dir_walk(base: BorrowedFd<'_>, path: &[u8]) -> io::Result<Own
         None => Ok(rustix::io::fcntl_dupfd_cloexec(base, 0)?),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// Both paths open plain directories and refuse a symlink at any component (the fallback
+    /// must be as strict as `openat2`).
+    #[test]
+    fn both_paths_refuse_symlinks() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir_all(dir.path().join("a/b/c"))?;
+        symlink("b", dir.path().join("a/l"))?;
+        symlink("/", dir.path().join("abs"))?;
+        let base = std::fs::File::open(dir.path())?;
+        let base = base.as_fd();
+        for open in [
+            open_dir as fn(BorrowedFd<'_>, &[u8]) -> io::Result<OwnedFd>,
+            open_dir_walk,
+        ] {
+            assert!(open(base, b"a/b/c").is_ok());
+            assert!(open(base, b"a/l").is_err());
+            assert!(open(base, b"a/l/c").is_err());
+            assert!(open(base, b"abs").is_err());
+            assert!(open(base, b"abs/tmp").is_err());
+        }
+        assert!(open_dir_walk(base, b"a/../a").is_err());
+        assert!(open_dir_walk(base, b"a//b").is_err());
+        assert!(open_dir(base, b"../").is_err());
+        Ok(())
+    }
+}

@@ -2,21 +2,52 @@
 
 use std::fmt;
 
-/// A stable reason code for a refusal; `as_str` is what the CLI and JSON print.
+/// A stable reason code for a refusal; [`Reason::as_str`] is what the CLI and JSON print.
+///
+/// Codes are part of the interface (CI baselines match on them): they are never renamed,
+/// only added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
+    /// `absolute-path`: a member name starts with `/` (GNU tar strips it with a warning; older
+    /// extractors wrote to the absolute path).
     AbsolutePath,
+    /// `parent-traversal`: a member name has a `..` component (CVE-2001-1267,
+    /// CVE-2007-4131).
     ParentTraversal,
+    /// `hardlink-not-allowed`: a hardlink member under [`crate::Hardlinks::Reject`].
     HardlinkNotAllowed,
+    /// `dangling-hardlink`: a hardlink whose target is not an earlier regular (or symlink)
+    /// member of the same archive: absent (H2: its first name was excluded at capture), later,
+    /// a directory, dropped, absolute or outside the root.
     DanglingHardlink,
+    /// `symlink-escape`: a symlink target refused by [`crate::AbsoluteSymlinks::Reject`] or
+    /// [`crate::EscapingSymlinks::Reject`].
     SymlinkEscape,
+    /// `through-symlink`: a member below a symlink member of the archive (H9, H11), whatever
+    /// the policy (a dropped symlink counts too).
     ThroughSymlink,
+    /// `special-file`: a FIFO, character or block device under
+    /// [`crate::SpecialFiles::Reject`].
     SpecialFile,
+    /// `duplicate`: a second member with the same normalised name under
+    /// [`crate::Duplicates::Reject`], or (any policy) one that would replace a directory that
+    /// already has members below it.
     Duplicate,
+    /// `truncated`: the archive ends inside a header or a payload (H13).
     Truncated,
+    /// `limit-exceeded`: a [`crate::Limits`] bound, or a name component over 255 bytes.
     LimitExceeded,
+    /// `malformed`: bad header checksum, unparsable numeric field or PAX record, empty name,
+    /// NUL in a name or target, an extension header with no member after it, a non-directory
+    /// named like a directory (`a/`) or naming the root (`.`).
     Malformed,
+    /// `unsupported`: an unknown type flag (kept in [`crate::MemberKind::Other`]), a sparse
+    /// member (GNU `S` or PAX `GNU.sparse.*`), or a PAX global header that sets `path`,
+    /// `linkpath` or `size`.
     Unsupported,
+    /// `not-a-directory`: a member below a member that is not a directory (a file, a dropped
+    /// special file). Added to the original set of codes.
+    NotADirectory,
 }
 
 impl Reason {
@@ -35,6 +66,7 @@ impl Reason {
             Reason::LimitExceeded => "limit-exceeded",
             Reason::Malformed => "malformed",
             Reason::Unsupported => "unsupported",
+            Reason::NotADirectory => "not-a-directory",
         }
     }
 }
@@ -48,17 +80,26 @@ impl fmt::Display for Reason {
 /// Why a hydration or validation did not happen. On any error `root` is unchanged.
 #[derive(Debug, thiserror::Error)]
 pub enum HydrateError {
-    /// The archive was refused: `member` is the member name as raw bytes.
+    /// The archive was refused before anything was written.
     #[error("refused member `{}`: {reason}{}", String::from_utf8_lossy(.member), if .detail.is_empty() { String::new() } else { format!(" ({})", .detail) })]
     Refused {
+        /// The stable reason code.
         reason: Reason,
+        /// The offending member's name as raw bytes, as stored in the archive (after PAX /
+        /// GNU long-name resolution); empty when no member name is known yet (a truncated
+        /// header).
         member: Vec<u8>,
+        /// A human-readable detail (lower-case, no trailing period); not stable.
         detail: String,
     },
-    /// An I/O error of our own (not a property of the archive).
+    /// An I/O error of our own or of the target filesystem (not a property of the archive):
+    /// reading the archive, a bad root (a symlink, not a directory, missing parent),
+    /// `ENOSPC`, `EFBIG`, `EACCES`.
     #[error("{context}: {source}")]
     Io {
+        /// What we were doing, with the path in backticks.
         context: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

@@ -1,28 +1,264 @@
-//! PLACEHOLDER: the helper implementing issue 3 replaces this file.
-use crate::{HydrateError, Policy, Reason};
-use std::io::Read;
+//! The entry points: [`validate`], [`hydrate`] and [`hydrate_file`].
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek};
+use std::os::fd::AsFd;
 use std::path::Path;
 
-/// The kind of a listed member.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MemberKind { File, Dir, Symlink, Hardlink, Fifo, CharDevice, BlockDevice, Other(u8) }
+use rustix::fs::{
+    fchmod, mkdirat, openat, renameat_with, statat, AtFlags, FileType, Mode, OFlags, RenameFlags,
+};
+use rustix::io::Errno;
 
-/// One member as the reference parser reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListedMember { pub name: Vec<u8>, pub kind: MemberKind, pub link_target: Option<Vec<u8>>, pub size: u64, pub mode: u32 }
+use crate::input::{FileInput, StreamInput};
+use crate::journal::{self, Phase};
+use crate::plan::{self, Plan};
+use crate::recover::recover_in;
+use crate::remove::remove_tree;
+use crate::sibling::{io_err, Sibling};
+use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 
-/// Members of an accepted archive, in archive order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Listing { pub members: Vec<ListedMember> }
+/// Buffer sizes for reading a stream and writing its spool copy, in bytes.
+const STREAM_BUF: usize = 256 * 1024;
 
-/// What a successful hydration did.
-#[derive(Clone, Debug, Default)]
-pub struct HydrateReport { pub members: u64, pub bytes: u64, pub dropped: Vec<Vec<u8>> }
-
-pub fn validate(_archive: impl Read, _policy: &Policy) -> Result<Listing, HydrateError> {
-    Err(HydrateError::Refused { reason: Reason::Unsupported, member: vec![], detail: "not yet".into() })
+/// Reads and checks every member of `archive` under `policy` without writing anything.
+///
+/// Returns the members in archive order (see [`Listing`]) if [`hydrate`] would accept the
+/// archive, except for faults of the target filesystem (`ENOSPC`, `EFBIG`, a bad root). The
+/// same parser and the same checks run in both, so the verdicts cannot disagree.
+///
+/// Reads `archive` once, sequentially; memory grows with the number of members (their names),
+/// not with payload sizes.
+///
+/// # Errors
+/// [`HydrateError::Refused`] with the first offending member and its [`crate::Reason`];
+/// [`HydrateError::Io`] if reading `archive` fails.
+pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateError> {
+    let mut input = StreamInput::new(BufReader::with_capacity(STREAM_BUF, archive));
+    let (_, listing) = plan::build(&mut input, 0, policy, true)?;
+    Ok(listing.unwrap_or_default())
 }
-pub fn hydrate(_archive: impl Read, _root: &Path, _policy: &Policy) -> Result<HydrateReport, HydrateError> {
-    Err(HydrateError::Refused { reason: Reason::Unsupported, member: vec![], detail: "not yet".into() })
+
+/// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
+/// exactly as it was.
+///
+/// `archive` is read once, to its end, into an unnamed temporary file (`O_TMPFILE` in the
+/// root's parent, or in `$TMPDIR` where that is unsupported); the validation pass and then
+/// the write pass read that copy by offset. Use
+/// [`hydrate_file`] to skip the copy when the archive is already a regular file.
+///
+/// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
+/// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
+/// workspace survives (replace, not merge). The root directory's mode becomes that of a `.`
+/// member if the archive has one, else stays the prior root's (`0755` for a new root).
+/// Ownership is not restored (everything belongs to the caller); file and directory
+/// modification times are restored to the second; symlink times are not.
+///
+/// # Errors
+/// - [`HydrateError::Refused`]: the archive breaks the policy, is malformed or truncated;
+///   detected before anything is written.
+/// - [`HydrateError::Io`]: `root` is a symlink or not a directory, its parent is missing,
+///   or writing failed (`ENOSPC`, `EFBIG`, `EACCES`, ...).
+///
+/// On every error `root` is unchanged, and no staging directory is left behind (unless the
+/// clean-up itself fails; the next call or [`crate::recover`] removes it).
+///
+/// # Security
+/// What is guaranteed, for any archive bytes:
+/// - **Nothing is written outside `root`'s parent, and in the parent only our three sibling
+///   names** (`.<root>.snapconf-stage-<hex>`, `.<root>.snapconf-journal[.tmp]`), all gone on
+///   return. Every write is relative to a directory handle inside the private staging tree,
+///   opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` or a component-wise
+///   `O_NOFOLLOW` walk; files are created `O_CREAT | O_EXCL | O_NOFOLLOW`. No archive path is
+///   ever resolved against the live root, so a planted link in the prior workspace, or a
+///   symlink member followed by members "below" it (H9-H11; CVE-2001-1267, CVE-2007-4131,
+///   CVE-2025-4517 and the tar-rs `unpack_in` symlink issues), cannot redirect a write.
+/// - **Everything is checked first.** Absolute names, `..` components, members below a
+///   symlink or non-directory member, duplicates (per policy), hardlinks to anything but an
+///   earlier regular member, unknown type flags, sparse members, bad checksums, truncation
+///   and limit breaches are refused before the first write (H13: a truncated archive never
+///   touches the prior workspace).
+/// - **Atomic.** The tree is built beside the root and swapped in with one
+///   `renameat2(RENAME_EXCHANGE)`; after a `SIGKILL` at any moment followed by
+///   [`crate::recover`] (or the next `hydrate`), `root` is exactly the prior or exactly the
+///   new tree.
+/// - **No special files, no privilege bits under the default policy:** FIFOs and devices are
+///   never created; [`crate::Modes::DataFilter`] clears setuid/setgid/sticky and
+///   group/other write.
+///
+/// What is *not* guaranteed:
+/// - Durability across power loss: nothing is `fsync`ed (a crash of the machine right after
+///   return may lose the new tree or leave it partly written). Process death is covered.
+/// - Kept symlinks (`AbsoluteSymlinks::Keep`, `EscapingSymlinks::Keep`, the defaults) are
+///   restored verbatim and may point outside the root; *we* never follow them, a later
+///   consumer might. Escape checks are lexical (see [`crate::EscapingSymlinks`]).
+/// - Concurrent writers inside the *parent* directory are not defended against beyond the
+///   handle-relative operations (another process can still delete our staging tree).
+/// - Processes whose working directory is inside the old root keep seeing the old tree.
+/// - The `tar` crate decodes header fields; its bugs in octal/base-256 parsing are ours.
+pub fn hydrate(
+    archive: impl Read,
+    root: &Path,
+    policy: &Policy,
+) -> Result<HydrateReport, HydrateError> {
+    let sib = Sibling::open(root)?;
+    let spool = spool_file(&sib)?;
+    // Copy first, then validate from the copy. `io::copy` moves the bytes inside the kernel
+    // (`copy_file_range`/`splice`) when `archive` is a file or pipe, and through one buffer
+    // otherwise; memory does not grow with the archive.
+    let len = {
+        let mut archive = archive;
+        let mut w = BufWriter::with_capacity(STREAM_BUF, &spool);
+        let len = io::copy(&mut archive, &mut w).map_err(|e| io_err("spooling the archive", e))?;
+        io::Write::flush(&mut w).map_err(|e| io_err("spooling the archive", e))?;
+        len
+    };
+    let mut input = FileInput::new(&spool, 0, len);
+    let (plan, _) = plan::build(&mut input, 0, policy, false)?;
+    apply(&sib, plan, &spool, root)
 }
-pub fn recover(_root: &Path) -> Result<(), HydrateError> { Ok(()) }
+
+/// An unnamed file for the spool copy: `O_TMPFILE` in the root's parent (same filesystem as
+/// the staging tree, so `copy_file_range` stays in the kernel and a small `/tmp` does not
+/// limit the archive size; no name ever exists, so a crash leaves nothing), else an unnamed
+/// file in `$TMPDIR` where the parent's filesystem has no `O_TMPFILE`.
+fn spool_file(sib: &Sibling) -> Result<File, HydrateError> {
+    match openat(
+        sib.parent(),
+        ".",
+        OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    ) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(_) => tempfile::tempfile().map_err(|e| io_err("creating the spool file", e)),
+    }
+}
+
+/// [`hydrate`] for an archive that is an open file: a regular file is read in place by
+/// offset (from its current position; no spool copy), anything else (a pipe, a socket) is
+/// spooled as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
+/// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
+/// unchanged).
+pub fn hydrate_file(
+    archive: &File,
+    root: &Path,
+    policy: &Policy,
+) -> Result<HydrateReport, HydrateError> {
+    let meta = archive
+        .metadata()
+        .map_err(|e| io_err("reading the archive's metadata", e))?;
+    if !meta.file_type().is_file() {
+        return hydrate(archive, root, policy);
+    }
+    let start = (&*archive)
+        .stream_position()
+        .map_err(|e| io_err("reading the archive's position", e))?;
+    let mut input = FileInput::new(archive, start, meta.len());
+    let (plan, _) = plan::build(&mut input, start, policy, false)?;
+    let sib = Sibling::open(root)?;
+    apply(&sib, plan, archive, root)
+}
+
+/// What is at `root` before we start.
+enum RootState {
+    Absent,
+    Dir { mode: u32 },
+}
+
+fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
+    let shown = root.display();
+    match statat(sib.parent(), sib.root_name(), AtFlags::SYMLINK_NOFOLLOW) {
+        Err(Errno::NOENT) => Ok(RootState::Absent),
+        Err(e) => Err(io_err(format!("inspecting root `{shown}`"), e)),
+        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => Ok(RootState::Dir {
+                mode: st.st_mode & 0o7777,
+            }),
+            FileType::Symlink => Err(io_err(
+                format!("root `{shown}`"),
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "root is a symlink; refusing to hydrate through it",
+                ),
+            )),
+            _ => Err(io_err(
+                format!("root `{shown}`"),
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "root exists and is not a directory",
+                ),
+            )),
+        },
+    }
+}
+
+/// The write pass, the swap and the clean-up.
+fn apply(
+    sib: &Sibling,
+    plan: Plan,
+    data: &File,
+    root: &Path,
+) -> Result<HydrateReport, HydrateError> {
+    recover_in(sib)?;
+    let state = root_state(sib, root)?;
+    let stage = sib.new_stage_name();
+    journal::write(sib, Phase::Staged, &stage)
+        .map_err(|e| io_err("writing the snapconf journal", e))?;
+    let built = build_stage(sib, &stage, &plan, data, &state);
+    let swapped = built.and_then(|()| swap(sib, &stage, &state, root));
+    if let Err(e) = swapped {
+        // Roll back: the root was never touched. A failure here is left for `recover`.
+        if remove_tree(sib.parent(), &stage).is_ok() {
+            let _ = journal::remove(sib);
+        }
+        return Err(e);
+    }
+    // Committed. From here on the new tree is in place whatever happens; failures only
+    // leave garbage (the old tree under the staging name) that `recover` removes.
+    let _ = journal::write(sib, Phase::Swapped, &stage);
+    if remove_tree(sib.parent(), &stage).is_ok() {
+        let _ = journal::remove(sib);
+    }
+    Ok(plan.report)
+}
+
+fn build_stage(
+    sib: &Sibling,
+    stage: &[u8],
+    plan: &Plan,
+    data: &File,
+    state: &RootState,
+) -> Result<(), HydrateError> {
+    mkdirat(sib.parent(), stage, Mode::from_raw_mode(0o700))
+        .map_err(|e| io_err("creating the staging directory", e))?;
+    let fd = openat(
+        sib.parent(),
+        stage,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err("opening the staging directory", e))?;
+    stage::write(fd.as_fd(), plan, data)?;
+    let mode = plan.root_mode.unwrap_or(match state {
+        RootState::Dir { mode } => *mode,
+        RootState::Absent => plan::IMPLICIT_DIR_MODE,
+    });
+    fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err("setting the root's mode", e))?;
+    Ok(())
+}
+
+/// The commit point: one `renameat2`. `RENAME_EXCHANGE` swaps the two names atomically (the
+/// staging name then holds the old tree); a missing root gets `RENAME_NOREPLACE`, so a root
+/// created meanwhile by someone else is not clobbered.
+fn swap(sib: &Sibling, stage: &[u8], state: &RootState, root: &Path) -> Result<(), HydrateError> {
+    let flags = match state {
+        RootState::Dir { .. } => RenameFlags::EXCHANGE,
+        RootState::Absent => RenameFlags::NOREPLACE,
+    };
+    renameat_with(sib.parent(), stage, sib.parent(), sib.root_name(), flags).map_err(|e| {
+        io_err(
+            format!("swapping the staged tree into `{}`", root.display()),
+            e,
+        )
+    })
+}

@@ -1,11 +1,31 @@
 //! snapconf-extract: the reference safe extractor for workspace snapshots (tar archives).
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod beneath;
+mod copy;
 mod error;
 mod hydrate;
+mod input;
+mod journal;
+mod listing;
+mod name;
+mod pax;
+mod plan;
 mod policy;
+mod reader;
+mod recover;
+mod remove;
+mod resolve;
+mod sibling;
+mod stage;
+mod symlink_target;
 
 pub use error::{HydrateError, Reason};
-pub use hydrate::{hydrate, recover, validate, HydrateReport, Listing, ListedMember, MemberKind};
+pub use hydrate::{hydrate, hydrate_file, validate};
+pub use listing::{HydrateReport, ListedMember, Listing, MemberKind};
 pub use policy::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,
 };
+pub use recover::recover;

@@ -1,6 +1,13 @@
 //! What the reference extractor accepts and how it restores it.
 
 /// How hardlink (LNK, type `1`) members are handled.
+///
+/// Whatever the setting, a hardlink target is looked up among the *earlier members of the
+/// same archive*, never on disk: a target that is absent (H2), later, a directory, dropped,
+/// absolute or outside the root is refused with `dangling-hardlink`. A hardlink to an earlier
+/// symlink member (H8) is restored as a second symlink with the same target. A link to itself
+/// (`LNK x -> x` after `REG x`, H12; GNU tar writes it when a file is named twice) is a no-op
+/// that keeps `x`'s data and is reported in [`crate::HydrateReport::dropped`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Hardlinks {
     /// Refuse any LNK member (`hardlink-not-allowed`).
@@ -9,11 +16,14 @@ pub enum Hardlinks {
     /// Restore the second name as an independent regular file with the target's content.
     /// The target must be an earlier regular member of the same archive.
     Copy,
-    /// Restore as a real hardlink to the earlier regular member.
+    /// Restore as a real hardlink to the earlier regular member. If that member's name was
+    /// replaced later in the archive ([`Duplicates::LastWins`]), the link is written as an
+    /// independent copy of the data the target had at that point (what GNU tar leaves).
     Link,
 }
 
-/// How symlinks with an absolute target are handled.
+/// How symlinks with an absolute target are handled. The extractor never follows any symlink
+/// it creates, whatever the setting; this is about what the restored tree contains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum AbsoluteSymlinks {
     /// Refuse (`symlink-escape`).
@@ -21,13 +31,21 @@ pub enum AbsoluteSymlinks {
     /// Restore the target string verbatim; the link is never followed.
     #[default]
     Keep,
-    /// A target under the original root (see [`Policy::original_root`]) becomes relative.
+    /// A target under the original root (see [`Policy::original_root`]) becomes relative to
+    /// the link's directory (`/orig/ws/b/c` in `a/l` becomes `../b/c`; the root itself becomes
+    /// `.` or `..`-only). A target *not* under the original root (or any target when
+    /// `original_root` is `None`) points outside the workspace and is decided by
+    /// [`EscapingSymlinks`]: kept verbatim under `Keep`, refused under `Reject`.
     Rebase,
     /// Leave the member out.
     Drop,
 }
 
 /// How relative symlinks whose target leaves the root (`../..`) are handled.
+///
+/// Escape is decided lexically from the link's directory (as Python's `tarfile` `data`
+/// filter does) and, under `Reject`, also by resolving the target through the archive's own
+/// other symlinks (`x -> d/up/..` with `d/up -> ..` escapes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum EscapingSymlinks {
     /// Refuse (`symlink-escape`).
@@ -62,7 +80,8 @@ pub enum Duplicates {
 pub enum Modes {
     /// The member's permission bits, setuid/setgid/sticky included.
     Exact,
-    /// Python's `tarfile` `data` filter: no setuid/setgid/sticky, no group/other write.
+    /// Like Python's `tarfile` `data` filter (PEP 706): no setuid/setgid/sticky, no
+    /// group/other write (`mode & 0o755`). Unlike Python, owner read/write is not added.
     #[default]
     DataFilter,
 }
@@ -72,13 +91,15 @@ pub enum Modes {
 pub struct Limits {
     /// Maximum number of members (PAX and GNU long-name headers not counted).
     pub members: u64,
-    /// Maximum total payload bytes of regular members.
+    /// Maximum total payload bytes of regular members, in bytes (a hardlink restored as a
+    /// copy counts again).
     pub total_bytes: u64,
     /// Maximum length of a member name or link target, in bytes.
     pub name_len: usize,
     /// Maximum size of one PAX extended header, in bytes.
     pub pax_record: u64,
-    /// Maximum directory depth of a member name, in components.
+    /// Maximum depth of a member name, in components (the name says "link" for historical
+    /// reasons; symlink chains are followed at most 40 hops, as Linux's `MAXSYMLINKS`).
     pub link_depth: usize,
 }
 
@@ -95,15 +116,24 @@ impl Default for Limits {
 }
 
 /// The reference extractor's policy. `Policy::default()` is the strictest setting that still
-/// round-trips snapconf's default profile.
+/// round-trips snapconf's default profile: hardlinks `Reject`, absolute symlinks `Keep`,
+/// escaping symlinks `Keep`, special files `Drop`, duplicates `Reject`, modes `DataFilter`,
+/// default [`Limits`].
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Policy {
+    /// Hardlink members (type `1`).
     pub hardlinks: Hardlinks,
+    /// Symlinks with an absolute target.
     pub absolute_symlinks: AbsoluteSymlinks,
+    /// Relative symlinks whose target leaves the root.
     pub escaping_symlinks: EscapingSymlinks,
+    /// FIFO, character and block device members.
     pub special_files: SpecialFiles,
+    /// Two members with the same normalised name.
     pub duplicates: Duplicates,
+    /// Permission bits of files and directories (ownership is never restored).
     pub modes: Modes,
+    /// Resource limits.
     pub limits: Limits,
     /// The root the archive was captured from, as bytes; used by [`AbsoluteSymlinks::Rebase`].
     pub original_root: Option<Vec<u8>>,

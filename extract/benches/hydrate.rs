@@ -1,0 +1,179 @@
+//! Benchmark (not a timed test): hydrate a 20,000-file (~200 MB) and a 5,000-file (~50 MB)
+//! archive with the reference extractor, GNU `tar -xf` and Python
+//! `tarfile.extractall(filter="data")`, all in one run, and print wall times, ratios and the
+//! reference's peak RSS.
+//!
+//! Run: `cargo bench -p snapconf-extract --bench hydrate`. `SNAPCONF_BENCH_DIR` picks the
+//! scratch directory (default: `$TMPDIR`); `SNAPCONF_BENCH_REPS` the repetitions (default 3,
+//! the fastest is reported). Each tool runs in a fresh child process extracting into a fresh
+//! empty directory; removing the result is not timed.
+//!
+//! Peak RSS is read by the child from `/proc/self/status` (`VmHWM`) after hydrating.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use snapconf_extract::{hydrate, hydrate_file, Policy};
+
+fn main() {
+    if let Ok(mode) = std::env::var("SNAPCONF_BENCH_CHILD") {
+        child(&mode);
+        return;
+    }
+    let base = std::env::var_os("SNAPCONF_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let reps: usize = std::env::var("SNAPCONF_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let dir = tempfile::tempdir_in(&base).expect("scratch dir");
+    println!(
+        "scratch: {} ({} repetitions, fastest shown)",
+        base.display(),
+        reps
+    );
+    println!(
+        "{:>7} {:>8} | {:>9} {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>9} {:>9}",
+        "files",
+        "MB",
+        "ref file",
+        "ref strm",
+        "gnu tar",
+        "python",
+        "file/tar",
+        "strm/tar",
+        "py/file",
+        "RSS file",
+        "RSS strm"
+    );
+    for (files, total) in [(5_000usize, 50usize << 20), (20_000, 200 << 20)] {
+        let archive = dir.path().join(format!("a{files}.tar"));
+        let bytes = build(&archive, files, total);
+        let mut best = [Duration::MAX; 4];
+        let mut rss = [0u64; 2];
+        for _ in 0..reps {
+            for (i, tool) in ["file", "stream", "tar", "python"].iter().enumerate() {
+                let out = dir.path().join(format!("out-{tool}"));
+                let (t, hwm) = run(tool, &archive, &out);
+                best[i] = best[i].min(t);
+                if i < 2 {
+                    rss[i] = rss[i].max(hwm);
+                }
+                remove(&out);
+            }
+        }
+        let s = |d: Duration| d.as_secs_f64();
+        println!(
+            "{:>7} {:>8.1} | {:>8.3}s {:>8.3}s {:>8.3}s {:>8.3}s | {:>7.2}x {:>7.2}x {:>7.2}x | {:>6} KiB {:>6} KiB",
+            files,
+            bytes as f64 / 1e6,
+            s(best[0]),
+            s(best[1]),
+            s(best[2]),
+            s(best[3]),
+            s(best[0]) / s(best[2]),
+            s(best[1]) / s(best[2]),
+            s(best[3]) / s(best[0]),
+            rss[0],
+            rss[1],
+        );
+        fs::remove_file(&archive).expect("rm archive");
+    }
+}
+
+/// Writes an archive of `files` regular files in 100-file directories whose sizes vary
+/// (deterministically) around `total / files`; returns the archive size in bytes.
+fn build(path: &Path, files: usize, total: usize) -> u64 {
+    let f = fs::File::create(path).expect("create archive");
+    let mut b = tar::Builder::new(std::io::BufWriter::new(f));
+    let avg = total / files;
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let chunk: Vec<u8> = (0..(avg * 2)).map(|i| (i * 31 % 251) as u8).collect();
+    for i in 0..files {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let size = (seed % (avg as u64 * 2)) as usize;
+        let mut h = tar::Header::new_gnu();
+        h.set_size(size as u64);
+        h.set_mode(0o644);
+        h.set_mtime(1_700_000_000);
+        h.set_entry_type(tar::EntryType::Regular);
+        let name = format!("dir{:04}/file{:06}.dat", i / 100, i);
+        b.append_data(&mut h, name, &chunk[..size]).expect("append");
+    }
+    let mut w = b.into_inner().expect("finish");
+    w.flush().expect("flush");
+    fs::metadata(path).expect("stat").len()
+}
+
+/// Runs one tool in a child process; returns wall time and (for ours) peak RSS in KiB.
+fn run(tool: &str, archive: &Path, out: &Path) -> (Duration, u64) {
+    let me = std::env::current_exe().expect("current_exe");
+    let mut cmd = match tool {
+        "file" | "stream" => {
+            let mut c = Command::new(me);
+            c.env("SNAPCONF_BENCH_CHILD", tool).arg(archive).arg(out);
+            c
+        }
+        "tar" => {
+            fs::create_dir(out).expect("mkdir");
+            let mut c = Command::new("tar");
+            c.arg("-xf").arg(archive).arg("-C").arg(out);
+            c
+        }
+        _ => {
+            fs::create_dir(out).expect("mkdir");
+            let mut c = Command::new("python3");
+            c.arg("-c")
+                .arg("import sys, tarfile\nwith tarfile.open(sys.argv[1]) as t: t.extractall(sys.argv[2], filter='data')")
+                .arg(archive)
+                .arg(out);
+            c
+        }
+    };
+    let t0 = Instant::now();
+    let output = cmd.output().expect("spawn");
+    let t = t0.elapsed();
+    assert!(
+        output.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hwm = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    (t, hwm)
+}
+
+/// The child: hydrate, then print `VmHWM` in KiB.
+fn child(mode: &str) {
+    let args: Vec<String> = std::env::args().collect();
+    let (archive, root) = (Path::new(&args[1]), Path::new(&args[2]));
+    let f = fs::File::open(archive).expect("open archive");
+    let r = if mode == "file" {
+        hydrate_file(&f, root, &Policy::default())
+    } else {
+        hydrate(f, root, &Policy::default())
+    };
+    r.expect("hydrate");
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    println!("{hwm}");
+}
+
+/// Removes an extraction result (Python's and tar's trees are plain; ours too).
+fn remove(p: &Path) {
+    if p.exists() {
+        fs::remove_dir_all(p).expect("remove output");
+    }
+}

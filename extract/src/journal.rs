@@ -1,0 +1,114 @@
+//! The journal beside the root: which phase a hydration reached, and the staging name.
+//!
+//! Format (text, one `key=value` per line): `snapconf-journal 1`, `phase=staged|swapped`,
+//! `stage=<name>`. It is written to `<journal>.tmp` and renamed over the journal, so a reader
+//! sees either the old or the new content, never a torn one.
+//!
+//! Phases and what [`crate::recover`] does:
+//! - `staged`: the staging tree may be partial and the root is the prior tree: roll back,
+//!   delete the staging tree;
+//! - `swapped`: the exchange happened, the staging name holds the *old* tree: finish, delete
+//!   it.
+//!
+//! Both end in "delete whatever is under the staging name", and that is deliberate: the
+//! `renameat2(RENAME_EXCHANGE)` is the single commit point, so a crash between the exchange
+//! and the journal update (journal still says `staged`, name holds the old tree) is resolved
+//! correctly too. The phase is kept for reporting and for auditors.
+
+use std::io::{self, Read, Write};
+
+use rustix::fs::{openat, renameat, unlinkat, AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::sibling::Sibling;
+
+/// How far a hydration got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Staged,
+    Swapped,
+}
+
+/// A parsed journal.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    pub(crate) phase: Phase,
+    pub(crate) stage: Vec<u8>,
+}
+
+/// Writes (atomically replaces) the journal.
+pub(crate) fn write(sib: &Sibling, phase: Phase, stage: &[u8]) -> io::Result<()> {
+    let tmp = sib.journal_tmp_name();
+    let fd = openat(
+        sib.parent(),
+        tmp.as_slice(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    let mut f = std::fs::File::from(fd);
+    let phase = match phase {
+        Phase::Staged => "staged",
+        Phase::Swapped => "swapped",
+    };
+    let mut text = format!("snapconf-journal 1\nphase={phase}\nstage=").into_bytes();
+    text.extend_from_slice(stage);
+    text.push(b'\n');
+    f.write_all(&text)?;
+    drop(f);
+    renameat(
+        sib.parent(),
+        tmp.as_slice(),
+        sib.parent(),
+        sib.journal_name().as_slice(),
+    )?;
+    Ok(())
+}
+
+/// Reads the journal; `None` if there is none. A journal we cannot parse is an error (it is
+/// left in place for a human), except that an unknown staging name is never acted on.
+pub(crate) fn read(sib: &Sibling) -> io::Result<Option<Journal>> {
+    let fd = match openat(
+        sib.parent(),
+        sib.journal_name().as_slice(),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mut text = Vec::new();
+    std::fs::File::from(fd).take(4096).read_to_end(&mut text)?;
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "unreadable snapconf journal");
+    let mut lines = text.split(|&b| b == b'\n');
+    if lines.next() != Some(b"snapconf-journal 1") {
+        return Err(bad());
+    }
+    let (mut phase, mut stage) = (None, None);
+    for line in lines {
+        if let Some(p) = line.strip_prefix(b"phase=") {
+            phase = match p {
+                b"staged" => Some(Phase::Staged),
+                b"swapped" => Some(Phase::Swapped),
+                _ => return Err(bad()),
+            };
+        } else if let Some(s) = line.strip_prefix(b"stage=") {
+            stage = Some(s.to_vec());
+        }
+    }
+    match (phase, stage) {
+        (Some(phase), Some(stage)) => Ok(Some(Journal { phase, stage })),
+        _ => Err(bad()),
+    }
+}
+
+/// Removes the journal and its temporary file (absent is fine).
+pub(crate) fn remove(sib: &Sibling) -> io::Result<()> {
+    for name in [sib.journal_tmp_name(), sib.journal_name()] {
+        match unlinkat(sib.parent(), name.as_slice(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}

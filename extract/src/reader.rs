@@ -1,0 +1,326 @@
+//! The tar member reader: 512-byte headers, checksums, GNU `L`/`K` long names, PAX `x`/`g`
+//! headers, payload positions. One reader serves both passes, so the validator and the
+//! writer can never parse differently (a validator that disagrees with the extractor it
+//! guards is a bypass: CVE-2025-4517 and the other Python `tarfile` filter bypasses of 2025
+//! came from checks and extraction reading different things).
+//!
+//! Field decoding (octal and base-256 numbers, ustar `prefix`) is done by the `tar` crate's
+//! [`tar::Header`]; the member loop is ours so that limits apply before anything is buffered.
+
+use crate::input::Input;
+use crate::pax::{self, PaxFields};
+use crate::{HydrateError, Limits, MemberKind, Reason};
+
+/// Size of a tar block and header, in bytes (POSIX ustar).
+pub(crate) const BLOCK: u64 = 512;
+
+/// One logical member: its header with every extension header folded in.
+#[derive(Debug)]
+pub(crate) struct RawMember {
+    /// Name bytes as stored (PAX `path` > GNU `L` > ustar `prefix/name`).
+    pub(crate) name: Vec<u8>,
+    /// Link target for type `1` and `2` (PAX `linkpath` > GNU `K` > header `linkname`).
+    pub(crate) link: Option<Vec<u8>>,
+    /// The kind the flag (and, for V7 `\0`, a trailing `/`) denotes.
+    pub(crate) kind: MemberKind,
+    /// Payload size in bytes (PAX `size` wins).
+    pub(crate) size: u64,
+    /// Permission bits, `0o7777` mask.
+    pub(crate) mode: u32,
+    /// Modification time, seconds since the epoch (0 if the field is unreadable).
+    pub(crate) mtime: u64,
+    /// Offset of the payload from the start of the input, in bytes.
+    pub(crate) data_offset: u64,
+}
+
+/// Reads members one by one from an [`Input`].
+pub(crate) struct Reader<'a, I> {
+    input: &'a mut I,
+    /// Offset of the next unread byte, counted from the start of the input.
+    pos: u64,
+    limits: Limits,
+    done: bool,
+}
+
+fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -> HydrateError {
+    HydrateError::Refused {
+        reason,
+        member: member.to_vec(),
+        detail: detail.into(),
+    }
+}
+
+fn io(context: &str, e: std::io::Error) -> HydrateError {
+    HydrateError::Io {
+        context: context.into(),
+        source: e,
+    }
+}
+
+/// Rounds a payload size up to whole blocks.
+fn padded(size: u64) -> Option<u64> {
+    size.checked_add(BLOCK - 1).map(|s| s & !(BLOCK - 1))
+}
+
+impl<'a, I: Input> Reader<'a, I> {
+    /// A reader positioned at `start` (the offset of the input's first byte).
+    pub(crate) fn new(input: &'a mut I, start: u64, limits: Limits) -> Self {
+        Reader {
+            input,
+            pos: start,
+            limits,
+            done: false,
+        }
+    }
+
+    /// The next member, `None` at the end-of-archive marker or at end of input on a block
+    /// boundary (GNU tar and Python accept an archive without the two zero blocks).
+    pub(crate) fn next_member(&mut self) -> Result<Option<RawMember>, HydrateError> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut long_name: Option<Vec<u8>> = None;
+        let mut long_link: Option<Vec<u8>> = None;
+        let mut pax: Option<PaxFields> = None;
+        loop {
+            let mut block = [0u8; BLOCK as usize];
+            let got = self
+                .input
+                .read_full(&mut block)
+                .map_err(|e| io("reading a tar header", e))?;
+            let pending = long_name.is_some() || long_link.is_some() || pax.is_some();
+            if got == 0 || (got == block.len() && block.iter().all(|&b| b == 0)) {
+                self.done = true;
+                if pending {
+                    return Err(refuse(
+                        Reason::Malformed,
+                        long_name.as_deref().unwrap_or_default(),
+                        "extension header with no member after it",
+                    ));
+                }
+                return Ok(None);
+            }
+            if got < block.len() {
+                return Err(refuse(
+                    Reason::Truncated,
+                    b"",
+                    "archive ends inside a header",
+                ));
+            }
+            self.pos += BLOCK;
+            let header = tar::Header::from_byte_slice(&block);
+            let header_name = header.path_bytes().into_owned();
+            check_checksum(&block).map_err(|d| refuse(Reason::Malformed, &header_name, d))?;
+            let flag = block[156];
+            let ext = matches!(flag, b'L' | b'K' | b'x' | b'g');
+            let mut size = header
+                .entry_size()
+                .map_err(|e| refuse(Reason::Malformed, &header_name, format!("size field: {e}")))?;
+            if !ext {
+                if let Some(s) = pax.as_ref().and_then(|p| p.size) {
+                    size = s;
+                }
+            }
+            let data_offset = self.pos;
+            if ext {
+                let cap = match flag {
+                    b'L' | b'K' => self.limits.name_len as u64 + 1,
+                    _ => self.limits.pax_record,
+                };
+                if size > cap {
+                    return Err(refuse(
+                        Reason::LimitExceeded,
+                        &header_name,
+                        format!("extension header of {size} bytes (limit {cap})"),
+                    ));
+                }
+                let data = self.read_payload(size, &header_name)?;
+                match flag {
+                    b'L' | b'K' => {
+                        let slot = if flag == b'L' {
+                            &mut long_name
+                        } else {
+                            &mut long_link
+                        };
+                        if slot.is_some() {
+                            return Err(refuse(
+                                Reason::Malformed,
+                                &header_name,
+                                "two GNU long-name headers for one member",
+                            ));
+                        }
+                        // GNU tar stores the name with a terminating NUL.
+                        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+                        if data[end..].iter().any(|&b| b != 0) {
+                            return Err(refuse(
+                                Reason::Malformed,
+                                &data[..end],
+                                "NUL byte inside a GNU long name",
+                            ));
+                        }
+                        *slot = Some(data[..end].to_vec());
+                    }
+                    b'x' => {
+                        if pax.is_some() {
+                            return Err(refuse(
+                                Reason::Malformed,
+                                &header_name,
+                                "two PAX headers for one member",
+                            ));
+                        }
+                        let fields = pax::parse(&data)
+                            .map_err(|d| refuse(Reason::Malformed, &header_name, d))?;
+                        pax = Some(fields);
+                    }
+                    _ => {
+                        // A global header applies to every later member in GNU tar and
+                        // libarchive, but not in tar-rs; refuse the keywords that would make
+                        // parsers disagree about names or sizes.
+                        let fields = pax::parse(&data)
+                            .map_err(|d| refuse(Reason::Malformed, &header_name, d))?;
+                        if fields.path.is_some()
+                            || fields.linkpath.is_some()
+                            || fields.size.is_some()
+                            || fields.sparse.is_some()
+                        {
+                            return Err(refuse(
+                                Reason::Unsupported,
+                                &header_name,
+                                "PAX global header sets path, linkpath, size or sparse keywords",
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            let pax = pax.unwrap_or_default();
+            let name = pax.path.or(long_name).unwrap_or(header_name);
+            let mut kind = MemberKind::from_flag(flag);
+            if flag == b'\0' && name.ends_with(b"/") {
+                kind = MemberKind::Dir;
+            }
+            let link = match kind {
+                MemberKind::Symlink | MemberKind::Hardlink => Some(
+                    pax.linkpath
+                        .or(long_link)
+                        .or_else(|| header.link_name_bytes().map(|l| l.into_owned()))
+                        .unwrap_or_default(),
+                ),
+                _ => None,
+            };
+            if let Some(key) = pax.sparse {
+                return Err(refuse(
+                    Reason::Unsupported,
+                    &name,
+                    format!("sparse member (PAX `{key}`)"),
+                ));
+            }
+            if flag == b'S' {
+                return Err(refuse(
+                    Reason::Unsupported,
+                    &name,
+                    "GNU sparse member (type `S`)",
+                ));
+            }
+            let mode = header
+                .mode()
+                .map_err(|e| refuse(Reason::Malformed, &name, format!("mode field: {e}")))?
+                & 0o7777;
+            let mtime = header.mtime().unwrap_or(0);
+            self.skip_payload(size, &name)?;
+            return Ok(Some(RawMember {
+                name,
+                link,
+                kind,
+                size,
+                mode,
+                mtime,
+                data_offset,
+            }));
+        }
+    }
+
+    /// Reads a whole (already size-limited) extension payload and its padding.
+    fn read_payload(&mut self, size: u64, name: &[u8]) -> Result<Vec<u8>, HydrateError> {
+        let len = usize::try_from(size)
+            .map_err(|_| refuse(Reason::LimitExceeded, name, "extension header too large"))?;
+        let mut data = vec![0u8; len];
+        let got = self
+            .input
+            .read_full(&mut data)
+            .map_err(|e| io("reading an extension header", e))?;
+        self.pos += got as u64;
+        if got < len {
+            return Err(refuse(
+                Reason::Truncated,
+                name,
+                "archive ends inside a header",
+            ));
+        }
+        let pad = padded(size).unwrap_or(size) - size;
+        self.skip_exact(pad, name)?;
+        Ok(data)
+    }
+
+    /// Skips a member's payload and padding; short means truncated.
+    fn skip_payload(&mut self, size: u64, name: &[u8]) -> Result<(), HydrateError> {
+        let total =
+            padded(size).ok_or_else(|| refuse(Reason::Malformed, name, "size overflows"))?;
+        self.pos
+            .checked_add(total)
+            .ok_or_else(|| refuse(Reason::Malformed, name, "size overflows"))?;
+        self.skip_exact(total, name)
+    }
+
+    fn skip_exact(&mut self, n: u64, name: &[u8]) -> Result<(), HydrateError> {
+        let got = self
+            .input
+            .skip(n)
+            .map_err(|e| io("reading a member payload", e))?;
+        self.pos += got;
+        if got < n {
+            return Err(refuse(
+                Reason::Truncated,
+                name,
+                format!("archive ends {} bytes into a {n}-byte payload", got),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Verifies the header checksum: the sum of all bytes with the checksum field read as spaces.
+/// Both the unsigned sum (POSIX) and the signed sum (old Sun and GNU tars) are accepted, as
+/// GNU tar does.
+fn check_checksum(block: &[u8; BLOCK as usize]) -> Result<(), String> {
+    let field = &block[148..156];
+    let text: Vec<u8> = field
+        .iter()
+        .copied()
+        .take_while(|&b| b != 0)
+        .filter(|&b| b != b' ')
+        .collect();
+    if text.is_empty() || !text.iter().all(|b| (b'0'..=b'7').contains(b)) {
+        return Err("checksum field is not octal".into());
+    }
+    let stored = text
+        .iter()
+        .try_fold(0u64, |acc, &b| {
+            acc.checked_mul(8)?.checked_add(u64::from(b - b'0'))
+        })
+        .ok_or("checksum field overflows")?;
+    let mut unsigned: u64 = 0;
+    let mut signed: i64 = 0;
+    for (i, &b) in block.iter().enumerate() {
+        let b = if (148..156).contains(&i) { b' ' } else { b };
+        unsigned += u64::from(b);
+        signed += i64::from(b as i8);
+    }
+    if stored == unsigned || i64::try_from(stored).ok() == Some(signed) {
+        Ok(())
+    } else {
+        Err(format!(
+            "header checksum mismatch (stored {stored}, computed {unsigned})"
+        ))
+    }
+}

@@ -1,0 +1,131 @@
+//! The root's parent directory and the names we keep beside the root while a hydration runs.
+//!
+//! For a root named `ws` the siblings are:
+//! - `.ws.snapconf-stage-<16 hex>`: the staging tree; after the swap, the same name holds the
+//!   old tree until it is removed;
+//! - `.ws.snapconf-journal`: the journal naming the phase and the staging name;
+//! - `.ws.snapconf-journal.tmp`: the journal being rewritten (renamed over the journal).
+//!
+//! Nothing else outside the root is ever created, and after a successful call (or `recover`)
+//! none of these remain. The parent is held through one handle, so a rename of the parent's
+//! path during the call cannot move our writes elsewhere; concurrent hydrations of roots in
+//! the same parent are serialised by `flock` on that handle (released by the kernel if the
+//! process dies, so a crash never leaves a stale lock).
+
+use std::collections::hash_map::RandomState;
+use std::ffi::OsStr;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
+
+use rustix::fs::{flock, open, FlockOperation, Mode, OFlags};
+
+use crate::HydrateError;
+
+/// Bytes of the root's name used in sibling names (keeps them under `NAME_MAX`).
+const NAME_PREFIX_MAX: usize = 200;
+/// Hex digits of the random part of a staging name.
+const RANDOM_HEX: usize = 16;
+
+/// The root's parent, locked, plus the root's name.
+pub(crate) struct Sibling {
+    parent: OwnedFd,
+    name: Vec<u8>,
+    prefix: Vec<u8>,
+}
+
+pub(crate) fn io_err(context: impl Into<String>, e: impl Into<io::Error>) -> HydrateError {
+    HydrateError::Io {
+        context: context.into(),
+        source: e.into(),
+    }
+}
+
+impl Sibling {
+    /// Opens and locks the parent of `root`. `root` must end in a normal component (not `/`,
+    /// `.` or `..`); its parent must exist.
+    pub(crate) fn open(root: &Path) -> Result<Sibling, HydrateError> {
+        let shown = root.display();
+        let name = match root.components().next_back() {
+            Some(Component::Normal(n)) => n.as_bytes().to_vec(),
+            _ => {
+                return Err(io_err(
+                    format!("root `{shown}`"),
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "root must end in a plain name (not `/`, `.` or `..`)",
+                    ),
+                ))
+            }
+        };
+        let parent_path = match root.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let parent = open(
+            parent_path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err(format!("opening the parent of root `{shown}`"), e))?;
+        flock(&parent, FlockOperation::LockExclusive)
+            .map_err(|e| io_err(format!("locking the parent of root `{shown}`"), e))?;
+        let mut prefix = b".".to_vec();
+        prefix.extend_from_slice(&name[..name.len().min(NAME_PREFIX_MAX)]);
+        prefix.extend_from_slice(b".snapconf-");
+        Ok(Sibling {
+            parent,
+            name,
+            prefix,
+        })
+    }
+
+    pub(crate) fn parent(&self) -> BorrowedFd<'_> {
+        self.parent.as_fd()
+    }
+
+    /// The root's own name in the parent.
+    pub(crate) fn root_name(&self) -> &[u8] {
+        &self.name
+    }
+
+    pub(crate) fn journal_name(&self) -> Vec<u8> {
+        [&self.prefix[..], b"journal"].concat()
+    }
+
+    pub(crate) fn journal_tmp_name(&self) -> Vec<u8> {
+        [&self.prefix[..], b"journal.tmp"].concat()
+    }
+
+    /// A fresh staging name.
+    pub(crate) fn new_stage_name(&self) -> Vec<u8> {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            h.write_u128(t.as_nanos());
+        }
+        let hex = format!("{:016x}", h.finish());
+        [&self.prefix[..], b"stage-", hex.as_bytes()].concat()
+    }
+
+    /// True if `name` is a staging name of this root (exact prefix, 16 lowercase hex digits).
+    pub(crate) fn is_stage_name(&self, name: &[u8]) -> bool {
+        let Some(rest) = name.strip_prefix(&self.prefix[..]) else {
+            return false;
+        };
+        let Some(hex) = rest.strip_prefix(b"stage-") else {
+            return false;
+        };
+        hex.len() == RANDOM_HEX
+            && hex
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    }
+}
+
+/// Lossy display of a name for messages.
+pub(crate) fn show(name: &[u8]) -> String {
+    OsStr::from_bytes(name).to_string_lossy().into_owned()
+}

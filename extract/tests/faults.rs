@@ -1,0 +1,153 @@
+//! Filesystem faults during the write pass leave the prior workspace byte-identical:
+//! `EFBIG` under `RLIMIT_FSIZE`, and `ENOSPC` on a full small tmpfs.
+//!
+//! The `RLIMIT_FSIZE` case runs in a child (this test binary re-executed with
+//! `SNAPCONF_FAULT_CHILD` set) started through `sh -c 'trap "" XFSZ; exec ...'`: an ignored
+//! signal stays ignored across `exec`, so the kernel's `SIGXFSZ` does not kill the child and
+//! the write fails with `EFBIG` instead. The child sets the limit itself with `setrlimit`.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{snapshot, Raw};
+use snapconf_extract::{hydrate, hydrate_file, Policy};
+
+/// Small prior workspace plus a 1 MiB file in the new archive.
+fn archives() -> (Vec<u8>, Vec<u8>) {
+    let mut prior = Raw::new();
+    for i in 0..20 {
+        prior.file(&format!("p/f{i}"), format!("prior {i}\n").as_bytes());
+    }
+    let mut new = Raw::new();
+    new.file("small", b"fits");
+    new.file("big", &vec![b'b'; 1 << 20]);
+    new.file("after", b"after");
+    (prior.finish(), new.finish())
+}
+
+fn leftovers(parent: &Path) -> Vec<PathBuf> {
+    fs::read_dir(parent)
+        .expect("read_dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("snapconf"))
+        .collect()
+}
+
+/// The child side: limit file size to 64 KiB, hydrate (mode from the environment), and exit
+/// 0 only if the hydration failed with an I/O error.
+#[test]
+fn fault_child() {
+    let (Ok(archive), Ok(root), Ok(mode)) = (
+        std::env::var("SNAPCONF_FAULT_CHILD"),
+        std::env::var("SNAPCONF_FAULT_ROOT"),
+        std::env::var("SNAPCONF_FAULT_MODE"),
+    ) else {
+        return;
+    };
+    let limit = rustix::process::Rlimit {
+        current: Some(64 << 10),
+        maximum: None,
+    };
+    rustix::process::setrlimit(rustix::process::Resource::Fsize, limit).expect("setrlimit");
+    let r = if mode == "file" {
+        let f = fs::File::open(&archive).expect("open");
+        hydrate_file(&f, Path::new(&root), &Policy::default())
+    } else {
+        let f = fs::File::open(&archive).expect("open");
+        hydrate(f, Path::new(&root), &Policy::default())
+    };
+    match r {
+        Err(e @ snapconf_extract::HydrateError::Io { .. }) => {
+            eprintln!("child refused as expected: {e}")
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}
+
+/// `RLIMIT_FSIZE`: the 1 MiB member fails with `EFBIG` (in the staging tree for
+/// `hydrate_file`, in the spool for `hydrate`); the prior is byte-identical and nothing is
+/// left beside the root.
+#[test]
+fn efbig_leaves_prior_intact() {
+    if std::env::var_os("SNAPCONF_FAULT_CHILD").is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (prior, new) = archives();
+    let archive = dir.path().join("new.tar");
+    fs::write(&archive, &new).expect("write");
+    let root = dir.path().join("root");
+    hydrate(&prior[..], &root, &Policy::default()).expect("prior");
+    let before = snapshot(&root, &[]);
+    for mode in ["file", "stream"] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
+            .arg(std::env::current_exe().expect("current_exe"))
+            .args(["--exact", "fault_child", "--test-threads=1", "--nocapture"])
+            .env("SNAPCONF_FAULT_CHILD", &archive)
+            .env("SNAPCONF_FAULT_ROOT", &root)
+            .env("SNAPCONF_FAULT_MODE", mode)
+            .output()
+            .expect("spawn");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "child ({mode}) failed: {stderr}");
+        assert!(stderr.contains("File too large"), "{mode}: {stderr}");
+        assert_eq!(snapshot(&root, &[]), before, "{mode}: prior changed");
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{mode}: {:?}",
+            leftovers(dir.path())
+        );
+    }
+}
+
+/// A tmpfs mount that is unmounted on drop (also when the test panics).
+struct Mount(PathBuf);
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// `ENOSPC`: root on a 1 MiB tmpfs holding a prior workspace; the new tree does not fit.
+/// Skipped (with a message) where tmpfs cannot be mounted.
+#[test]
+fn enospc_leaves_prior_intact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mnt = dir.path().join("mnt");
+    fs::create_dir(&mnt).expect("mkdir");
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "snapconf-test"])
+        .arg(&mnt)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        eprintln!("skipped: cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)");
+        return;
+    }
+    let _guard = Mount(mnt.clone());
+    let (prior, new) = archives();
+    let root = mnt.join("root");
+    hydrate(&prior[..], &root, &Policy::default()).expect("prior");
+    let before = snapshot(&root, &[]);
+    // Fill most of the rest so the 1 MiB member cannot fit.
+    fs::write(mnt.join("ballast"), vec![0u8; 300 << 10]).expect("ballast");
+    let r = hydrate(&new[..], &root, &Policy::default());
+    let e = r.expect_err("must not fit");
+    assert!(e.to_string().contains("No space left"), "{e}");
+    assert_eq!(snapshot(&root, &[]), before);
+    assert!(leftovers(&mnt).is_empty(), "{:?}", leftovers(&mnt));
+    let f = {
+        let p = dir.path().join("new.tar");
+        fs::write(&p, &new).expect("write");
+        fs::File::open(&p).expect("open")
+    };
+    assert!(hydrate_file(&f, &root, &Policy::default()).is_err());
+    assert_eq!(snapshot(&root, &[]), before);
+    assert!(leftovers(&mnt).is_empty());
+}

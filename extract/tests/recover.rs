@@ -1,0 +1,146 @@
+//! `recover` (and the next `hydrate`) resolve what a killed hydration left beside the root,
+//! for each state the journal can describe, and never delete a name that is not ours.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use common::{snapshot, Jail, Raw};
+use snapconf_extract::{hydrate, recover, Policy};
+
+const HEX: &str = "0123456789abcdef";
+
+fn journal(jail: &Jail, phase: &str, stage: &str) {
+    fs::write(
+        jail.path().join(".root.snapconf-journal"),
+        format!("snapconf-journal 1\nphase={phase}\nstage={stage}\n"),
+    )
+    .expect("journal");
+}
+
+fn stage_name() -> String {
+    format!(".root.snapconf-stage-{HEX}")
+}
+
+/// A partial staging tree (with a read-only directory inside) and a `staged` journal: rolled
+/// back, root untouched.
+#[test]
+fn staged_is_rolled_back() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    let before = jail.inside();
+    let stage = jail.path().join(stage_name());
+    fs::create_dir_all(stage.join("ro/sub")).expect("mkdir");
+    fs::write(stage.join("ro/sub/f"), "partial").expect("write");
+    std::os::unix::fs::symlink(jail.out(), stage.join("ro/link-out")).expect("symlink");
+    fs::set_permissions(stage.join("ro"), fs::Permissions::from_mode(0o555)).expect("chmod");
+    journal(&jail, "staged", &stage_name());
+    let outside_before = snapshot(&jail.out(), &[]);
+    recover(&jail.root()).expect("recover");
+    assert_eq!(jail.inside(), before);
+    assert!(!stage.exists());
+    assert!(!jail.path().join(".root.snapconf-journal").exists());
+    assert_eq!(
+        snapshot(&jail.out(), &[]),
+        outside_before,
+        "removal followed a symlink"
+    );
+}
+
+/// `swapped`: the staging name holds the old tree; it is deleted, root (the new tree) kept.
+#[test]
+fn swapped_is_finished() {
+    let jail = Jail::new();
+    jail.prior(&[("new", "new tree")]);
+    let stage = jail.path().join(stage_name());
+    fs::create_dir_all(stage.join("old")).expect("mkdir");
+    journal(&jail, "swapped", &stage_name());
+    recover(&jail.root()).expect("recover");
+    assert_eq!(
+        fs::read(jail.root().join("new")).expect("read"),
+        b"new tree"
+    );
+    assert!(!stage.exists());
+}
+
+/// A stray staging directory without a journal, a leftover journal temp file: removed.
+#[test]
+fn strays_are_removed() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    fs::create_dir(jail.path().join(stage_name())).expect("mkdir");
+    fs::write(
+        jail.path().join(".root.snapconf-journal.tmp"),
+        "snapconf-jou",
+    )
+    .expect("tmp");
+    recover(&jail.root()).expect("recover");
+    let names: Vec<_> = fs::read_dir(jail.path())
+        .expect("ls")
+        .map(|e| e.expect("e").file_name())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.to_string_lossy().contains("snapconf")),
+        "{names:?}"
+    );
+}
+
+/// A journal naming anything but a staging name of this root is never acted on.
+#[test]
+fn tampered_journal_deletes_nothing() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    for stage in [
+        "out",
+        "../out",
+        "root",
+        ".other.snapconf-stage-0123456789abcdef",
+        ".root.snapconf-stage-XYZ",
+    ] {
+        journal(&jail, "staged", stage);
+        let before = snapshot(jail.path(), &[".root.snapconf-journal"]);
+        recover(&jail.root()).expect("recover");
+        assert_eq!(
+            snapshot(jail.path(), &[]),
+            before,
+            "journal naming `{stage}`"
+        );
+    }
+}
+
+/// An unreadable journal is an error and is left for a human; root untouched.
+#[test]
+fn unreadable_journal_is_an_error() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    fs::write(jail.path().join(".root.snapconf-journal"), "garbage").expect("write");
+    assert!(recover(&jail.root()).is_err());
+    assert!(jail.path().join(".root.snapconf-journal").exists());
+    fs::remove_file(jail.path().join(".root.snapconf-journal")).expect("rm");
+}
+
+/// The next `hydrate` recovers first, then hydrates.
+#[test]
+fn hydrate_recovers_first() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    fs::create_dir(jail.path().join(stage_name())).expect("mkdir");
+    journal(&jail, "staged", &stage_name());
+    let ar = Raw::new().file("b", b"new").finish();
+    hydrate(&ar[..], &jail.root(), &Policy::default()).expect("hydrate");
+    assert_eq!(fs::read(jail.root().join("b")).expect("read"), b"new");
+    assert!(!jail.path().join(stage_name()).exists());
+    assert!(!jail.path().join(".root.snapconf-journal").exists());
+}
+
+/// Nothing to do is success, also for a root that does not exist.
+#[test]
+fn nothing_to_do() {
+    let jail = Jail::new();
+    recover(&jail.root()).expect("absent root");
+    jail.prior(&[("a", "prior")]);
+    recover(&jail.root()).expect("clean root");
+}

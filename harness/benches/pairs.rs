@@ -23,7 +23,9 @@ fn main() {
     let env = Env {
         profile: profile.clone(),
         timeout: Duration::from_secs(20),
-        jail_base: std::env::var_os("SNAPCONF_JAIL_DIR").map(Into::into),
+        jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
+            .map(Into::into)
+            .or_else(snapconf_harness::jail::default_jail_base),
     };
     let strategy = case_strategy(&GenConfig::default());
     let cases: Vec<_> = (0..n)

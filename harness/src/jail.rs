@@ -12,11 +12,10 @@
 //! Nothing a case does is meant to reach outside the jail; `containment` compares
 //! everything in the jail outside the root under test before and after each step.
 
-use crate::bytes::RelPath;
 use crate::materialise::remove_tree;
-use crate::observe::observe;
 use crate::spec::Placeholders;
-use crate::tree::Tree;
+use crate::bytes::escape;
+use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -92,27 +91,160 @@ impl Jail {
         Ok(p)
     }
 
-    /// Everything in the jail except `root` (and the archive and scratch dirs, which
-    /// adapters may write): the state `containment` compares.
-    pub fn outside(&self, root: &Path) -> std::io::Result<Tree> {
-        let mut tree = observe(&self.path)?;
-        let skip: Vec<RelPath> = std::fs::read_dir(&self.path)?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| {
-                p == root
-                    || p.file_name().is_some_and(|n| {
-                        let n = n.as_bytes();
-                        n == b"archive.tar" || n.starts_with(b"scratch-")
-                    })
-            })
-            .filter_map(|p| RelPath::new(p.file_name().map(|n| n.as_bytes().to_vec()).unwrap_or_default()).ok())
-            .collect();
-        tree.nodes.retain(|path, _| !skip.iter().any(|s| path.starts_with(s)));
-        tree.shared_inodes
-            .retain(|g| g.iter().all(|path| !skip.iter().any(|s| path.starts_with(s))));
-        Ok(tree)
+    /// The state `containment` compares: every entry in the jail, by `lstat` only, except
+    /// `archive.tar` and the adapters' `scratch-*` dirs, and except the *contents* of
+    /// hydration roots (`h-*`, only their own node is kept). `src/`, `out/` (the decoys) and
+    /// `canary` are walked in full. Comparing `ctime` catches every write, chmod or link
+    /// without reading contents (a process cannot set `ctime` back).
+    pub fn snapshot(&self) -> std::io::Result<Snapshot> {
+        let mut map = BTreeMap::new();
+        snapshot_dir(&self.path, &mut Vec::new(), &mut map, true)?;
+        Ok(Snapshot(map))
     }
+
+    /// The name of `root` relative to the jail, for [`Snapshot::changes`].
+    pub fn rel(&self, root: &Path) -> Vec<u8> {
+        root.strip_prefix(&self.path)
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .unwrap_or_default()
+    }
+}
+
+/// What `containment` compares for one path: kind, permission bits, size, inode, link
+/// count, mtime and ctime (seconds and nanoseconds), and a symlink's target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatKey {
+    pub kind: &'static str,
+    pub mode: u32,
+    pub size: u64,
+    pub ino: u64,
+    pub nlink: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+    pub target: Option<Vec<u8>>,
+}
+
+/// A `lstat` snapshot of a jail, keyed by jail-relative path bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot(pub BTreeMap<Vec<u8>, StatKey>);
+
+impl Snapshot {
+    /// Paths that differ between `self` (before) and `after`, one line each
+    /// (`new x`, `removed x`, `changed x (...)`), ignoring `ignore` and everything under it.
+    pub fn changes(&self, after: &Snapshot, ignore: &[&[u8]]) -> Vec<String> {
+        let skip = |p: &[u8]| {
+            ignore.iter().any(|i| p == *i || (p.len() > i.len() && p.starts_with(i) && p[i.len()] == b'/'))
+        };
+        let mut out = Vec::new();
+        for (p, a) in &self.0 {
+            if skip(p) {
+                continue;
+            }
+            match after.0.get(p) {
+                None => out.push(format!("removed {} ({})", escape(p), a.kind)),
+                Some(b) if a != b => out.push(format!("changed {} ({})", escape(p), describe(a, b))),
+                Some(_) => {}
+            }
+        }
+        for (p, b) in &after.0 {
+            if !skip(p) && !self.0.contains_key(p) {
+                out.push(format!("new {} ({})", escape(p), b.kind));
+            }
+        }
+        out
+    }
+}
+
+fn describe(a: &StatKey, b: &StatKey) -> String {
+    let mut what = Vec::new();
+    if a.kind != b.kind {
+        what.push(format!("{} -> {}", a.kind, b.kind));
+    }
+    if a.mode != b.mode {
+        what.push(format!("mode {:04o} -> {:04o}", a.mode, b.mode));
+    }
+    if a.size != b.size {
+        what.push(format!("size {} -> {}", a.size, b.size));
+    }
+    if a.target != b.target {
+        what.push("link target".to_string());
+    }
+    if a.ino != b.ino {
+        what.push("replaced".to_string());
+    }
+    if a.nlink != b.nlink {
+        what.push(format!("links {} -> {}", a.nlink, b.nlink));
+    }
+    if what.is_empty() {
+        what.push("content or metadata written".to_string());
+    }
+    what.join(", ")
+}
+
+fn snapshot_dir(
+    dir: &Path,
+    prefix: &mut Vec<u8>,
+    map: &mut BTreeMap<Vec<u8>, StatKey>,
+    top: bool,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let n = name.as_bytes();
+        if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
+            continue;
+        }
+        let path = dir.join(&name);
+        let meta = std::fs::symlink_metadata(&path)?;
+        let ft = meta.file_type();
+        let mut key = prefix.clone();
+        if !key.is_empty() {
+            key.push(b'/');
+        }
+        key.extend_from_slice(n);
+        let kind = if ft.is_symlink() {
+            "symlink"
+        } else if ft.is_dir() {
+            "dir"
+        } else if ft.is_file() {
+            "file"
+        } else {
+            "special"
+        };
+        map.insert(
+            key.clone(),
+            StatKey {
+                kind,
+                mode: meta.mode() & 0o7777,
+                size: if ft.is_dir() { 0 } else { meta.size() },
+                ino: meta.ino(),
+                nlink: if ft.is_dir() { 0 } else { meta.nlink() },
+                mtime: (meta.mtime(), meta.mtime_nsec()),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+                target: ft
+                    .is_symlink()
+                    .then(|| std::fs::read_link(&path).map(|t| t.as_os_str().as_bytes().to_vec()))
+                    .transpose()?,
+            },
+        );
+        // Hydration roots are compared by their own node only; their contents are the
+        // extractor's to write.
+        if ft.is_dir() && !(top && n.starts_with(b"h-")) {
+            let mut sub = key;
+            snapshot_dir(&path, &mut sub, map, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Where jails go by default: `/dev/shm` when it is a writable directory (a tmpfs: cases
+/// run several times faster than on a disk), else the system temp dir.
+pub fn default_jail_base() -> Option<PathBuf> {
+    let shm = Path::new("/dev/shm");
+    let writable = shm.is_dir()
+        && rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
+    writable.then(|| shm.to_path_buf())
 }
 
 impl Drop for Jail {

@@ -8,7 +8,7 @@ use crate::check::Check;
 use crate::diff::{diff_trees, listing};
 use crate::error::{HarnessError, IoContext};
 use crate::expected::{expected, normalise};
-use crate::jail::Jail;
+use crate::jail::{Jail, Snapshot};
 use crate::listing::{dangling_hardlinks, excluded_members, list_members};
 use crate::materialise::materialise;
 use crate::observe::observe;
@@ -108,7 +108,7 @@ pub fn run_case(
 
     // Capture.
     let archive = jail.archive();
-    let before = jail.outside(&src).ctx(|| "cannot observe the jail".into())?;
+    let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
     let scratch = jail.fresh_dir("scratch-capture").ctx(|| "cannot create scratch".into())?;
     let exclusions: Vec<Vec<u8>> = spec.exclusions.iter().map(|x| x.as_bytes().to_vec()).collect();
     let outcome = producer.capture(&CaptureRequest {
@@ -118,7 +118,7 @@ pub fn run_case(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
-    containment(&jail, &src, &before, None, "capture", &mut out)?;
+    containment(&jail, &src, &mut last, None, "capture", &mut out)?;
     match outcome {
         Outcome::Success => {}
         Outcome::Refused { message } => {
@@ -181,7 +181,8 @@ pub fn run_case(
     // Hydration: into an empty root, then over the prior workspace.
     for ex in extractors {
         let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
-        hydrate_and_check(&mut jail, &archive, &root, None, *ex, &exp.tree, env, &mut out)?;
+        let ctx = Step { archive: &archive, root: &root, ex: *ex, expected_tree: &exp.tree, env };
+        hydrate_and_check(&mut jail, &mut last, &ctx, None, &mut out)?;
         if !case.prior.entries.is_empty() {
             let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
             let ph0 = jail.placeholders(&root);
@@ -190,26 +191,32 @@ pub fn run_case(
                 message: e.to_string(),
             })?;
             let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            hydrate_and_check(&mut jail, &archive, &root, Some(&w0), *ex, &exp.tree, env, &mut out)?;
+            let ctx = Step { archive: &archive, root: &root, ex: *ex, expected_tree: &exp.tree, env };
+            hydrate_and_check(&mut jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One hydration step: which archive, into which root, by which extractor, expecting what.
+struct Step<'a> {
+    archive: &'a Path,
+    root: &'a Path,
+    ex: &'a dyn Extractor,
+    expected_tree: &'a Tree,
+    env: &'a Env,
+}
+
 fn hydrate_and_check(
     jail: &mut Jail,
-    archive: &Path,
-    root: &Path,
+    last: &mut Snapshot,
+    step: &Step<'_>,
     prior: Option<&Tree>,
-    ex: &dyn Extractor,
-    expected_tree: &Tree,
-    env: &Env,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
+    let Step { archive, root, ex, expected_tree, env } = *step;
     let name = ex.name().to_string();
     let into = if prior.is_some() { "over the prior workspace" } else { "into an empty root" };
-    let before = jail.outside(root).ctx(|| "cannot observe the jail".into())?;
     let scratch = jail.fresh_dir("scratch-h").ctx(|| "cannot create scratch".into())?;
     let outcome = ex.hydrate(&HydrateRequest {
         archive,
@@ -217,7 +224,7 @@ fn hydrate_and_check(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
-    containment(jail, root, &before, Some(&name), "hydration", out)?;
+    containment(jail, root, last, Some(&name), "hydration", out)?;
     match outcome {
         Outcome::Success => {
             let seen = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
@@ -280,26 +287,29 @@ fn hydrate_and_check(
     Ok(())
 }
 
-/// Record a `containment` finding if anything in the jail outside `root` changed.
+/// Record a `containment` finding if anything in the jail outside `root` changed since
+/// `last`, which then becomes the new state.
 fn containment(
     jail: &Jail,
     root: &Path,
-    before: &Tree,
+    last: &mut Snapshot,
     extractor: Option<&str>,
     step: &str,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
-    let after = jail.outside(root).ctx(|| "cannot observe the jail".into())?;
-    let d = diff_trees(before, &after);
-    if !d.is_empty() {
+    let now = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let rel = jail.rel(root);
+    let changes = last.changes(&now, &[&rel]);
+    if let Some(first) = changes.first() {
         out.push(Finding {
             check: Check::Containment,
             extractor: extractor.map(str::to_string),
-            message: format!("{step} changed the jail outside the root: {}", first_line(&d.to_string())),
-            expected: Some(listing(before)),
-            observed: Some(format!("{}\ndiff (- before, + after):\n{d}", listing(&after))),
+            message: format!("{step} changed the jail outside the root: {first}"),
+            expected: Some("nothing outside the root changes\n".into()),
+            observed: Some(format!("changes outside the root:\n{}\n", changes.join("\n"))),
         });
     }
+    *last = now;
     Ok(())
 }
 

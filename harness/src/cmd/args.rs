@@ -68,6 +68,9 @@ pub struct PairArgs {
     /// Timeout for each capture and each hydration, in seconds
     #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT")]
     pub timeout: u64,
+    /// Where jails are created (default: /dev/shm when writable, else the temp dir)
+    #[arg(long, env = "SNAPCONF_JAIL_DIR")]
+    pub jail_dir: Option<PathBuf>,
     /// Baseline of known findings (JSON, written by `snapconf baseline update`): known
     /// findings are reported but do not fail the run
     #[arg(long, env = "SNAPCONF_BASELINE")]

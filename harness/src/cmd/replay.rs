@@ -35,7 +35,9 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let env = Env {
         profile: meta.profile.clone(),
         timeout: Duration::from_secs(meta.timeout_secs.max(1)),
-        jail_base: None,
+        jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
+            .map(Into::into)
+            .or_else(snapconf_harness::jail::default_jail_base),
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome = run_case(&case, producer.as_ref(), &ex, &env, None).context("the replay failed")?;

@@ -6,6 +6,7 @@ use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
 use snapconf_harness::gen::GenConfig;
+use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::pipeline::Env;
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::profile::Profile;
@@ -43,7 +44,7 @@ pub fn setup(pairs: &PairArgs, cases: u64, seed: u64, shrink_steps: u32, label: 
             env: Env {
                 profile,
                 timeout: Duration::from_secs(pairs.timeout.max(1)),
-                jail_base: None,
+                jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
             },
             shrink: ShrinkBudget {
                 steps: shrink_steps,

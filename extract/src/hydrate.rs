@@ -10,12 +10,13 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
+use crate::error::io_err;
 use crate::input::{FileInput, StreamInput};
 use crate::journal::{self, Phase};
 use crate::plan::{self, Plan};
 use crate::recover::recover_in;
 use crate::remove::remove_tree;
-use crate::sibling::{io_err, Sibling};
+use crate::sibling::Sibling;
 use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 
 /// Buffer sizes for reading a stream and writing its spool copy, in bytes.

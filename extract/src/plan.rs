@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use crate::error::refuse;
 use crate::input::Input;
 use crate::name::{self, MemberPath};
 use crate::reader::{RawMember, Reader};
@@ -99,14 +100,6 @@ struct Validator<'p> {
     total_bytes: u64,
     listing: Option<Listing>,
     root_seen: bool,
-}
-
-fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -> HydrateError {
-    HydrateError::Refused {
-        reason,
-        member: member.to_vec(),
-        detail: detail.into(),
-    }
 }
 
 /// Applies [`Modes`] to a member's permission bits.

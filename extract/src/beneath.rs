@@ -33,7 +33,9 @@ pub(crate) fn open_dir(base: BorrowedFd<'_>, path: &[u8]) -> io::Result<OwnedFd>
             ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
         match openat2(base, path, dir_flags(), Mode::empty(), resolve) {
             Err(Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
-            Err(Errno::AGAIN) => {} // a concurrent rename raced the lookup: walk instead
+            // A concurrent rename raced the lookup, or the path is longer than `PATH_MAX`:
+            // walk instead (each step is one component).
+            Err(Errno::AGAIN | Errno::NAMETOOLONG) => {}
             other => return Ok(other?),
         }
     }

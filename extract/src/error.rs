@@ -114,3 +114,20 @@ impl HydrateError {
         }
     }
 }
+
+/// A refusal of `member` (raw name bytes) for `reason`.
+pub(crate) fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -> HydrateError {
+    HydrateError::Refused {
+        reason,
+        member: member.to_vec(),
+        detail: detail.into(),
+    }
+}
+
+/// An I/O error with what we were doing.
+pub(crate) fn io_err(context: impl Into<String>, e: impl Into<std::io::Error>) -> HydrateError {
+    HydrateError::Io {
+        context: context.into(),
+        source: e.into(),
+    }
+}

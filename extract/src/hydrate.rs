@@ -10,12 +10,13 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
+use crate::error::io_err;
 use crate::input::{FileInput, StreamInput};
 use crate::journal::{self, Phase};
 use crate::plan::{self, Plan};
 use crate::recover::recover_in;
 use crate::remove::remove_tree;
-use crate::sibling::{io_err, Sibling};
+use crate::sibling::Sibling;
 use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 
 /// Buffer sizes for reading a stream and writing its spool copy, in bytes.
@@ -91,10 +92,19 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///   return may lose the new tree or leave it partly written). Process death is covered.
 /// - Kept symlinks (`AbsoluteSymlinks::Keep`, `EscapingSymlinks::Keep`, the defaults) are
 ///   restored verbatim and may point outside the root; *we* never follow them, a later
-///   consumer might. Escape checks are lexical (see [`crate::EscapingSymlinks`]).
+///   consumer might. Escape checks are lexical plus resolution through the archive's own
+///   links (see [`crate::EscapingSymlinks`]); links to paths outside the archive's tree
+///   (which may be links on the consumer's disk) cannot be judged.
+/// - A leftover that cannot be removed (a mount point or an immutable file inside the old
+///   tree) makes `recover`, and so every later `hydrate` of that root, fail until a human
+///   removes it: fail closed.
 /// - Concurrent writers inside the *parent* directory are not defended against beyond the
 ///   handle-relative operations (another process can still delete our staging tree).
 /// - Processes whose working directory is inside the old root keep seeing the old tree.
+/// - `root` must not be a mount point (the exchange fails with `EBUSY`) and its filesystem
+///   must support `RENAME_EXCHANGE` (ext4, xfs, btrfs, tmpfs do); otherwise hydration fails
+///   with [`HydrateError::Io`] and `root` is unchanged. Hydrations of roots in the same
+///   parent directory wait for each other (`flock` on the parent).
 /// - The `tar` crate decodes header fields; its bugs in octal/base-256 parsing are ours.
 pub fn hydrate(
     archive: impl Read,

@@ -21,6 +21,7 @@ mod resolve;
 mod sibling;
 mod stage;
 mod symlink_target;
+mod tree;
 
 pub use error::{HydrateError, Reason};
 pub use hydrate::{hydrate, hydrate_file, validate};

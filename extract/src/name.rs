@@ -16,46 +16,12 @@ use crate::{Limits, Reason};
 /// The longest component Linux filesystems accept, in bytes.
 pub(crate) const NAME_MAX: usize = 255;
 
-/// A normalised member name: components joined by `/`; empty for the root itself.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct MemberPath(pub(crate) Vec<u8>);
-
-impl MemberPath {
-    /// True for the root itself (`.`, `./`).
-    pub(crate) fn is_root(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The components, shallowest first.
-    pub(crate) fn components(&self) -> impl Iterator<Item = &[u8]> {
-        self.0.split(|&b| b == b'/').filter(|c| !c.is_empty())
-    }
-
-    /// Number of components (0 for the root).
-    pub(crate) fn depth(&self) -> usize {
-        self.components().count()
-    }
-
-    /// The parent path (root for a single component) and the last component.
-    pub(crate) fn split_last(&self) -> (&[u8], &[u8]) {
-        match self.0.iter().rposition(|&b| b == b'/') {
-            Some(i) => (&self.0[..i], &self.0[i + 1..]),
-            None => (&[], &self.0[..]),
-        }
-    }
-
-    /// Every proper ancestor except the root, shallowest first (`a`, `a/b` for `a/b/c`).
-    pub(crate) fn ancestors(&self) -> impl Iterator<Item = &[u8]> {
-        self.0
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b == b'/')
-            .map(|(i, _)| &self.0[..i])
-    }
-}
-
-/// Normalises a member name or a hardlink target; `Err` gives the reason and a detail.
-pub(crate) fn normalize(raw: &[u8], limits: &Limits) -> Result<MemberPath, (Reason, String)> {
+/// Normalises a member name or a hardlink target into its components (none for the root);
+/// `Err` gives the reason and a detail.
+pub(crate) fn normalize<'a>(
+    raw: &'a [u8],
+    limits: &Limits,
+) -> Result<Vec<&'a [u8]>, (Reason, String)> {
     if raw.is_empty() {
         return Err((Reason::Malformed, "empty member name".into()));
     }
@@ -71,8 +37,7 @@ pub(crate) fn normalize(raw: &[u8], limits: &Limits) -> Result<MemberPath, (Reas
     if raw[0] == b'/' {
         return Err((Reason::AbsolutePath, "member name starts with `/`".into()));
     }
-    let mut out = Vec::with_capacity(raw.len());
-    let mut depth = 0usize;
+    let mut out = Vec::new();
     for comp in raw.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => continue,
@@ -85,17 +50,13 @@ pub(crate) fn normalize(raw: &[u8], limits: &Limits) -> Result<MemberPath, (Reas
                 format!("component of {} bytes (limit {NAME_MAX})", comp.len()),
             ));
         }
-        depth += 1;
-        if depth > limits.link_depth {
+        if out.len() >= limits.link_depth {
             return Err((
                 Reason::LimitExceeded,
                 format!("more than {} components", limits.link_depth),
             ));
         }
-        if !out.is_empty() {
-            out.push(b'/');
-        }
-        out.extend_from_slice(comp);
+        out.push(comp);
     }
-    Ok(MemberPath(out))
+    Ok(out)
 }

@@ -1,18 +1,18 @@
 //! The validation pass: every member is read and checked, and the tree it describes is
 //! planned, before anything is written.
 //!
-//! The plan is a list of actions in archive order (directories, files, hardlinks) plus the
-//! symlinks, which the write pass creates last. Its size grows with the number of members
-//! (one name each), never with payload bytes: payloads stay in the archive or spool file and
-//! are copied by offset.
+//! The plan is a trie of the final tree ([`Tree`]) and a list of actions in archive order
+//! (directories, files, hardlinks, and symlinks, which the write pass creates last). Its size
+//! grows with the number of members (one component each), never with payload bytes:
+//! payloads stay in the archive or spool file and are copied by offset.
 
-use std::collections::HashMap;
-
+use crate::error::refuse;
 use crate::input::Input;
-use crate::name::{self, MemberPath};
+use crate::name;
 use crate::reader::{RawMember, Reader};
 use crate::resolve;
 use crate::symlink_target::{self, Verdict};
+use crate::tree::{NodeId, Tree, TreeFull, ROOT};
 use crate::{
     Duplicates, EscapingSymlinks, Hardlinks, HydrateError, HydrateReport, ListedMember, Listing,
     MemberKind, Modes, Policy, Reason, SpecialFiles,
@@ -35,13 +35,13 @@ pub(crate) struct Data {
 pub(crate) enum Action {
     /// Create a directory (mode applied after its children).
     Dir {
-        path: MemberPath,
+        node: NodeId,
         mode: u32,
         mtime: Option<u64>,
     },
     /// Create a regular file from `data`.
     File {
-        path: MemberPath,
+        node: NodeId,
         data: Data,
         mode: u32,
         mtime: u64,
@@ -49,7 +49,7 @@ pub(crate) enum Action {
     /// A hardlink: link to the file created by action `target` if it still exists (policy
     /// `Link`), otherwise write an independent copy of `data`.
     Hardlink {
-        path: MemberPath,
+        node: NodeId,
         target: usize,
         data: Data,
         mode: u32,
@@ -57,7 +57,7 @@ pub(crate) enum Action {
         link: bool,
     },
     /// Create a symlink (deferred to the end of the write pass).
-    Symlink { path: MemberPath, target: Vec<u8> },
+    Symlink { node: NodeId, target: Vec<u8> },
     /// Superseded by a later member of the same name (`Duplicates::LastWins`).
     Skip,
 }
@@ -65,6 +65,8 @@ pub(crate) enum Action {
 /// The checked tree, ready for the write pass.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
+    /// The names of the planned tree.
+    pub(crate) tree: Tree,
     pub(crate) actions: Vec<Action>,
     /// Mode for the root itself, from a `.` directory member.
     pub(crate) root_mode: Option<u32>,
@@ -94,19 +96,12 @@ enum Node {
 
 struct Validator<'p> {
     policy: &'p Policy,
-    nodes: HashMap<Vec<u8>, Node>,
+    /// What each tree node currently is (`None`: named once, replaced, nothing now).
+    nodes: Vec<Option<Node>>,
     plan: Plan,
     total_bytes: u64,
     listing: Option<Listing>,
     root_seen: bool,
-}
-
-fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -> HydrateError {
-    HydrateError::Refused {
-        reason,
-        member: member.to_vec(),
-        detail: detail.into(),
-    }
 }
 
 /// Applies [`Modes`] to a member's permission bits.
@@ -129,7 +124,7 @@ pub(crate) fn build<I: Input>(
     let mut reader = Reader::new(input, start, policy.limits);
     let mut v = Validator {
         policy,
-        nodes: HashMap::new(),
+        nodes: vec![None],
         plan: Plan::default(),
         total_bytes: 0,
         listing: want_listing.then(Listing::default),
@@ -144,37 +139,53 @@ pub(crate) fn build<I: Input>(
     Ok((v.plan, v.listing))
 }
 
+fn collision(raw: &[u8]) -> HydrateError {
+    refuse(
+        Reason::LimitExceeded,
+        raw,
+        "the planned tree is full (or two names hashed alike)",
+    )
+}
+
 impl Validator<'_> {
     /// Resolves every planned relative symlink through the other planned symlinks (see
     /// [`crate::resolve`]); refuses `symlink-escape` if one leaves the root that way.
     fn check_link_chains(&self) -> Result<(), HydrateError> {
-        let link_of = |p: &[u8]| -> Option<&[u8]> {
-            match self.nodes.get(p) {
-                Some(Node::Symlink { action: Some(i) }) => match &self.plan.actions[*i] {
+        let link_of = |id: NodeId| -> Option<&[u8]> {
+            match self.nodes.get(id as usize) {
+                Some(Some(Node::Symlink { action: Some(i) })) => match &self.plan.actions[*i] {
                     Action::Symlink { target, .. } => Some(target.as_slice()),
                     _ => None,
                 },
                 _ => None,
             }
         };
+        let mut budget = resolve::BUDGET;
         for action in &self.plan.actions {
-            let Action::Symlink { path, target } = action else {
+            let Action::Symlink { node, target } = action else {
                 continue;
             };
             if target.first() == Some(&b'/') {
                 continue;
             }
-            let (dir, _) = path.split_last();
-            let dir: Vec<&[u8]> = dir
-                .split(|&b| b == b'/')
-                .filter(|c| !c.is_empty())
-                .collect();
-            if resolve::escapes(&dir, target, &link_of) {
-                return Err(refuse(
-                    Reason::SymlinkEscape,
-                    &path.0,
-                    "symlink target leaves the root through another symlink of the archive",
-                ));
+            let dir = self.plan.tree.parent(*node);
+            let name = || self.plan.tree.path(*node);
+            match resolve::escapes(&self.plan.tree, dir, target, &link_of, &mut budget) {
+                Ok(false) => {}
+                Ok(true) => {
+                    return Err(refuse(
+                        Reason::SymlinkEscape,
+                        &name(),
+                        "symlink target leaves the root through another symlink of the archive",
+                    ))
+                }
+                Err(resolve::OverBudget) => {
+                    return Err(refuse(
+                        Reason::LimitExceeded,
+                        &name(),
+                        "too much work resolving symlink chains",
+                    ))
+                }
             }
         }
         Ok(())
@@ -206,26 +217,35 @@ impl Validator<'_> {
                 format!("unknown type flag {:?}", char::from(flag)),
             ));
         }
-        let path = name::normalize(&m.name, &self.policy.limits)
+        let comps = name::normalize(&m.name, &self.policy.limits)
             .map_err(|(reason, detail)| refuse(reason, &m.name, detail))?;
-        if m.kind != MemberKind::Dir && m.name.ends_with(b"/") && !path.is_root() {
+        let Some((last, dirs)) = comps.split_last() else {
+            return self.root_member(&m);
+        };
+        if m.kind != MemberKind::Dir && m.name.ends_with(b"/") {
             return Err(refuse(
                 Reason::Malformed,
                 &m.name,
                 "non-directory member name ends with `/`",
             ));
         }
-        if path.is_root() {
-            return self.root_member(&m);
+        let parent = self.parent_dir(dirs, &m.name)?;
+        let (node, created) = self
+            .plan
+            .tree
+            .insert(parent, last)
+            .map_err(|TreeFull| collision(&m.name))?;
+        if created {
+            self.nodes.push(None);
         }
-        self.check_parents(&path, &m.name)?;
+        let depth = comps.len();
         match m.kind {
-            MemberKind::Dir => self.dir(path, &m),
-            MemberKind::File => self.file(path, &m),
-            MemberKind::Hardlink => self.hardlink(path, &m),
-            MemberKind::Symlink => self.symlink(path, &m),
+            MemberKind::Dir => self.dir(node, &m),
+            MemberKind::File => self.file(node, &m),
+            MemberKind::Hardlink => self.hardlink(node, &m),
+            MemberKind::Symlink => self.symlink(node, depth, &m),
             MemberKind::Fifo | MemberKind::CharDevice | MemberKind::BlockDevice => {
-                self.special(path, &m)
+                self.special(node, &m)
             }
             MemberKind::Other(_) => Ok(()), // refused above
         }
@@ -253,50 +273,63 @@ impl Validator<'_> {
         Ok(())
     }
 
-    /// Every ancestor must be a directory (creating implicit ones). A member below a symlink
-    /// member is the classic escape (H9, H11; CVE-2025-4517's class of "write through a link
-    /// the archive just made"); below a file it is nonsense. Both are refused whatever the
-    /// policy, and never resolved against the disk.
-    fn check_parents(&mut self, path: &MemberPath, raw: &[u8]) -> Result<(), HydrateError> {
-        for anc in path.ancestors() {
-            match self.nodes.get_mut(anc) {
+    /// Walks (creating implicit directories) down `dirs`; every one must be a directory. A
+    /// member below a symlink member is the classic escape (H9, H11; CVE-2025-4517's class
+    /// of "write through a link the archive just made"); below a file it is nonsense. Both
+    /// are refused whatever the policy, and never resolved against the disk.
+    fn parent_dir(&mut self, dirs: &[&[u8]], raw: &[u8]) -> Result<NodeId, HydrateError> {
+        let mut cur = ROOT;
+        for comp in dirs {
+            let (id, created) = self
+                .plan
+                .tree
+                .insert(cur, comp)
+                .map_err(|TreeFull| collision(raw))?;
+            if created {
+                self.nodes.push(None);
+            }
+            let shown = || String::from_utf8_lossy(&self.plan.tree.path(id)).into_owned();
+            match &mut self.nodes[id as usize] {
                 Some(Node::Dir { children, .. }) => *children = true,
                 Some(Node::Symlink { .. }) => {
                     return Err(refuse(
                         Reason::ThroughSymlink,
                         raw,
-                        format!("`{}` is a symlink member", String::from_utf8_lossy(anc)),
+                        format!("`{}` is a symlink member", shown()),
                     ))
                 }
                 Some(_) => {
                     return Err(refuse(
                         Reason::NotADirectory,
                         raw,
-                        format!(
-                            "`{}` is not a directory member",
-                            String::from_utf8_lossy(anc)
-                        ),
+                        format!("`{}` is not a directory member", shown()),
                     ))
                 }
-                None => {
-                    let action = self.plan.actions.len();
+                slot @ None => {
+                    *slot = Some(Node::Dir {
+                        action: self.plan.actions.len(),
+                        explicit: false,
+                        children: true,
+                    });
                     self.plan.actions.push(Action::Dir {
-                        path: MemberPath(anc.to_vec()),
+                        node: id,
                         mode: IMPLICIT_DIR_MODE,
                         mtime: None,
                     });
-                    self.nodes.insert(
-                        anc.to_vec(),
-                        Node::Dir {
-                            action,
-                            explicit: false,
-                            children: true,
-                        },
-                    );
                 }
             }
+            cur = id;
         }
-        Ok(())
+        Ok(cur)
+    }
+
+    /// The node of an earlier member named by `comps`, without creating anything.
+    fn lookup(&self, comps: &[&[u8]]) -> Option<NodeId> {
+        let mut cur = ROOT;
+        for comp in comps {
+            cur = self.plan.tree.child(cur, comp).ok().flatten()?;
+        }
+        Some(cur)
     }
 
     /// Handles an existing node of the same name; returns `true` if a new action should be
@@ -304,11 +337,11 @@ impl Validator<'_> {
     /// reused.
     fn replace(
         &mut self,
-        path: &MemberPath,
+        node: NodeId,
         raw: &[u8],
         new_is_dir: bool,
     ) -> Result<bool, HydrateError> {
-        let Some(old) = self.nodes.get(&path.0).copied() else {
+        let Some(old) = self.nodes[node as usize] else {
             return Ok(true);
         };
         let implicit_dir = matches!(
@@ -347,16 +380,24 @@ impl Validator<'_> {
         }
         // Hardlinks point at earlier files by action index; a superseded target makes the
         // write pass fall back to a copy, so nothing else needs updating.
-        self.nodes.remove(&path.0);
+        self.nodes[node as usize] = None;
         Ok(true)
     }
 
-    fn dir(&mut self, path: MemberPath, m: &RawMember) -> Result<(), HydrateError> {
+    /// Records `state` for `node` and appends `action` (its index is what `state` refers to).
+    fn set(&mut self, node: NodeId, state: Node, action: Option<Action>) {
+        self.nodes[node as usize] = Some(state);
+        if let Some(a) = action {
+            self.plan.actions.push(a);
+        }
+    }
+
+    fn dir(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
         let mode = filter_mode(m.mode, self.policy.modes);
-        if !self.replace(&path, &m.name, true)? {
+        if !self.replace(node, &m.name, true)? {
             if let Some(Node::Dir {
                 action, explicit, ..
-            }) = self.nodes.get_mut(&path.0)
+            }) = &mut self.nodes[node as usize]
             {
                 *explicit = true;
                 if let Action::Dir {
@@ -370,39 +411,39 @@ impl Validator<'_> {
             return Ok(());
         }
         let action = self.plan.actions.len();
-        self.nodes.insert(
-            path.0.clone(),
-            Node::Dir {
-                action,
-                explicit: true,
-                children: false,
-            },
+        let state = Node::Dir {
+            action,
+            explicit: true,
+            children: false,
+        };
+        self.set(
+            node,
+            state,
+            Some(Action::Dir {
+                node,
+                mode,
+                mtime: Some(m.mtime),
+            }),
         );
-        self.plan.actions.push(Action::Dir {
-            path,
-            mode,
-            mtime: Some(m.mtime),
-        });
         Ok(())
     }
 
-    fn file(&mut self, path: MemberPath, m: &RawMember) -> Result<(), HydrateError> {
+    fn file(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
         self.add_bytes(m.size, &m.name)?;
-        self.replace(&path, &m.name, false)?;
+        self.replace(node, &m.name, false)?;
         let mode = filter_mode(m.mode, self.policy.modes);
         let data = Data {
             offset: m.data_offset,
             size: m.size,
         };
         let action = self.plan.actions.len();
-        self.nodes
-            .insert(path.0.clone(), Node::File { action, data, mode });
-        self.plan.actions.push(Action::File {
-            path,
+        let file = Action::File {
+            node,
             data,
             mode,
             mtime: m.mtime,
-        });
+        };
+        self.set(node, Node::File { action, data, mode }, Some(file));
         Ok(())
     }
 
@@ -423,7 +464,7 @@ impl Validator<'_> {
     /// a path on disk: resolving link targets against the filesystem is how extractors were
     /// made to link to (and then overwrite) files outside the root (CVE-2025-4517's
     /// hardlink variant; GNU tar's "hard link to outside" class).
-    fn hardlink(&mut self, path: MemberPath, m: &RawMember) -> Result<(), HydrateError> {
+    fn hardlink(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
         if self.policy.hardlinks == Hardlinks::Reject {
             return Err(refuse(
                 Reason::HardlinkNotAllowed,
@@ -432,13 +473,6 @@ impl Validator<'_> {
             ));
         }
         let raw_target = m.link.as_deref().unwrap_or_default();
-        let target = name::normalize(raw_target, &self.policy.limits).map_err(|(_, d)| {
-            refuse(
-                Reason::DanglingHardlink,
-                &m.name,
-                format!("link target `{}`: {d}", String::from_utf8_lossy(raw_target)),
-            )
-        })?;
         let dangling = |what: &str| {
             refuse(
                 Reason::DanglingHardlink,
@@ -449,10 +483,13 @@ impl Validator<'_> {
                 ),
             )
         };
+        let comps = name::normalize(raw_target, &self.policy.limits)
+            .map_err(|(_, d)| dangling(&format!("is not a member name: {d}")))?;
+        let target = self.lookup(&comps);
         // H12 (`REG x`, `LNK x -> x`, which GNU tar writes when a file is given twice): the
         // link adds no name and no data; it is accepted as a no-op and `x` keeps its data.
-        if target == path {
-            return match self.nodes.get(&path.0) {
+        if target == Some(node) {
+            return match self.nodes[node as usize] {
                 Some(Node::File { .. }) => {
                     self.plan.report.dropped.push(m.name.clone());
                     Ok(())
@@ -460,27 +497,28 @@ impl Validator<'_> {
                 _ => Err(dangling("is not an earlier regular member")),
             };
         }
-        match self.nodes.get(&target.0).copied() {
+        match target.and_then(|t| self.nodes[t as usize]) {
             Some(Node::File { action, data, mode }) => {
                 self.add_bytes(data.size, &m.name)?;
-                self.replace(&path, &m.name, false)?;
+                self.replace(node, &m.name, false)?;
                 let new = self.plan.actions.len();
-                self.nodes.insert(
-                    path.0.clone(),
-                    Node::File {
-                        action: new,
-                        data,
-                        mode,
-                    },
-                );
-                self.plan.actions.push(Action::Hardlink {
-                    path,
+                let link = Action::Hardlink {
+                    node,
                     target: action,
                     data,
                     mode,
                     mtime: m.mtime,
                     link: self.policy.hardlinks == Hardlinks::Link,
-                });
+                };
+                self.set(
+                    node,
+                    Node::File {
+                        action: new,
+                        data,
+                        mode,
+                    },
+                    Some(link),
+                );
                 Ok(())
             }
             // H8: a second name of a symlink comes back as a symlink with the same target
@@ -496,14 +534,13 @@ impl Validator<'_> {
                     return Err(dangling("is not an earlier regular member"));
                 };
                 let link_target = link_target.clone();
-                self.replace(&path, &m.name, false)?;
+                self.replace(node, &m.name, false)?;
                 let new = self.plan.actions.len();
-                self.nodes
-                    .insert(path.0.clone(), Node::Symlink { action: Some(new) });
-                self.plan.actions.push(Action::Symlink {
-                    path,
+                let link = Action::Symlink {
+                    node,
                     target: link_target,
-                });
+                };
+                self.set(node, Node::Symlink { action: Some(new) }, Some(link));
                 Ok(())
             }
             Some(Node::Dir { .. }) => Err(dangling("is a directory")),
@@ -512,27 +549,27 @@ impl Validator<'_> {
         }
     }
 
-    fn symlink(&mut self, path: MemberPath, m: &RawMember) -> Result<(), HydrateError> {
-        let dir_depth = path.depth().saturating_sub(1);
+    fn symlink(&mut self, node: NodeId, depth: usize, m: &RawMember) -> Result<(), HydrateError> {
         let target = m.link.as_deref().unwrap_or_default();
-        match symlink_target::decide(dir_depth, target, self.policy) {
+        match symlink_target::decide(depth.saturating_sub(1), target, self.policy) {
             Verdict::Refuse(reason, detail) => Err(refuse(reason, &m.name, detail)),
             Verdict::Drop => {
-                self.replace(&path, &m.name, false)?;
-                self.nodes.insert(path.0, Node::Symlink { action: None });
+                self.replace(node, &m.name, false)?;
+                self.set(node, Node::Symlink { action: None }, None);
                 self.plan.report.dropped.push(m.name.clone());
                 Ok(())
             }
             Verdict::Keep(target) => {
-                self.replace(&path, &m.name, false)?;
+                self.replace(node, &m.name, false)?;
                 let action = self.plan.actions.len();
-                self.nodes.insert(
-                    path.0.clone(),
+                let link = Action::Symlink { node, target };
+                self.set(
+                    node,
                     Node::Symlink {
                         action: Some(action),
                     },
+                    Some(link),
                 );
-                self.plan.actions.push(Action::Symlink { path, target });
                 Ok(())
             }
         }
@@ -540,7 +577,7 @@ impl Validator<'_> {
 
     /// FIFOs and devices: never created (a device node in a workspace is a privilege
     /// escalation; a FIFO hangs readers). `Drop` leaves them out, `Reject` refuses.
-    fn special(&mut self, path: MemberPath, m: &RawMember) -> Result<(), HydrateError> {
+    fn special(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
         if self.policy.special_files == SpecialFiles::Reject {
             return Err(refuse(
                 Reason::SpecialFile,
@@ -548,8 +585,8 @@ impl Validator<'_> {
                 format!("{:?} member refused by policy", m.kind),
             ));
         }
-        self.replace(&path, &m.name, false)?;
-        self.nodes.insert(path.0, Node::Other);
+        self.replace(node, &m.name, false)?;
+        self.set(node, Node::Other, None);
         self.plan.report.dropped.push(m.name.clone());
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! Field decoding (octal and base-256 numbers, ustar `prefix`) is done by the `tar` crate's
 //! [`tar::Header`]; the member loop is ours so that limits apply before anything is buffered.
 
+use crate::error::{io_err, refuse};
 use crate::input::Input;
 use crate::pax::{self, PaxFields};
 use crate::{HydrateError, Limits, MemberKind, Reason};
@@ -42,21 +43,6 @@ pub(crate) struct Reader<'a, I> {
     done: bool,
 }
 
-fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -> HydrateError {
-    HydrateError::Refused {
-        reason,
-        member: member.to_vec(),
-        detail: detail.into(),
-    }
-}
-
-fn io(context: &str, e: std::io::Error) -> HydrateError {
-    HydrateError::Io {
-        context: context.into(),
-        source: e,
-    }
-}
-
 /// Rounds a payload size up to whole blocks.
 fn padded(size: u64) -> Option<u64> {
     size.checked_add(BLOCK - 1).map(|s| s & !(BLOCK - 1))
@@ -87,7 +73,7 @@ impl<'a, I: Input> Reader<'a, I> {
             let got = self
                 .input
                 .read_full(&mut block)
-                .map_err(|e| io("reading a tar header", e))?;
+                .map_err(|e| io_err("reading a tar header", e))?;
             let pending = long_name.is_some() || long_link.is_some() || pax.is_some();
             if got == 0 || (got == block.len() && block.iter().all(|&b| b == 0)) {
                 self.done = true;
@@ -248,7 +234,7 @@ impl<'a, I: Input> Reader<'a, I> {
         let got = self
             .input
             .read_full(&mut data)
-            .map_err(|e| io("reading an extension header", e))?;
+            .map_err(|e| io_err("reading an extension header", e))?;
         self.pos += got as u64;
         if got < len {
             return Err(refuse(
@@ -276,7 +262,7 @@ impl<'a, I: Input> Reader<'a, I> {
         let got = self
             .input
             .skip(n)
-            .map_err(|e| io("reading a member payload", e))?;
+            .map_err(|e| io_err("reading a member payload", e))?;
         self.pos += got;
         if got < n {
             return Err(refuse(

@@ -4,9 +4,10 @@ use std::path::Path;
 
 use rustix::fs::Dir;
 
+use crate::error::io_err;
 use crate::journal::{self, Phase};
 use crate::remove::remove_tree;
-use crate::sibling::{io_err, show, Sibling};
+use crate::sibling::{show, Sibling};
 use crate::HydrateError;
 
 /// Resolves whatever a crashed [`crate::hydrate`] of `root` left in `root`'s parent, so that

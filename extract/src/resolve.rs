@@ -7,53 +7,66 @@
 //! the way the kernel would: `..` after a symlink component applies to the link's
 //! resolution, not to the name.
 //!
-//! Limits: after [`MAX_HOPS`] link expansions the walk stops and the link is treated as
-//! contained (the kernel would answer `ELOOP`, which cannot escape either). A component that
-//! meets a link with an absolute target stops the walk too: absolute targets are
-//! [`crate::AbsoluteSymlinks`]' business and were already accepted by it.
+//! Limits: after [`MAX_HOPS`] expansions in one resolution the walk stops and the link is
+//! treated as contained (the kernel would answer `ELOOP`, which cannot escape either). A
+//! link with an absolute target stops the walk too: absolute targets are
+//! [`crate::AbsoluteSymlinks`]' business and were already accepted by it. All resolutions of
+//! one archive share a budget of [`BUDGET`] component steps, so a crafted web of long chains
+//! is refused (`limit-exceeded`) instead of burning CPU.
+
+use crate::tree::{NodeId, Tree, ROOT};
 
 /// Link expansions per resolution, as Linux's `MAXSYMLINKS`.
 pub(crate) const MAX_HOPS: usize = 40;
 
-/// True if resolving `target` from the directory `dir` (root-relative components) climbs
-/// above the root; `link_of` gives the target of a planned symlink by root-relative path.
+/// Component steps allowed for all resolutions of one archive.
+pub(crate) const BUDGET: u64 = 50_000_000;
+
+/// The shared budget ran out.
+#[derive(Debug)]
+pub(crate) struct OverBudget;
+
+/// True if resolving `target` from directory node `dir` climbs above the root; `link_of`
+/// gives the target of a planned symlink node.
 pub(crate) fn escapes<'a>(
-    dir: &[&'a [u8]],
+    tree: &Tree,
+    dir: NodeId,
     target: &'a [u8],
-    link_of: &dyn Fn(&[u8]) -> Option<&'a [u8]>,
-) -> bool {
-    let mut stack: Vec<&'a [u8]> = dir.to_vec();
-    // Pending components, in reverse order (last to process at the front of the vec end).
+    link_of: &dyn Fn(NodeId) -> Option<&'a [u8]>,
+    budget: &mut u64,
+) -> Result<bool, OverBudget> {
+    // The resolved position: the chain of nodes from the root; `None` once a component
+    // names nothing planned (later components cannot name anything planned either, but
+    // `..` still climbs).
+    let mut stack: Vec<Option<NodeId>> = tree.ancestry(dir).into_iter().map(Some).collect();
     let mut pending: Vec<&'a [u8]> = target.split(|&b| b == b'/').rev().collect();
     let mut hops = 0;
-    let mut path_buf: Vec<u8> = Vec::new();
     while let Some(comp) = pending.pop() {
+        *budget = budget.checked_sub(1).ok_or(OverBudget)?;
         match comp {
             b"" | b"." => continue,
             b".." => {
                 if stack.pop().is_none() {
-                    return true;
+                    return Ok(true);
                 }
                 continue;
             }
             _ => {}
         }
-        stack.push(comp);
-        path_buf.clear();
-        for (i, c) in stack.iter().enumerate() {
-            if i > 0 {
-                path_buf.push(b'/');
-            }
-            path_buf.extend_from_slice(c);
-        }
-        if let Some(next) = link_of(&path_buf) {
+        let here = match stack.last() {
+            None => Some(ROOT),
+            Some(top) => *top,
+        };
+        let next = here.and_then(|p| tree.child(p, comp).ok().flatten());
+        if let Some(link) = next.and_then(link_of) {
             hops += 1;
-            if hops > MAX_HOPS || next.first() == Some(&b'/') {
-                return false;
+            if hops > MAX_HOPS || link.first() == Some(&b'/') {
+                return Ok(false);
             }
-            stack.pop();
-            pending.extend(next.split(|&b| b == b'/').rev());
+            pending.extend(link.split(|&b| b == b'/').rev());
+            continue;
         }
+        stack.push(next);
     }
-    false
+    Ok(false)
 }

@@ -22,6 +22,7 @@ use std::path::{Component, Path};
 
 use rustix::fs::{flock, open, FlockOperation, Mode, OFlags};
 
+use crate::error::io_err;
 use crate::HydrateError;
 
 /// Bytes of the root's name used in sibling names (keeps them under `NAME_MAX`).
@@ -34,13 +35,6 @@ pub(crate) struct Sibling {
     parent: OwnedFd,
     name: Vec<u8>,
     prefix: Vec<u8>,
-}
-
-pub(crate) fn io_err(context: impl Into<String>, e: impl Into<io::Error>) -> HydrateError {
-    HydrateError::Io {
-        context: context.into(),
-        source: e.into(),
-    }
 }
 
 impl Sibling {

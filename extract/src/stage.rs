@@ -22,8 +22,8 @@ use rustix::fs::{
 
 use crate::beneath::open_dir;
 use crate::copy::Copier;
-use crate::name::MemberPath;
 use crate::plan::{Action, Data, Plan};
+use crate::tree::{NodeId, Tree, ROOT};
 use crate::HydrateError;
 
 /// Directory handles kept open at once; past this the cache is emptied (archives are mostly
@@ -33,39 +33,41 @@ const CACHE_FDS: usize = 64;
 /// Mode of directories while the pass runs: private to us.
 const STAGING_DIR_MODE: u32 = 0o700;
 
+/// Handles on staging directories by tree node.
 struct DirCache<'a> {
     stage: BorrowedFd<'a>,
-    fds: HashMap<Vec<u8>, OwnedFd>,
+    tree: &'a Tree,
+    fds: HashMap<NodeId, OwnedFd>,
 }
 
-impl<'a> DirCache<'a> {
-    fn get(&mut self, path: &[u8]) -> io::Result<BorrowedFd<'_>> {
-        if path.is_empty() {
+impl DirCache<'_> {
+    fn get(&mut self, dir: NodeId) -> io::Result<BorrowedFd<'_>> {
+        if dir == ROOT {
             return Ok(self.stage);
         }
-        if !self.fds.contains_key(path) {
-            let fd = open_dir(self.stage, path)?;
-            self.insert(path, fd);
+        if !self.fds.contains_key(&dir) {
+            let fd = open_dir(self.stage, &self.tree.path(dir))?;
+            self.insert(dir, fd);
         }
-        match self.fds.get(path) {
+        match self.fds.get(&dir) {
             Some(fd) => Ok(fd.as_fd()),
             None => Err(io::Error::other("directory handle cache lost an entry")),
         }
     }
 
-    fn insert(&mut self, path: &[u8], fd: OwnedFd) {
+    fn insert(&mut self, dir: NodeId, fd: OwnedFd) {
         if self.fds.len() >= CACHE_FDS {
             self.fds.clear();
         }
-        self.fds.insert(path.to_vec(), fd);
+        self.fds.insert(dir, fd);
     }
 }
 
-fn err(path: &MemberPath, what: &str, e: impl Into<io::Error>) -> HydrateError {
+fn err(tree: &Tree, node: NodeId, what: &str, e: impl Into<io::Error>) -> HydrateError {
     HydrateError::Io {
         context: format!(
             "{what} `{}` in the staging directory",
-            String::from_utf8_lossy(&path.0)
+            String::from_utf8_lossy(&tree.path(node))
         ),
         source: e.into(),
     }
@@ -83,69 +85,69 @@ fn times(mtime: u64) -> Option<Timestamps> {
     })
 }
 
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
 /// Writes every action of `plan` below `stage`, reading payloads from `data`.
 pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(), HydrateError> {
+    let tree = &plan.tree;
     let mut cache = DirCache {
         stage,
+        tree,
         fds: HashMap::new(),
     };
     let mut copier = Copier::new();
     let mut symlinks = Vec::new();
     for (index, action) in plan.actions.iter().enumerate() {
         match action {
-            Action::Dir { path, .. } => {
-                let (parent, name) = path.split_last();
+            Action::Dir { node, .. } => {
+                let (parent, name) = (tree.parent(*node), tree.name(*node));
+                let e = |what, e| err(tree, *node, what, e);
                 let pfd = cache
                     .get(parent)
-                    .map_err(|e| err(path, "opening the parent of", e))?;
+                    .map_err(|x| e("opening the parent of", x))?;
                 mkdirat(pfd, name, Mode::from_raw_mode(STAGING_DIR_MODE))
-                    .map_err(|e| err(path, "creating directory", e))?;
-                let fd = openat(
-                    pfd,
-                    name,
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|e| err(path, "opening directory", e))?;
-                cache.insert(&path.0, fd);
+                    .map_err(|x| e("creating directory", x.into()))?;
+                let fd = openat(pfd, name, dir_flags(), Mode::empty())
+                    .map_err(|x| e("opening directory", x.into()))?;
+                cache.insert(*node, fd);
             }
             Action::File {
-                path,
+                node,
                 data: d,
                 mode,
                 mtime,
             } => {
-                write_file(&mut cache, &mut copier, data, path, *d, *mode, *mtime)?;
+                write_file(&mut cache, &mut copier, data, *node, *d, *mode, *mtime)?;
             }
             Action::Hardlink {
-                path,
+                node,
                 target,
                 data: d,
                 mode,
                 mtime,
                 link,
             } => {
-                let target_path = match &plan.actions[*target] {
-                    Action::File { path, .. } | Action::Hardlink { path, .. } if *link => {
-                        Some(path)
+                let target_node = match &plan.actions[*target] {
+                    Action::File { node, .. } | Action::Hardlink { node, .. } if *link => {
+                        Some(*node)
                     }
                     _ => None,
                 };
-                match target_path {
-                    Some(tpath) => {
-                        let (tparent, tname) = tpath.split_last();
-                        let tfd = open_dir(stage, tparent)
-                            .map_err(|e| err(tpath, "opening the parent of", e))?;
-                        let (parent, name) = path.split_last();
+                match target_node {
+                    Some(t) => {
+                        let tfd = open_dir(stage, &tree.path(tree.parent(t)))
+                            .map_err(|x| err(tree, t, "opening the parent of", x))?;
                         let pfd = cache
-                            .get(parent)
-                            .map_err(|e| err(path, "opening the parent of", e))?;
+                            .get(tree.parent(*node))
+                            .map_err(|x| err(tree, *node, "opening the parent of", x))?;
                         // Flags empty: never AT_SYMLINK_FOLLOW; the target is a regular file
                         // we created a moment ago.
-                        linkat(&tfd, tname, pfd, name, AtFlags::empty())
-                            .map_err(|e| err(path, "creating hardlink", e))?;
+                        linkat(&tfd, tree.name(t), pfd, tree.name(*node), AtFlags::empty())
+                            .map_err(|x| err(tree, *node, "creating hardlink", x))?;
                     }
-                    None => write_file(&mut cache, &mut copier, data, path, *d, *mode, *mtime)?,
+                    None => write_file(&mut cache, &mut copier, data, *node, *d, *mode, *mtime)?,
                 }
             }
             Action::Symlink { .. } => symlinks.push(index),
@@ -153,23 +155,23 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
         }
     }
     for index in symlinks {
-        if let Action::Symlink { path, target } = &plan.actions[index] {
-            let (parent, name) = path.split_last();
+        if let Action::Symlink { node, target } = &plan.actions[index] {
             let pfd = cache
-                .get(parent)
-                .map_err(|e| err(path, "opening the parent of", e))?;
-            symlinkat(target.as_slice(), pfd, name)
-                .map_err(|e| err(path, "creating symlink", e))?;
+                .get(tree.parent(*node))
+                .map_err(|x| err(tree, *node, "opening the parent of", x))?;
+            symlinkat(target.as_slice(), pfd, tree.name(*node))
+                .map_err(|x| err(tree, *node, "creating symlink", x))?;
         }
     }
     drop(cache);
     for action in plan.actions.iter().rev() {
-        if let Action::Dir { path, mode, mtime } = action {
-            let fd = open_dir(stage, &path.0).map_err(|e| err(path, "reopening directory", e))?;
+        if let Action::Dir { node, mode, mtime } = action {
+            let e = |what, x| err(tree, *node, what, x);
+            let fd = open_dir(stage, &tree.path(*node)).map_err(|x| e("reopening directory", x))?;
             fchmod(&fd, Mode::from_raw_mode(*mode))
-                .map_err(|e| err(path, "setting the mode of", e))?;
+                .map_err(|x| e("setting the mode of", x.into()))?;
             if let Some(t) = mtime.and_then(times) {
-                futimens(&fd, &t).map_err(|e| err(path, "setting the time of", e))?;
+                futimens(&fd, &t).map_err(|x| e("setting the time of", x.into()))?;
             }
         }
     }
@@ -180,28 +182,29 @@ fn write_file(
     cache: &mut DirCache<'_>,
     copier: &mut Copier,
     data: &File,
-    path: &MemberPath,
+    node: NodeId,
     d: Data,
     mode: u32,
     mtime: u64,
 ) -> Result<(), HydrateError> {
-    let (parent, name) = path.split_last();
+    let tree = cache.tree;
+    let e = |what, x| err(tree, node, what, x);
     let pfd = cache
-        .get(parent)
-        .map_err(|e| err(path, "opening the parent of", e))?;
+        .get(tree.parent(node))
+        .map_err(|x| e("opening the parent of", x))?;
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = openat(pfd, name, flags, Mode::from_raw_mode(0o600))
-        .map_err(|e| err(path, "creating file", e))?;
+    let fd = openat(pfd, tree.name(node), flags, Mode::from_raw_mode(0o600))
+        .map_err(|x| e("creating file", x.into()))?;
     let mut file = File::from(fd);
     if d.size > 0 {
         copier
             .copy(data, d.offset, d.size, &mut file)
-            .map_err(|e| err(path, "writing", e))?;
+            .map_err(|x| e("writing", x))?;
     }
     // After the data: a write by a non-owner would clear setuid/setgid anyway.
-    fchmod(&file, Mode::from_raw_mode(mode)).map_err(|e| err(path, "setting the mode of", e))?;
+    fchmod(&file, Mode::from_raw_mode(mode)).map_err(|x| e("setting the mode of", x.into()))?;
     if let Some(t) = times(mtime) {
-        futimens(&file, &t).map_err(|e| err(path, "setting the time of", e))?;
+        futimens(&file, &t).map_err(|x| e("setting the time of", x.into()))?;
     }
     Ok(())
 }

@@ -151,3 +151,33 @@ fn enospc_leaves_prior_intact() {
     assert_eq!(snapshot(&root, &[]), before);
     assert!(leftovers(&mnt).is_empty());
 }
+
+/// A root that is a mount point cannot be exchanged (`EBUSY`): an I/O error, the prior
+/// workspace intact, nothing left beside it. Skipped where tmpfs cannot be mounted.
+#[test]
+fn mount_point_root_is_an_error_not_a_half_swap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    fs::create_dir(&root).expect("mkdir");
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "snapconf-test"])
+        .arg(&root)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        eprintln!("skipped: cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)");
+        return;
+    }
+    let _guard = Mount(root.clone());
+    fs::write(root.join("prior"), b"prior").expect("write");
+    let before = snapshot(&root, &[]);
+    let (_, new) = archives();
+    let e = hydrate(&new[..], &root, &Policy::default()).expect_err("cannot swap a mount point");
+    assert!(e.reason().is_none(), "{e}");
+    assert_eq!(snapshot(&root, &[]), before);
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}

@@ -23,8 +23,23 @@ impl Rng {
     }
 }
 
-fn seeds() -> Vec<Vec<u8>> {
+/// Valid and hostile seeds; `out` is a directory outside the root that must stay untouched.
+fn seeds(out: &str) -> Vec<Vec<u8>> {
     vec![
+        // H9, H10, H11 shapes aimed at `out`
+        Raw::new()
+            .dir("foo/")
+            .symlink("foo", out)
+            .file("foo/x", b"1")
+            .finish(),
+        Raw::new()
+            .symlink("link", &format!("{out}/target"))
+            .file("link", b"owned")
+            .finish(),
+        Raw::new()
+            .symlink("up", "..")
+            .file("up/exploit/foo/bar", b"bad")
+            .finish(),
         Raw::new()
             .dir("./")
             .dir("d/")
@@ -106,7 +121,7 @@ fn policies() -> [Policy; 2] {
 fn validate_never_panics() {
     let (seed, scale) = knobs(0x5eed_1234_abcd_0001);
     let mut rng = Rng(seed);
-    let seeds = seeds();
+    let seeds = seeds("/nonexistent/out");
     for _ in 0..20_000 * scale {
         let pick = rng.below(seeds.len());
         let ar = mutate(&mut rng, &seeds[pick]);
@@ -122,8 +137,8 @@ fn validate_never_panics() {
 fn hydrate_agrees_with_validate_and_stays_contained() {
     let (seed, scale) = knobs(0x5eed_1234_abcd_0002);
     let mut rng = Rng(seed);
-    let seeds = seeds();
     let jail = Jail::new();
+    let seeds = seeds(&jail.out().display().to_string());
     jail.prior(&[("prior", "prior content"), ("dir/f", "x")]);
     let (mut accepted, mut refused) = (0, 0);
     for i in 0..300 * scale {

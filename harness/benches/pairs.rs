@@ -43,7 +43,9 @@ fn main() {
     };
     let mut rates = Vec::new();
     for name in ["tar-rs", "gnu-tar"] {
-        let Some(p) = producers.iter().find(|p| p.name() == name) else { continue };
+        let Some(p) = producers.iter().find(|p| p.name() == name) else {
+            continue;
+        };
         if let Availability::Unavailable { reason, .. } = p.availability() {
             println!("{name} x reference: skipped ({reason})");
             continue;

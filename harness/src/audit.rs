@@ -13,7 +13,8 @@ use std::path::Path;
 /// with `{root}`), FIFOs, sockets, char devices; permission bits kept. `exclusions` are
 /// root-relative paths. `Err` names the path that could not be read.
 pub fn spec_from_dir(dir: &Path, exclusions: &[RelPath]) -> Result<WorkspaceSpec, String> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
     if !meta.is_dir() {
         return Err(format!("`{}` is not a directory", dir.display()));
     }
@@ -51,7 +52,8 @@ fn walk(
             None => RelPath::new(name.clone()),
         }
         .map_err(|e| format!("unusable name under `{}`: {e}", dir.display()))?;
-        let md = std::fs::symlink_metadata(&path).map_err(|e| format!("cannot stat `{}`: {e}", path.display()))?;
+        let md = std::fs::symlink_metadata(&path)
+            .map_err(|e| format!("cannot stat `{}`: {e}", path.display()))?;
         let ft = md.file_type();
         let mode = Some(md.mode() & 0o7777);
         let key = (md.dev(), md.ino());
@@ -59,7 +61,9 @@ fn walk(
             if let Some(first) = inodes.get(&key) {
                 spec.entries.push(Entry {
                     path: relp,
-                    kind: EntryKind::Hardlink { target: first.clone() },
+                    kind: EntryKind::Hardlink {
+                        target: first.clone(),
+                    },
                     mode: None,
                 });
                 continue;
@@ -69,10 +73,14 @@ fn walk(
         let kind = if ft.is_dir() {
             EntryKind::Dir
         } else if ft.is_file() {
-            let content = std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-            EntryKind::File { content: RawBytes(content) }
+            let content = std::fs::read(&path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            EntryKind::File {
+                content: RawBytes(content),
+            }
         } else if ft.is_symlink() {
-            let t = std::fs::read_link(&path).map_err(|e| format!("cannot read link `{}`: {e}", path.display()))?;
+            let t = std::fs::read_link(&path)
+                .map_err(|e| format!("cannot read link `{}`: {e}", path.display()))?;
             let t = t.as_os_str().as_bytes();
             let target = match t.strip_prefix(root) {
                 Some(rest) if rest.is_empty() || rest.starts_with(b"/") => {
@@ -82,7 +90,9 @@ fn walk(
                 }
                 _ => t.to_vec(),
             };
-            EntryKind::Symlink { target: RawBytes(target) }
+            EntryKind::Symlink {
+                target: RawBytes(target),
+            }
         } else if ft.is_fifo() {
             EntryKind::Fifo
         } else if ft.is_socket() {

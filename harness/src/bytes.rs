@@ -212,11 +212,17 @@ mod tests {
     fn non_utf8_names_round_trip_through_json() {
         let p = RelPath::new(b"dir/\xff\xfe\nname".to_vec()).expect("valid path");
         let json = serde_json::to_string(&p).expect("serialise");
-        assert!(json.contains("hex"), "non-UTF-8 path must use the hex form: {json}");
+        assert!(
+            json.contains("hex"),
+            "non-UTF-8 path must use the hex form: {json}"
+        );
         let back: RelPath = serde_json::from_str(&json).expect("deserialise");
         assert_eq!(back, p);
         let plain = RelPath::new("a/b.txt").expect("valid");
-        assert_eq!(serde_json::to_string(&plain).expect("serialise"), "\"a/b.txt\"");
+        assert_eq!(
+            serde_json::to_string(&plain).expect("serialise"),
+            "\"a/b.txt\""
+        );
     }
 
     #[test]
@@ -228,6 +234,8 @@ mod tests {
         assert_eq!(p.parent(), Some(RelPath::new("a/b").expect("valid")));
         assert_eq!(p.file_name(), b"c");
         assert!(p.starts_with(&RelPath::new("a/b").expect("valid")));
-        assert!(!RelPath::new("a/bc").expect("valid").starts_with(&RelPath::new("a/b").expect("valid")));
+        assert!(!RelPath::new("a/bc")
+            .expect("valid")
+            .starts_with(&RelPath::new("a/b").expect("valid")));
     }
 }

@@ -56,7 +56,9 @@ impl Check {
     /// One line explaining what a finding of this check means to a user.
     pub fn explain(self) -> &'static str {
         match self {
-            Check::LateFailure => "capture succeeded but hydration refused the archive: persisted but unrestorable",
+            Check::LateFailure => {
+                "capture succeeded but hydration refused the archive: persisted but unrestorable"
+            }
             Check::Roundtrip => "the hydrated tree differs from what the profile promises",
             Check::AtomicHydration => "a failed hydration changed the prior workspace",
             Check::Containment => "something outside the root changed",

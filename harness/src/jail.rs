@@ -12,9 +12,9 @@
 //! Nothing a case does is meant to reach outside the jail; `containment` compares
 //! everything in the jail outside the root under test before and after each step.
 
+use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
-use crate::bytes::escape;
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -133,7 +133,9 @@ impl Snapshot {
     /// (`new x`, `removed x`, `changed x (...)`), ignoring `ignore` and everything under it.
     pub fn changes(&self, after: &Snapshot, ignore: &[&[u8]]) -> Vec<String> {
         let skip = |p: &[u8]| {
-            ignore.iter().any(|i| p == *i || (p.len() > i.len() && p.starts_with(i) && p[i.len()] == b'/'))
+            ignore
+                .iter()
+                .any(|i| p == *i || (p.len() > i.len() && p.starts_with(i) && p[i.len()] == b'/'))
         };
         let mut out = Vec::new();
         for (p, a) in &self.0 {
@@ -142,7 +144,9 @@ impl Snapshot {
             }
             match after.0.get(p) {
                 None => out.push(format!("removed {} ({})", escape(p), a.kind)),
-                Some(b) if a != b => out.push(format!("changed {} ({})", escape(p), describe(a, b))),
+                Some(b) if a != b => {
+                    out.push(format!("changed {} ({})", escape(p), describe(a, b)))
+                }
                 Some(_) => {}
             }
         }
@@ -242,8 +246,7 @@ fn snapshot_dir(
 /// run several times faster than on a disk), else the system temp dir.
 pub fn default_jail_base() -> Option<PathBuf> {
     let shm = Path::new("/dev/shm");
-    let writable = shm.is_dir()
-        && rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
+    let writable = shm.is_dir() && rustix::fs::access(shm, rustix::fs::Access::WRITE_OK).is_ok();
     writable.then(|| shm.to_path_buf())
 }
 

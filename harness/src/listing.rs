@@ -41,7 +41,9 @@ pub fn normalise_name(raw: &[u8]) -> Vec<u8> {
 pub fn list_members(archive: impl Read) -> Result<Vec<Member>, String> {
     let mut ar = tar::Archive::new(archive);
     let mut out = Vec::new();
-    let entries = ar.entries().map_err(|e| format!("cannot read archive: {e}"))?;
+    let entries = ar
+        .entries()
+        .map_err(|e| format!("cannot read archive: {e}"))?;
     for entry in entries {
         let entry = entry.map_err(|e| format!("cannot read member {}: {e}", out.len() + 1))?;
         let name = normalise_name(&entry.path_bytes());
@@ -84,7 +86,8 @@ pub fn excluded_members<'a>(members: &'a [Member], exclusions: &[Vec<u8>]) -> Ve
         .iter()
         .filter(|m| {
             exclusions.iter().any(|x| {
-                m.name == *x || (m.name.len() > x.len() && m.name.starts_with(x) && m.name[x.len()] == b'/')
+                m.name == *x
+                    || (m.name.len() > x.len() && m.name.starts_with(x) && m.name[x.len()] == b'/')
             })
         })
         .collect()
@@ -116,14 +119,21 @@ mod tests {
         let ok = [member("a", b'0', None), member("b", b'1', Some("a"))];
         assert!(dangling_hardlinks(&ok).is_empty());
         let absent = [member("b", b'1', Some("a"))];
-        assert_eq!(dangling_hardlinks(&absent), vec![(b"b".to_vec(), b"a".to_vec())]);
+        assert_eq!(
+            dangling_hardlinks(&absent),
+            vec![(b"b".to_vec(), b"a".to_vec())]
+        );
         let later = [member("b", b'1', Some("a")), member("a", b'0', None)];
         assert_eq!(dangling_hardlinks(&later).len(), 1);
     }
 
     #[test]
     fn exclusion_matches_whole_components_only() {
-        let ms = [member("cache", b'5', None), member("cache/x", b'0', None), member("cachex", b'0', None)];
+        let ms = [
+            member("cache", b'5', None),
+            member("cache/x", b'0', None),
+            member("cachex", b'0', None),
+        ];
         let hits = excluded_members(&ms, &[b"cache".to_vec()]);
         let names: Vec<&[u8]> = hits.iter().map(|m| m.name.as_slice()).collect();
         assert_eq!(names, vec![&b"cache"[..], &b"cache/x"[..]]);

@@ -74,7 +74,11 @@ impl CaseOutcome {
     }
 
     fn push(&mut self, f: Finding) {
-        if !self.findings.iter().any(|g| g.check == f.check && g.extractor == f.extractor) {
+        if !self
+            .findings
+            .iter()
+            .any(|g| g.check == f.check && g.extractor == f.extractor)
+        {
             self.findings.push(f);
         }
     }
@@ -109,8 +113,14 @@ pub fn run_case(
     // Capture.
     let archive = jail.archive();
     let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
-    let scratch = jail.fresh_dir("scratch-capture").ctx(|| "cannot create scratch".into())?;
-    let exclusions: Vec<Vec<u8>> = spec.exclusions.iter().map(|x| x.as_bytes().to_vec()).collect();
+    let scratch = jail
+        .fresh_dir("scratch-capture")
+        .ctx(|| "cannot create scratch".into())?;
+    let exclusions: Vec<Vec<u8>> = spec
+        .exclusions
+        .iter()
+        .map(|x| x.as_bytes().to_vec())
+        .collect();
     let outcome = producer.capture(&CaptureRequest {
         root: &src,
         exclusions: &exclusions,
@@ -142,8 +152,13 @@ pub fn run_case(
     }
 
     // Capture-side checks on the member list.
-    let file = std::fs::File::open(&archive)
-        .ctx(|| format!("`{}` wrote no archive at `{}`", producer.name(), archive.display()))?;
+    let file = std::fs::File::open(&archive).ctx(|| {
+        format!(
+            "`{}` wrote no archive at `{}`",
+            producer.name(),
+            archive.display()
+        )
+    })?;
     let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
     out.capture = Capture::Archived {
         members: members.len(),
@@ -180,18 +195,34 @@ pub fn run_case(
 
     // Hydration: into an empty root, then over the prior workspace.
     for ex in extractors {
-        let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
-        let ctx = Step { archive: &archive, root: &root, ex: *ex, expected_tree: &exp.tree, env };
+        let root = jail
+            .fresh_dir("h")
+            .ctx(|| "cannot create a hydration root".into())?;
+        let ctx = Step {
+            archive: &archive,
+            root: &root,
+            ex: *ex,
+            expected_tree: &exp.tree,
+            env,
+        };
         hydrate_and_check(&mut jail, &mut last, &ctx, None, &mut out)?;
         if !case.prior.entries.is_empty() {
-            let root = jail.fresh_dir("h").ctx(|| "cannot create a hydration root".into())?;
+            let root = jail
+                .fresh_dir("h")
+                .ctx(|| "cannot create a hydration root".into())?;
             let ph0 = jail.placeholders(&root);
             materialise(&case.prior, &root, &ph0).map_err(|e| HarnessError::Materialise {
                 what: "the prior workspace (prior.json)".into(),
                 message: e.to_string(),
             })?;
             let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            let ctx = Step { archive: &archive, root: &root, ex: *ex, expected_tree: &exp.tree, env };
+            let ctx = Step {
+                archive: &archive,
+                root: &root,
+                ex: *ex,
+                expected_tree: &exp.tree,
+                env,
+            };
             hydrate_and_check(&mut jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
@@ -214,10 +245,22 @@ fn hydrate_and_check(
     prior: Option<&Tree>,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
-    let Step { archive, root, ex, expected_tree, env } = *step;
+    let Step {
+        archive,
+        root,
+        ex,
+        expected_tree,
+        env,
+    } = *step;
     let name = ex.name().to_string();
-    let into = if prior.is_some() { "over the prior workspace" } else { "into an empty root" };
-    let scratch = jail.fresh_dir("scratch-h").ctx(|| "cannot create scratch".into())?;
+    let into = if prior.is_some() {
+        "over the prior workspace"
+    } else {
+        "into an empty root"
+    };
+    let scratch = jail
+        .fresh_dir("scratch-h")
+        .ctx(|| "cannot create scratch".into())?;
     let outcome = ex.hydrate(&HydrateRequest {
         archive,
         root,
@@ -250,7 +293,10 @@ fn hydrate_and_check(
             out.push(Finding {
                 check: Check::LateFailure,
                 extractor: Some(name.clone()),
-                message: format!("capture succeeded but hydration {into} was refused: {}", first_line(&message)),
+                message: format!(
+                    "capture succeeded but hydration {into} was refused: {}",
+                    first_line(&message)
+                ),
                 expected: Some(listing(expected_tree)),
                 observed: Some(format!("hydration refused:\n{message}\n")),
             });
@@ -306,7 +352,10 @@ fn containment(
             extractor: extractor.map(str::to_string),
             message: format!("{step} changed the jail outside the root: {first}"),
             expected: Some("nothing outside the root changes\n".into()),
-            observed: Some(format!("changes outside the root:\n{}\n", changes.join("\n"))),
+            observed: Some(format!(
+                "changes outside the root:\n{}\n",
+                changes.join("\n")
+            )),
         });
     }
     *last = now;
@@ -314,5 +363,9 @@ fn containment(
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }

@@ -144,6 +144,9 @@ mod tests {
         assert!(err.to_string().contains("`x.toml`"), "{err}");
         let err = Profile::load("/nonexistent/p.toml").expect_err("must fail");
         assert!(err.to_string().contains("/nonexistent/p.toml"), "{err}");
-        assert!(matches!(Profile::load("nosuch"), Err(ProfileError::Unknown(_))));
+        assert!(matches!(
+            Profile::load("nosuch"),
+            Err(ProfileError::Unknown(_))
+        ));
     }
 }

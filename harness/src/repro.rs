@@ -7,7 +7,7 @@
 
 use crate::check::Check;
 use crate::error::{HarnessError, IoContext};
-use crate::pipeline::{Finding, CaseOutcome};
+use crate::pipeline::{CaseOutcome, Finding};
 use crate::profile::Profile;
 use crate::spec::{Case, WorkspaceSpec};
 use serde::{Deserialize, Serialize};
@@ -43,14 +43,25 @@ pub fn write_case_dir(
 ) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).ctx(|| format!("cannot create `{}`", dir.display()))?;
     let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).ctx(|| format!("cannot write `{}`", dir.join(name).display()))
+        std::fs::write(dir.join(name), text)
+            .ctx(|| format!("cannot write `{}`", dir.join(name).display()))
     };
-    write("finding.json", &serde_json::to_string_pretty(meta).unwrap_or_default())?;
+    write(
+        "finding.json",
+        &serde_json::to_string_pretty(meta).unwrap_or_default(),
+    )?;
     write("spec.json", &case.spec.to_json())?;
     write("prior.json", &case.prior.to_json())?;
-    let exp = finding.expected.clone().unwrap_or_else(|| "(no expected tree for this check)\n".into());
+    let exp = finding
+        .expected
+        .clone()
+        .unwrap_or_else(|| "(no expected tree for this check)\n".into());
     write("expected.txt", &exp)?;
-    let obs = format!("{}\n\n{}", finding.message, finding.observed.clone().unwrap_or_default());
+    let obs = format!(
+        "{}\n\n{}",
+        finding.message,
+        finding.observed.clone().unwrap_or_default()
+    );
     write("observed.txt", &obs)?;
     let script = format!(
         "#!/bin/sh\n\
@@ -66,7 +77,11 @@ pub fn write_case_dir(
             Some(e) => format!("{} x {}", meta.producer, e),
             None => format!("capture by {}", meta.producer),
         },
-        tools = if tools.is_empty() { "nothing else".to_string() } else { tools.join(", ") },
+        tools = if tools.is_empty() {
+            "nothing else".to_string()
+        } else {
+            tools.join(", ")
+        },
         bin = shell_quote(&bin.display().to_string()),
     );
     write("repro.sh", &script)?;
@@ -82,12 +97,24 @@ pub fn read_case_dir(dir: &Path) -> Result<(FindingMeta, Case), String> {
         std::fs::read_to_string(dir.join(name))
             .map_err(|e| format!("cannot read `{}`: {e}", dir.join(name).display()))
     };
-    let meta: FindingMeta = serde_json::from_str(&read("finding.json")?)
-        .map_err(|e| format!("`{}` is not a snapconf finding: {e}", dir.join("finding.json").display()))?;
-    let spec = WorkspaceSpec::from_json(&read("spec.json")?)
-        .map_err(|e| format!("`{}` is not a workspace spec: {e}", dir.join("spec.json").display()))?;
-    let prior = WorkspaceSpec::from_json(&read("prior.json")?)
-        .map_err(|e| format!("`{}` is not a workspace spec: {e}", dir.join("prior.json").display()))?;
+    let meta: FindingMeta = serde_json::from_str(&read("finding.json")?).map_err(|e| {
+        format!(
+            "`{}` is not a snapconf finding: {e}",
+            dir.join("finding.json").display()
+        )
+    })?;
+    let spec = WorkspaceSpec::from_json(&read("spec.json")?).map_err(|e| {
+        format!(
+            "`{}` is not a workspace spec: {e}",
+            dir.join("spec.json").display()
+        )
+    })?;
+    let prior = WorkspaceSpec::from_json(&read("prior.json")?).map_err(|e| {
+        format!(
+            "`{}` is not a workspace spec: {e}",
+            dir.join("prior.json").display()
+        )
+    })?;
     Ok((meta, Case { spec, prior }))
 }
 

@@ -6,9 +6,11 @@ use crate::error::HarnessError;
 use crate::expected::features;
 use crate::gen::{case_strategy, GenConfig};
 use crate::pipeline::{run_case, Capture, CaseOutcome, Env, Finding};
+use crate::report::{
+    fingerprint, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter,
+};
 use crate::repro::{write_case_dir, FindingMeta};
-use crate::report::{fingerprint, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
-use crate::shrink::{draw_case, shrink, ShrinkBudget};
+use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
 use snapconf_producers::{Extractor, Producer};
@@ -36,9 +38,17 @@ pub struct RunOptions {
 #[derive(Clone, Debug)]
 pub enum Event {
     /// Case `index` (0-based) of `total` is done; `findings` is the running total of cells hit.
-    CaseDone { index: u64, total: u64, findings: usize },
+    CaseDone {
+        index: u64,
+        total: u64,
+        findings: usize,
+    },
     /// A new (pair, check) cell failed; shrinking starts.
-    Shrinking { check: Check, producer: String, extractor: String },
+    Shrinking {
+        check: Check,
+        producer: String,
+        extractor: String,
+    },
 }
 
 /// Key of a matrix cell.
@@ -53,16 +63,28 @@ struct FirstFinding {
 pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
     let strategy = case_strategy(&opts.gen);
     let draw = |i: u64| -> Result<Case, HarnessError> {
-        Ok(draw_case(&strategy, opts.seed, i).map_err(HarnessError::Other)?.current())
+        Ok(draw_case(&strategy, opts.seed, i)
+            .map_err(HarnessError::Other)?
+            .current())
     };
     matrix(opts, opts.cases, &draw, Some(&strategy), on_event)
 }
 
 /// Run one fixed case (a real directory, `snapconf audit`) through the matrix; findings
 /// are written without shrinking.
-pub fn audit(opts: &RunOptions, case: &Case, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
+pub fn audit(
+    opts: &RunOptions,
+    case: &Case,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<RunReport, HarnessError> {
     let draw = |_: u64| -> Result<Case, HarnessError> { Ok(case.clone()) };
-    let mut report = matrix(opts, 1, &draw, None::<&proptest::strategy::Just<Case>>, on_event)?;
+    let mut report = matrix(
+        opts,
+        1,
+        &draw,
+        None::<&proptest::strategy::Just<Case>>,
+        on_event,
+    )?;
     report.cases = 1;
     Ok(report)
 }
@@ -99,11 +121,14 @@ where
             skipped_entries += outcome.skipped_entries as u64;
             if let Capture::Refused { .. } = outcome.capture {
                 for f in features(&case.spec) {
-                    *refusals.entry((p.name().to_string(), f.to_string())).or_default() += 1;
+                    *refusals
+                        .entry((p.name().to_string(), f.to_string()))
+                        .or_default() += 1;
                 }
             }
             for e in &extractors {
-                let Some(pair) = pairs.get_mut(&(p.name().to_string(), e.name().to_string())) else {
+                let Some(pair) = pairs.get_mut(&(p.name().to_string(), e.name().to_string()))
+                else {
                     continue;
                 };
                 pair.cases += 1;
@@ -149,9 +174,21 @@ where
                                 producer: p.name().to_string(),
                                 extractor: e.name().to_string(),
                             });
-                            let ex: Vec<&dyn Extractor> =
-                                if f.extractor.is_some() { vec![*e] } else { vec![] };
-                            shrink_and_write(opts, strategy, &case, index, p.as_ref(), &ex, f, &cases_dir)?
+                            let ex: Vec<&dyn Extractor> = if f.extractor.is_some() {
+                                vec![*e]
+                            } else {
+                                vec![]
+                            };
+                            shrink_and_write(
+                                opts,
+                                strategy,
+                                &case,
+                                index,
+                                p.as_ref(),
+                                &ex,
+                                f,
+                                &cases_dir,
+                            )?
                         }
                     };
                     let mut record = record;
@@ -180,7 +217,11 @@ where
         findings,
         capture_refusals: refusals
             .into_iter()
-            .map(|((producer, feature), count)| RefusalCount { producer, feature, count })
+            .map(|((producer, feature), count)| RefusalCount {
+                producer,
+                feature,
+                count,
+            })
             .collect(),
         skipped_adapters: opts.skipped_adapters.clone(),
         skipped_entries,
@@ -213,7 +254,8 @@ where
     let min = match strategy {
         Some(strategy) => {
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
-            shrink(tree, fails, opts.shrink).0
+            let (shrunk, _) = shrink(tree, fails, opts.shrink);
+            minimise(shrunk, fails, opts.shrink).0
         }
         None => case.clone(),
     };

@@ -19,7 +19,10 @@ pub fn case_runner(seed: u64, index: u64) -> TestRunner {
     let digest = h.finalize();
     let mut bytes = [0u8; 32];
     bytes.copy_from_slice(&digest);
-    TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
 }
 
 /// Draw case `index` of the run with `seed`.
@@ -28,7 +31,9 @@ where
     S: Strategy<Value = Case>,
 {
     let mut runner = case_runner(seed, index);
-    strategy.new_tree(&mut runner).map_err(|e| format!("cannot draw case {index}: {e}"))
+    strategy
+        .new_tree(&mut runner)
+        .map_err(|e| format!("cannot draw case {index}: {e}"))
 }
 
 /// Limits on one shrink.
@@ -51,7 +56,11 @@ impl Default for ShrinkBudget {
 
 /// The smallest case found from `tree` for which `fails` holds, and how many candidates
 /// were tried. `tree.current()` must fail to begin with.
-pub fn shrink<T>(mut tree: T, mut fails: impl FnMut(&Case) -> bool, budget: ShrinkBudget) -> (Case, u32)
+pub fn shrink<T>(
+    mut tree: T,
+    mut fails: impl FnMut(&Case) -> bool,
+    budget: ShrinkBudget,
+) -> (Case, u32)
 where
     T: ValueTree<Value = Case>,
 {
@@ -76,6 +85,90 @@ where
     (best, tried)
 }
 
+/// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
+/// then empty file contents and reset modes, keeping each change that leaves a valid case
+/// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes. This reaches
+/// what value-tree shrinking cannot, e.g. an entry whose removal shifts the generator's
+/// index-based choices for later entries.
+pub fn minimise(
+    mut case: Case,
+    mut fails: impl FnMut(&Case) -> bool,
+    budget: ShrinkBudget,
+) -> (Case, u32) {
+    let start = Instant::now();
+    let mut tried = 0;
+    let within = |tried: &mut u32| {
+        *tried += 1;
+        *tried <= budget.steps && start.elapsed() < budget.time
+    };
+    let valid = |c: &Case| c.spec.check().is_ok() && c.prior.check().is_ok();
+    loop {
+        let mut changed = false;
+        // Removals, last first so that earlier entries keep their referents.
+        for which in 0..3 {
+            let len = match which {
+                0 => case.spec.entries.len(),
+                1 => case.spec.exclusions.len(),
+                _ => case.prior.entries.len(),
+            };
+            for i in (0..len).rev() {
+                let mut c = case.clone();
+                match which {
+                    0 if i < c.spec.entries.len() => {
+                        c.spec.entries.remove(i);
+                    }
+                    1 if i < c.spec.exclusions.len() => {
+                        c.spec.exclusions.remove(i);
+                    }
+                    2 if i < c.prior.entries.len() => {
+                        c.prior.entries.remove(i);
+                    }
+                    _ => continue,
+                }
+                if !valid(&c) {
+                    continue;
+                }
+                if !within(&mut tried) {
+                    return (case, tried);
+                }
+                if fails(&c) {
+                    case = c;
+                    changed = true;
+                }
+            }
+        }
+        // Simplifications: empty contents, default modes.
+        for i in 0..case.spec.entries.len() {
+            let mut c = case.clone();
+            let e = &mut c.spec.entries[i];
+            let mut simpler = false;
+            if let crate::spec::EntryKind::File { content } = &mut e.kind {
+                if !content.0.is_empty() {
+                    content.0.clear();
+                    simpler = true;
+                }
+            }
+            if e.mode.is_some() && !simpler {
+                e.mode = None;
+                simpler = true;
+            }
+            if !simpler {
+                continue;
+            }
+            if !within(&mut tried) {
+                return (case, tried);
+            }
+            if fails(&c) {
+                case = c;
+                changed = true;
+            }
+        }
+        if !changed {
+            return (case, tried);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,7 +185,9 @@ mod tests {
                     .filter_map(|(i, n)| {
                         Some(Entry {
                             path: RelPath::new(format!("f{i}-{n}")).ok()?,
-                            kind: EntryKind::File { content: "x".into() },
+                            kind: EntryKind::File {
+                                content: "x".into(),
+                            },
                             mode: None,
                         })
                     })
@@ -101,6 +196,49 @@ mod tests {
             },
             prior: WorkspaceSpec::default(),
         })
+    }
+
+    #[test]
+    fn minimise_removes_entries_that_do_not_matter() {
+        let file = |p: &str| Entry {
+            path: RelPath::new(p).expect("valid"),
+            kind: EntryKind::File {
+                content: "data".into(),
+            },
+            mode: Some(0o755),
+        };
+        let case = Case {
+            spec: WorkspaceSpec {
+                entries: vec![file("a"), file("b"), file("needle"), file("c")],
+                exclusions: vec![RelPath::new("a").expect("valid")],
+            },
+            prior: WorkspaceSpec {
+                entries: vec![file("p")],
+                exclusions: vec![],
+            },
+        };
+        // Property: "a case fails while it has an entry named needle".
+        let fails = |c: &Case| {
+            c.spec
+                .entries
+                .iter()
+                .any(|e| e.path.as_bytes() == b"needle")
+        };
+        let (min, _) = minimise(case, fails, ShrinkBudget::default());
+        assert_eq!(
+            min.spec.entries.len(),
+            1,
+            "only the needle is left: {min:?}"
+        );
+        assert!(min.spec.exclusions.is_empty() && min.prior.entries.is_empty());
+        assert_eq!(
+            min.spec.entries[0].mode, None,
+            "modes are reset when that still fails"
+        );
+        assert_eq!(
+            min.spec.entries[0].kind,
+            EntryKind::File { content: "".into() }
+        );
     }
 
     #[test]
@@ -122,6 +260,10 @@ mod tests {
             .find(|t| t.current().spec.entries.len() >= 8)
             .expect("some drawn case has 8 entries");
         let (min, tried) = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
-        assert_eq!(min.spec.entries.len(), 3, "shrunk to the smallest failing size after {tried} steps");
+        assert_eq!(
+            min.spec.entries.len(),
+            3,
+            "shrunk to the smallest failing size after {tried} steps"
+        );
     }
 }

@@ -152,7 +152,10 @@ impl WorkspaceSpec {
                 return Err(SpecError::Duplicate(e.path.clone()));
             }
             if let Some(child) = implicit.get(&e.path) {
-                return Err(SpecError::ParentAfterChild(e.path.clone(), (*child).clone()));
+                return Err(SpecError::ParentAfterChild(
+                    e.path.clone(),
+                    (*child).clone(),
+                ));
             }
             let mut up = e.path.parent();
             while let Some(dir) = up {
@@ -248,12 +251,18 @@ mod tests {
         let spec = WorkspaceSpec {
             entries: vec![Entry {
                 path: p("a/b/c"),
-                kind: EntryKind::File { content: "x".into() },
+                kind: EntryKind::File {
+                    content: "x".into(),
+                },
                 mode: None,
             }],
             exclusions: vec![],
         };
-        let names: Vec<String> = spec.with_parents().iter().map(|e| e.path.escaped()).collect();
+        let names: Vec<String> = spec
+            .with_parents()
+            .iter()
+            .map(|e| e.path.escaped())
+            .collect();
         assert_eq!(names, ["a", "a/b", "a/b/c"]);
     }
 
@@ -261,7 +270,9 @@ mod tests {
     fn check_refuses_bad_hardlinks_and_children_of_files() {
         let file = |s: &str| Entry {
             path: p(s),
-            kind: EntryKind::File { content: "x".into() },
+            kind: EntryKind::File {
+                content: "x".into(),
+            },
             mode: None,
         };
         let link = |s: &str, t: &str| Entry {
@@ -269,18 +280,40 @@ mod tests {
             kind: EntryKind::Hardlink { target: p(t) },
             mode: None,
         };
-        let ok = WorkspaceSpec { entries: vec![file("a"), link("b", "a")], exclusions: vec![] };
+        let ok = WorkspaceSpec {
+            entries: vec![file("a"), link("b", "a")],
+            exclusions: vec![],
+        };
         assert_eq!(ok.check(), Ok(()));
-        let dangling = WorkspaceSpec { entries: vec![link("b", "a"), file("a")], exclusions: vec![] };
+        let dangling = WorkspaceSpec {
+            entries: vec![link("b", "a"), file("a")],
+            exclusions: vec![],
+        };
         assert!(matches!(dangling.check(), Err(SpecError::BadHardlink(..))));
-        let under = WorkspaceSpec { entries: vec![file("a"), file("a/b")], exclusions: vec![] };
+        let under = WorkspaceSpec {
+            entries: vec![file("a"), file("a/b")],
+            exclusions: vec![],
+        };
         assert!(matches!(under.check(), Err(SpecError::UnderNonDir(..))));
-        let dup = WorkspaceSpec { entries: vec![file("a"), file("a")], exclusions: vec![] };
+        let dup = WorkspaceSpec {
+            entries: vec![file("a"), file("a")],
+            exclusions: vec![],
+        };
         assert!(matches!(dup.check(), Err(SpecError::Duplicate(..))));
-        let dir = |s: &str| Entry { path: p(s), kind: EntryKind::Dir, mode: None };
-        let late = WorkspaceSpec { entries: vec![file("a/b"), dir("a")], exclusions: vec![] };
+        let dir = |s: &str| Entry {
+            path: p(s),
+            kind: EntryKind::Dir,
+            mode: None,
+        };
+        let late = WorkspaceSpec {
+            entries: vec![file("a/b"), dir("a")],
+            exclusions: vec![],
+        };
         assert!(matches!(late.check(), Err(SpecError::ParentAfterChild(..))));
-        let early = WorkspaceSpec { entries: vec![dir("a"), file("a/b")], exclusions: vec![] };
+        let early = WorkspaceSpec {
+            entries: vec![dir("a"), file("a/b")],
+            exclusions: vec![],
+        };
         assert_eq!(early.check(), Ok(()));
     }
 
@@ -288,14 +321,30 @@ mod tests {
     fn spec_json_round_trips_with_non_utf8() {
         let spec = WorkspaceSpec {
             entries: vec![
-                Entry { path: p("d"), kind: EntryKind::Dir, mode: Some(0o555) },
+                Entry {
+                    path: p("d"),
+                    kind: EntryKind::Dir,
+                    mode: Some(0o555),
+                },
                 Entry {
                     path: RelPath::new(b"d/\xff\xfe".to_vec()).expect("valid"),
-                    kind: EntryKind::File { content: RawBytes(vec![0, 1, 255]) },
+                    kind: EntryKind::File {
+                        content: RawBytes(vec![0, 1, 255]),
+                    },
                     mode: Some(0o4755),
                 },
-                Entry { path: p("s"), kind: EntryKind::Symlink { target: "/abs".into() }, mode: None },
-                Entry { path: p("f"), kind: EntryKind::Fifo, mode: None },
+                Entry {
+                    path: p("s"),
+                    kind: EntryKind::Symlink {
+                        target: "/abs".into(),
+                    },
+                    mode: None,
+                },
+                Entry {
+                    path: p("f"),
+                    kind: EntryKind::Fifo,
+                    mode: None,
+                },
             ],
             exclusions: vec![p("d")],
         };

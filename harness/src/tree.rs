@@ -10,13 +10,24 @@ use std::collections::BTreeMap;
 pub enum NodeKind {
     Dir,
     /// A regular file: size in bytes and the SHA-256 of its content (lower-case hex).
-    File { size: u64, sha256: String },
+    File {
+        size: u64,
+        sha256: String,
+    },
     /// A symlink and its target bytes (never followed).
-    Symlink { target: RawBytes },
+    Symlink {
+        target: RawBytes,
+    },
     Fifo,
     Socket,
-    CharDevice { major: u32, minor: u32 },
-    BlockDevice { major: u32, minor: u32 },
+    CharDevice {
+        major: u32,
+        minor: u32,
+    },
+    BlockDevice {
+        major: u32,
+        minor: u32,
+    },
 }
 
 /// One path in a tree.

@@ -19,11 +19,23 @@ fn unknown_producer_is_a_usage_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rd = dir.path().join("r");
     let (code, _, err) = snapconf(&[
-        "run", "--cases", "1", "--producers", "no-such-tar", "--report-dir", rd.to_str().unwrap_or("r"),
+        "run",
+        "--cases",
+        "1",
+        "--producers",
+        "no-such-tar",
+        "--report-dir",
+        rd.to_str().unwrap_or("r"),
     ]);
     assert_eq!(code, 2, "exit code for an unknown producer; stderr: {err}");
-    assert!(err.contains("unknown producer `no-such-tar`"), "message names the producer: {err}");
-    assert!(err.contains("tar-rs"), "message lists the known producers: {err}");
+    assert!(
+        err.contains("unknown producer `no-such-tar`"),
+        "message names the producer: {err}"
+    );
+    assert!(
+        err.contains("tar-rs"),
+        "message lists the known producers: {err}"
+    );
 }
 
 #[test]
@@ -37,7 +49,10 @@ fn unknown_extractor_is_a_usage_error_naming_it() {
 fn audit_of_a_missing_directory_is_a_usage_error() {
     let (code, _, err) = snapconf(&["audit", "/nonexistent/snapconf-audit-dir"]);
     assert_eq!(code, 2, "stderr: {err}");
-    assert!(err.contains("`/nonexistent/snapconf-audit-dir` is not a directory"), "{err}");
+    assert!(
+        err.contains("`/nonexistent/snapconf-audit-dir` is not a directory"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -49,9 +64,18 @@ fn unreadable_or_invalid_profile_is_a_usage_error_naming_the_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "name = \"x\"\nhardlinks = \"sometimes\"\n").expect("write profile");
-    let (code, _, err) = snapconf(&["run", "--cases", "1", "--profile", bad.to_str().unwrap_or("bad.toml")]);
+    let (code, _, err) = snapconf(&[
+        "run",
+        "--cases",
+        "1",
+        "--profile",
+        bad.to_str().unwrap_or("bad.toml"),
+    ]);
     assert_eq!(code, 2, "stderr: {err}");
-    assert!(err.contains("bad.toml") && err.contains("hardlinks"), "{err}");
+    assert!(
+        err.contains("bad.toml") && err.contains("hardlinks"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -73,7 +97,13 @@ fn replay_of_a_directory_without_a_finding_is_a_usage_error() {
 fn list_shows_every_builtin_adapter() {
     let (code, out, err) = snapconf(&["list"]);
     assert_eq!(code, 0, "stderr: {err}");
-    for name in ["tar-rs", "gnu-tar", "python-tarfile", "reference", "python-data"] {
+    for name in [
+        "tar-rs",
+        "gnu-tar",
+        "python-tarfile",
+        "reference",
+        "python-data",
+    ] {
         assert!(out.contains(name), "`{name}` missing from:\n{out}");
     }
 }

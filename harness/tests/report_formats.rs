@@ -120,14 +120,23 @@ fn junit_xml_is_pinned() {
 #[test]
 fn index_html_is_pinned_with_paths_redacted() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let case = dir.path().join("cases/late-failure__python-tarfile__reference");
+    let case = dir
+        .path()
+        .join("cases/late-failure__python-tarfile__reference");
     std::fs::create_dir_all(&case).expect("case dir");
     std::fs::write(case.join("spec.json"), "{\"entries\": []}").expect("spec");
     std::fs::write(case.join("expected.txt"), "-rw-r--r--  2  sha256:aa  a\n").expect("exp");
-    std::fs::write(case.join("observed.txt"), "refused <hardlink-not-allowed>\n").expect("obs");
+    std::fs::write(
+        case.join("observed.txt"),
+        "refused <hardlink-not-allowed>\n",
+    )
+    .expect("obs");
     let html = index_html(&sample(), dir.path());
     let html = html.replace(&dir.path().display().to_string(), "[TEMP]");
-    assert!(html.contains("&lt;hardlink-not-allowed&gt;"), "observed text is escaped");
+    assert!(
+        html.contains("&lt;hardlink-not-allowed&gt;"),
+        "observed text is escaped"
+    );
     insta::assert_snapshot!("index_html", html);
 }
 
@@ -137,6 +146,9 @@ fn only_known_findings_do_not_fail_and_new_ones_do() {
     assert!(r.has_new_findings(), "the dangling-link finding is new");
     let mut all_known = sample();
     Baseline::from_report(&sample(), None).apply(&mut all_known);
-    assert!(!all_known.has_new_findings(), "a baseline made from the run knows every finding");
+    assert!(
+        !all_known.has_new_findings(),
+        "a baseline made from the run knows every finding"
+    );
     assert!(all_known.fixed.is_empty());
 }

@@ -37,12 +37,42 @@ pub fn python_availability() -> Availability {
     version
 }
 
-/// The command `python3 -I -c SCRIPT ARGS…`. `-I` (isolated mode) ignores `PYTHON*`
-/// variables and the user site directory, so the host's Python set-up cannot change what
-/// the script does.
+/// The interpreter binary the adapters exec: `$SNAPCONF_PYTHON` when set, else what
+/// `python3` reports as `sys.executable`, resolved once. Going around launchers such as
+/// pyenv's `python3` shim (a shell script) saves about 0.1 s per call.
+pub fn interpreter() -> &'static OsStr {
+    static RESOLVED: std::sync::OnceLock<std::ffi::OsString> = std::sync::OnceLock::new();
+    RESOLVED.get_or_init(|| {
+        if let Some(p) = std::env::var_os("SNAPCONF_PYTHON") {
+            return p;
+        }
+        Command::new(PYTHON_PROGRAM)
+            .args([
+                "-I",
+                "-S",
+                "-c",
+                "import sys; sys.stdout.write(sys.executable)",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success() && !o.stdout.is_empty())
+            .map(|o| {
+                use std::os::unix::ffi::OsStringExt;
+                std::ffi::OsString::from_vec(o.stdout)
+            })
+            .unwrap_or_else(|| PYTHON_PROGRAM.into())
+    })
+}
+
+/// The command `python3 -I -S -c SCRIPT ARGS…` (with [`interpreter`]). `-I` (isolated mode)
+/// ignores `PYTHON*` variables and the user site directory, and `-S` skips `site`, so the
+/// host's Python set-up cannot change what the script does (the scripts need only the
+/// standard library).
 pub fn python_command(script: &str, args: &[&OsStr]) -> Command {
-    let mut cmd = Command::new(PYTHON_PROGRAM);
-    cmd.arg("-I").arg("-c").arg(script).args(args);
+    let mut cmd = Command::new(interpreter());
+    cmd.arg("-I").arg("-S").arg("-c").arg(script).args(args);
     cmd
 }
 

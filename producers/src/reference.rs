@@ -13,7 +13,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// the extractor's too (a unit test checks the extract manifest still says so).
 pub const REFERENCE_VERSION: &str = concat!("snapconf-extract ", env!("CARGO_PKG_VERSION"));
 
-/// The `reference` extractor: `snapconf_extract::hydrate(archive, root, &policy)`.
+/// The `reference` extractor: `snapconf_extract::hydrate_file(archive, root, &policy)` (the
+/// archive is read in place, no spool copy).
 ///
 /// Outcomes: `Ok` → [`Outcome::Success`]; a typed refusal → [`Outcome::Refused`] whose message
 /// starts with the stable reason code (`hardlink-not-allowed: member `venv/mod.py` …`); an
@@ -57,7 +58,7 @@ impl Extractor for ReferenceExtractor {
             source,
         })?;
         let result = catch_unwind(AssertUnwindSafe(|| {
-            snapconf_extract::hydrate(archive, req.root, &self.policy)
+            snapconf_extract::hydrate_file(&archive, req.root, &self.policy)
         }));
         Ok(match result {
             Ok(Ok(_report)) => Outcome::Success,

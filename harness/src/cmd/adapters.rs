@@ -35,9 +35,16 @@ fn choose<T: ?Sized>(
         }
         match avail(&a) {
             Availability::Available { .. } => run.push(a),
-            Availability::Unavailable { reason, install_hint } => {
+            Availability::Unavailable {
+                reason,
+                install_hint,
+            } => {
                 eprintln!("snapconf: skipping {kind} `{n}`: {reason} (install: {install_hint})");
-                skipped.push(SkippedAdapter { name: n, reason, install_hint })
+                skipped.push(SkippedAdapter {
+                    name: n,
+                    reason,
+                    install_hint,
+                })
             }
         }
     }

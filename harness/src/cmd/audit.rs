@@ -23,7 +23,9 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     let spec = spec_from_dir(&a.dir, &exclusions).map_err(Usage)?;
     let s = setup(&a.pairs, 1, 0, 0, "audit")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
-        eprintln!("snapconf: nothing to run: no available producer or extractor (see `snapconf list`)");
+        eprintln!(
+            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
+        );
         return Ok(exit::NOTHING_RAN);
     }
     eprintln!(
@@ -32,7 +34,10 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         spec.entries.len(),
         s.opts.env.profile.name
     );
-    let case = Case { spec, prior: WorkspaceSpec::default() };
+    let case = Case {
+        spec,
+        prior: WorkspaceSpec::default(),
+    };
     let mut progress = Progress::new(1);
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;

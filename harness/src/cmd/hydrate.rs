@@ -12,10 +12,17 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 fn pick<T: Copy>(flag: &str, value: &str, table: &[(&str, T)]) -> Result<T, Usage> {
-    table.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
-        let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-        Usage(format!("bad --{flag} `{value}` (one of: {})", names.join(", ")))
-    })
+    table
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            Usage(format!(
+                "bad --{flag} `{value}` (one of: {})",
+                names.join(", ")
+            ))
+        })
 }
 
 /// The policy the flags describe; a bad value is a usage error naming the flag.
@@ -25,7 +32,11 @@ pub fn policy(a: &PolicyArgs) -> Result<rx::Policy, Usage> {
         hardlinks: pick(
             "hardlinks",
             &a.hardlinks,
-            &[("reject", Hardlinks::Reject), ("copy", Hardlinks::Copy), ("link", Hardlinks::Link)],
+            &[
+                ("reject", Hardlinks::Reject),
+                ("copy", Hardlinks::Copy),
+                ("link", Hardlinks::Link),
+            ],
         )?,
         absolute_symlinks: pick(
             "absolute-symlinks",
@@ -40,21 +51,37 @@ pub fn policy(a: &PolicyArgs) -> Result<rx::Policy, Usage> {
         escaping_symlinks: pick(
             "escaping-symlinks",
             &a.escaping_symlinks,
-            &[("reject", EscapingSymlinks::Reject), ("keep", EscapingSymlinks::Keep)],
+            &[
+                ("reject", EscapingSymlinks::Reject),
+                ("keep", EscapingSymlinks::Keep),
+            ],
         )?,
         special_files: pick(
             "special-files",
             &a.special_files,
-            &[("reject", SpecialFiles::Reject), ("drop", SpecialFiles::Drop)],
+            &[
+                ("reject", SpecialFiles::Reject),
+                ("drop", SpecialFiles::Drop),
+            ],
         )?,
         duplicates: pick(
             "duplicates",
             &a.duplicates,
-            &[("reject", Duplicates::Reject), ("last-wins", Duplicates::LastWins)],
+            &[
+                ("reject", Duplicates::Reject),
+                ("last-wins", Duplicates::LastWins),
+            ],
         )?,
-        modes: pick("modes", &a.modes, &[("exact", Modes::Exact), ("data-filter", Modes::DataFilter)])?,
+        modes: pick(
+            "modes",
+            &a.modes,
+            &[("exact", Modes::Exact), ("data-filter", Modes::DataFilter)],
+        )?,
         limits: Limits::default(),
-        original_root: a.original_root.as_ref().map(|p| p.as_os_str().as_bytes().to_vec()),
+        original_root: a
+            .original_root
+            .as_ref()
+            .map(|p| p.as_os_str().as_bytes().to_vec()),
     })
 }
 
@@ -69,8 +96,18 @@ fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
 
 pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
     let policy = policy(&a.policy)?;
-    let input = open(&a.archive)?;
-    match rx::hydrate(input, &a.root, &policy) {
+    let result = if a.archive.as_os_str() == "-" {
+        rx::hydrate(open(&a.archive)?, &a.root, &policy)
+    } else {
+        let file = std::fs::File::open(&a.archive).map_err(|e| {
+            Usage(format!(
+                "cannot open archive `{}`: {e}",
+                a.archive.display()
+            ))
+        })?;
+        rx::hydrate_file(&file, &a.root, &policy)
+    };
+    match result {
         Ok(report) => {
             eprintln!(
                 "hydrated `{}`: {} members, {} bytes",
@@ -82,7 +119,9 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
         }
         Err(e) => {
             match e.reason() {
-                Some(code) => eprintln!("refused ({code}): {e}; `{}` is unchanged", a.root.display()),
+                Some(code) => {
+                    eprintln!("refused ({code}): {e}; `{}` is unchanged", a.root.display())
+                }
                 None => eprintln!("failed: {e}; `{}` is unchanged", a.root.display()),
             }
             Ok(exit::FINDINGS)
@@ -133,7 +172,11 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
             },
             exit::OK,
         ),
-        Err(rx::HydrateError::Refused { reason, member, detail }) => (
+        Err(rx::HydrateError::Refused {
+            reason,
+            member,
+            detail,
+        }) => (
             Verdict {
                 verdict: "refuse",
                 reason: Some(reason.as_str()),
@@ -143,7 +186,9 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
             },
             exit::FINDINGS,
         ),
-        Err(e) => return Err(Usage(format!("cannot read archive `{}`: {e}", a.file.display())).into()),
+        Err(e) => {
+            return Err(Usage(format!("cannot read archive `{}`: {e}", a.file.display())).into())
+        }
     };
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(code)

@@ -8,7 +8,10 @@ use snapconf_producers::Availability;
 fn show(kind: &str, name: &str, a: Availability) {
     match a {
         Availability::Available { version } => println!("{kind:<10} {name:<20} {version}"),
-        Availability::Unavailable { reason, install_hint } => {
+        Availability::Unavailable {
+            reason,
+            install_hint,
+        } => {
             println!("{kind:<10} {name:<20} unavailable: {reason} (install: {install_hint})")
         }
     }

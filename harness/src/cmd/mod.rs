@@ -2,8 +2,8 @@
 
 mod adapters;
 mod args;
-mod baseline;
 mod audit;
+mod baseline;
 mod hydrate;
 mod list;
 mod replay;

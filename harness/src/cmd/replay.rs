@@ -15,7 +15,12 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let producer = snapconf_producers::producers()
         .into_iter()
         .find(|p| p.name() == meta.producer)
-        .ok_or_else(|| Usage(format!("unknown producer `{}` in the reproducer", meta.producer)))?;
+        .ok_or_else(|| {
+            Usage(format!(
+                "unknown producer `{}` in the reproducer",
+                meta.producer
+            ))
+        })?;
     let policy = reference_policy(&meta.profile, None);
     let extractor: Option<Box<dyn Extractor>> = match &meta.extractor {
         Some(name) => Some(
@@ -26,8 +31,14 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    for a in std::iter::once(producer.availability()).chain(extractor.iter().map(|e| e.availability())) {
-        if let Availability::Unavailable { reason, install_hint } = a {
+    for a in
+        std::iter::once(producer.availability()).chain(extractor.iter().map(|e| e.availability()))
+    {
+        if let Availability::Unavailable {
+            reason,
+            install_hint,
+        } = a
+        {
             eprintln!("snapconf: cannot replay: {reason} (install: {install_hint})");
             return Ok(exit::NOTHING_RAN);
         }
@@ -40,7 +51,8 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
             .or_else(snapconf_harness::jail::default_jail_base),
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
-    let outcome = run_case(&case, producer.as_ref(), &ex, &env, None).context("the replay failed")?;
+    let outcome =
+        run_case(&case, producer.as_ref(), &ex, &env, None).context("the replay failed")?;
     let pair = match &meta.extractor {
         Some(e) => format!("{} x {e}", meta.producer),
         None => format!("capture by {}", meta.producer),

@@ -10,7 +10,9 @@ use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::pipeline::Env;
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::profile::Profile;
-use snapconf_harness::report::{Baseline, index_html, junit_xml, summary_markdown, Progress, RunReport};
+use snapconf_harness::report::{
+    index_html, junit_xml, summary_markdown, Baseline, Progress, RunReport,
+};
 use snapconf_harness::runner::{run as run_matrix, RunOptions};
 use snapconf_harness::shrink::ShrinkBudget;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,13 @@ pub struct Setup {
     pub opts: RunOptions,
 }
 
-pub fn setup(pairs: &PairArgs, cases: u64, seed: u64, shrink_steps: u32, label: &str) -> anyhow::Result<Setup> {
+pub fn setup(
+    pairs: &PairArgs,
+    cases: u64,
+    seed: u64,
+    shrink_steps: u32,
+    label: &str,
+) -> anyhow::Result<Setup> {
     let profile = Profile::load(&pairs.profile).map_err(|e| Usage(e.to_string()))?;
     if let Some(b) = &pairs.baseline {
         Baseline::load(b).map_err(Usage)?;
@@ -86,7 +94,11 @@ pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> an
         .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
     println!("{md}");
     println!("report: {}", dir.display());
-    Ok(if report.has_new_findings() { exit::FINDINGS } else { exit::OK })
+    Ok(if report.has_new_findings() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
@@ -98,7 +110,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     });
     let s = setup(&a.pairs, a.cases, seed, a.shrink_steps, "run")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
-        eprintln!("snapconf: nothing to run: no available producer or extractor (see `snapconf list`)");
+        eprintln!(
+            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
+        );
         return Ok(exit::NOTHING_RAN);
     }
     eprintln!(
@@ -109,7 +123,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         s.opts.extractors.len()
     );
     let mut progress = Progress::new(a.cases);
-    let mut report = run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
+    let mut report =
+        run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
     progress.finish();
     finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

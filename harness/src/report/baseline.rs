@@ -36,9 +36,15 @@ pub struct Baseline {
 
 /// The stable fingerprint of a shrunk case (16 lower-case hex digits).
 pub fn fingerprint(check: Check, case: &Case) -> String {
-    let mut labels: Vec<String> = features(&case.spec).into_iter().map(|f| f.to_string()).collect();
+    let mut labels: Vec<String> = features(&case.spec)
+        .into_iter()
+        .map(|f| f.to_string())
+        .collect();
     labels.sort();
-    let mut prior: Vec<String> = features(&case.prior).into_iter().map(|f| f.to_string()).collect();
+    let mut prior: Vec<String> = features(&case.prior)
+        .into_iter()
+        .map(|f| f.to_string())
+        .collect();
     prior.sort();
     let mut h = Sha256::new();
     h.update(check.id().as_bytes());
@@ -57,7 +63,11 @@ impl Baseline {
         let b: Baseline = serde_json::from_str(&text)
             .map_err(|e| format!("baseline `{}` is not valid: {e}", path.display()))?;
         if b.schema != 1 {
-            return Err(format!("baseline `{}` has schema {}, expected 1", path.display(), b.schema));
+            return Err(format!(
+                "baseline `{}` has schema {}, expected 1",
+                path.display(),
+                b.schema
+            ));
         }
         Ok(b)
     }
@@ -106,5 +116,8 @@ fn entry(f: &FindingRecord) -> BaselineEntry {
 }
 
 fn same(a: &BaselineEntry, b: &BaselineEntry) -> bool {
-    a.producer == b.producer && a.extractor == b.extractor && a.check == b.check && a.fingerprint == b.fingerprint
+    a.producer == b.producer
+        && a.extractor == b.extractor
+        && a.check == b.check
+        && a.fingerprint == b.fingerprint
 }

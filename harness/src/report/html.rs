@@ -37,7 +37,11 @@ pub fn archive_listing(case_dir: &Path) -> String {
                     b'6' => "FIFO",
                     _ => "OTHER",
                 };
-                let name = if m.name.is_empty() { ".".to_string() } else { escape(&m.name) };
+                let name = if m.name.is_empty() {
+                    ".".to_string()
+                } else {
+                    escape(&m.name)
+                };
                 let _ = write!(s, "{t:<5} {name}");
                 if let Some(l) = &m.link_target {
                     let _ = write!(s, " -> {}", escape(l));
@@ -54,7 +58,11 @@ pub fn archive_listing(case_dir: &Path) -> String {
 pub fn index_html(report: &RunReport, dir: &Path) -> String {
     let mut s = String::new();
     s.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
-    let _ = writeln!(s, "<title>snapconf: {} cases, seed {}</title>", report.cases, report.seed);
+    let _ = writeln!(
+        s,
+        "<title>snapconf: {} cases, seed {}</title>",
+        report.cases, report.seed
+    );
     s.push_str(
         "<style>\n\
          body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\n\
@@ -97,7 +105,11 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
             let n = p.findings.get(c.id()).copied().unwrap_or(0);
             if n > 0 {
                 let anchor = format!("{}__{}__{}", c.id(), p.producer, p.extractor);
-                let _ = write!(s, "<td class=\"bad\"><a href=\"#{}\">{n}</a></td>", h(&anchor));
+                let _ = write!(
+                    s,
+                    "<td class=\"bad\"><a href=\"#{}\">{n}</a></td>",
+                    h(&anchor)
+                );
             } else if p.cases > 0 && p.skipped == p.cases {
                 s.push_str("<td class=\"skip\">–</td>");
             } else {
@@ -125,21 +137,44 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
             f.count,
             f.entries
         );
-        let _ = writeln!(s, "<p>{}. Reproducer: <code>{}/repro.sh</code></p>", h(f.check.explain()), h(&f.case_dir));
+        let _ = writeln!(
+            s,
+            "<p>{}. Reproducer: <code>{}/repro.sh</code></p>",
+            h(f.check.explain()),
+            h(&f.case_dir)
+        );
         let _ = writeln!(s, "<h4>spec (W1)</h4><pre>{}</pre>", h(&read("spec.json")));
         let prior = read("prior.json");
         if prior.contains("\"path\"") {
             let _ = writeln!(s, "<h4>prior workspace (W0)</h4><pre>{}</pre>", h(&prior));
         }
-        let _ = writeln!(s, "<h4>archive members</h4><pre>{}</pre>", h(&archive_listing(&case_dir)));
-        let _ = writeln!(s, "<h4>expected</h4><pre>{}</pre>", h(&read("expected.txt")));
-        let _ = writeln!(s, "<h4>observed and diff</h4><pre>{}</pre>", h(&read("observed.txt")));
+        let _ = writeln!(
+            s,
+            "<h4>archive members</h4><pre>{}</pre>",
+            h(&archive_listing(&case_dir))
+        );
+        let _ = writeln!(
+            s,
+            "<h4>expected</h4><pre>{}</pre>",
+            h(&read("expected.txt"))
+        );
+        let _ = writeln!(
+            s,
+            "<h4>observed and diff</h4><pre>{}</pre>",
+            h(&read("observed.txt"))
+        );
         s.push_str("</details>\n");
     }
     if !report.skipped_adapters.is_empty() {
         s.push_str("<h2>Skipped adapters</h2><ul>\n");
         for a in &report.skipped_adapters {
-            let _ = writeln!(s, "<li><code>{}</code>: {} (install: <code>{}</code>)</li>", h(&a.name), h(&a.reason), h(&a.install_hint));
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>: {} (install: <code>{}</code>)</li>",
+                h(&a.name),
+                h(&a.reason),
+                h(&a.install_hint)
+            );
         }
         s.push_str("</ul>\n");
     }

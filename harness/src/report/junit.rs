@@ -14,10 +14,9 @@ pub fn junit_xml(report: &RunReport) -> String {
             let n = p.findings.get(c.id()).copied().unwrap_or(0);
             let status = if n > 0 {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                let first = report
-                    .findings
-                    .iter()
-                    .find(|f| f.producer == p.producer && f.extractor == p.extractor && f.check == c);
+                let first = report.findings.iter().find(|f| {
+                    f.producer == p.producer && f.extractor == p.extractor && f.check == c
+                });
                 s.set_type(c.id());
                 match first {
                     Some(f) => {

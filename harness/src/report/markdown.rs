@@ -46,7 +46,9 @@ pub fn summary_markdown(report: &RunReport) -> String {
                 let link = report
                     .findings
                     .iter()
-                    .find(|f| f.producer == p.producer && f.extractor == p.extractor && f.check == c)
+                    .find(|f| {
+                        f.producer == p.producer && f.extractor == p.extractor && f.check == c
+                    })
                     .map(|f| format!(" [repro]({}/)", f.case_dir))
                     .unwrap_or_default();
                 let _ = write!(s, " **{n}**{link} |");
@@ -95,7 +97,11 @@ pub fn summary_markdown(report: &RunReport) -> String {
     if !report.skipped_adapters.is_empty() {
         let _ = writeln!(s, "\n## Skipped adapters\n");
         for a in &report.skipped_adapters {
-            let _ = writeln!(s, "- `{}`: {} (install: `{}`)", a.name, a.reason, a.install_hint);
+            let _ = writeln!(
+                s,
+                "- `{}`: {} (install: `{}`)",
+                a.name, a.reason, a.install_hint
+            );
         }
     }
     if report.skipped_entries > 0 {

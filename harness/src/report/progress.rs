@@ -31,21 +31,51 @@ impl Progress {
     /// Show one event.
     pub fn event(&mut self, ev: &Event) {
         match (ev, &self.bar) {
-            (Event::CaseDone { index, findings, .. }, Some(b)) => {
+            (
+                Event::CaseDone {
+                    index, findings, ..
+                },
+                Some(b),
+            ) => {
                 b.set_position(index + 1);
                 b.set_message(format!("{findings} failing cell(s)"));
             }
-            (Event::CaseDone { index, total, findings }, None) => {
+            (
+                Event::CaseDone {
+                    index,
+                    total,
+                    findings,
+                },
+                None,
+            ) => {
                 let pct = (index + 1) * 100 / (*total).max(1);
                 if pct / 10 > self.last_percent / 10 || index + 1 == *total {
                     self.last_percent = pct;
-                    eprintln!("[{}/{}] cases done, {findings} failing cell(s)", index + 1, total);
+                    eprintln!(
+                        "[{}/{}] cases done, {findings} failing cell(s)",
+                        index + 1,
+                        total
+                    );
                 }
             }
-            (Event::Shrinking { check, producer, extractor }, Some(b)) => {
+            (
+                Event::Shrinking {
+                    check,
+                    producer,
+                    extractor,
+                },
+                Some(b),
+            ) => {
                 b.set_message(format!("shrinking {check} for {producer} x {extractor}"));
             }
-            (Event::Shrinking { check, producer, extractor }, None) => {
+            (
+                Event::Shrinking {
+                    check,
+                    producer,
+                    extractor,
+                },
+                None,
+            ) => {
                 eprintln!("shrinking {check} for {producer} x {extractor}");
             }
         }

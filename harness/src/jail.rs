@@ -98,7 +98,7 @@ impl Jail {
     /// without reading contents (a process cannot set `ctime` back).
     pub fn snapshot(&self) -> std::io::Result<Snapshot> {
         let mut map = BTreeMap::new();
-        snapshot_dir(&self.path, &mut Vec::new(), &mut map, true)?;
+        snapshot_dir(&self.path, &[], &mut map, true)?;
         Ok(Snapshot(map))
     }
 
@@ -187,7 +187,7 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
 
 fn snapshot_dir(
     dir: &Path,
-    prefix: &mut Vec<u8>,
+    prefix: &[u8],
     map: &mut BTreeMap<Vec<u8>, StatKey>,
     top: bool,
 ) -> std::io::Result<()> {
@@ -202,7 +202,7 @@ fn snapshot_dir(
         let path = dir.join(&name);
         let meta = std::fs::symlink_metadata(&path)?;
         let ft = meta.file_type();
-        let mut key = prefix.clone();
+        let mut key = prefix.to_vec();
         if !key.is_empty() {
             key.push(b'/');
         }
@@ -235,8 +235,7 @@ fn snapshot_dir(
         // Hydration roots are compared by their own node only; their contents are the
         // extractor's to write.
         if ft.is_dir() && !(top && n.starts_with(b"h-")) {
-            let mut sub = key;
-            snapshot_dir(&path, &mut sub, map, false)?;
+            snapshot_dir(&path, &key, map, false)?;
         }
     }
     Ok(())

@@ -1,0 +1,207 @@
+//! The main job end to end through the binary (issue 2's "done when"):
+//! `python-tarfile` × `reference` finds H1 (`late-failure`) and H2 (`dangling-link`), each
+//! shrunk to at most 3 entries, with reproducers that exit 1 while the finding reproduces
+//! and 0 once it is fixed; `tar-rs` and `gnu-tar` × `reference` conform.
+
+use serde_json::Value;
+use snapconf_producers::Availability;
+use std::path::Path;
+use std::process::Command;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_snapconf")
+}
+
+fn available(producer: &str) -> bool {
+    match snapconf_producers::producer(producer).map(|p| p.availability()) {
+        Ok(Availability::Available { .. }) => true,
+        Ok(Availability::Unavailable {
+            reason,
+            install_hint,
+        }) => {
+            eprintln!("skipping: `{producer}` unavailable: {reason} (install: {install_hint})");
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn run(args: &[&str], report: &Path) -> (i32, Value) {
+    let out = Command::new(bin())
+        .args(args)
+        .arg("--report-dir")
+        .arg(report)
+        .output()
+        .expect("snapconf runs");
+    let code = out.status.code().unwrap_or(-1);
+    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
+        panic!(
+            "no report.json ({e}); exit {code}; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        code,
+        serde_json::from_str(&text).expect("report.json parses"),
+    )
+}
+
+fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
+    report["findings"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["check"] == check))
+        .unwrap_or_else(|| panic!("no `{check}` finding in {report:#}"))
+}
+
+fn repro(case_dir: &Path) -> i32 {
+    Command::new("sh")
+        .arg(case_dir.join("repro.sh"))
+        .env("SNAPCONF", bin())
+        .status()
+        .expect("repro.sh runs")
+        .code()
+        .unwrap_or(-1)
+}
+
+#[test]
+fn python_tarfile_findings_are_shrunk_and_reproduce() {
+    if !available("python-tarfile") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rd = dir.path().join("report");
+    let (code, report) = run(
+        &[
+            "run",
+            "--cases",
+            "300",
+            "--seed",
+            "1",
+            "--producers",
+            "python-tarfile",
+            "--extractors",
+            "reference",
+        ],
+        &rd,
+    );
+    assert_eq!(code, 1, "findings exit 1: {report:#}");
+    assert_eq!(report["schema"], 1);
+    assert_eq!(report["pairs"][0]["producer"], "python-tarfile");
+    for check in ["late-failure", "dangling-link"] {
+        let f = finding(&report, check);
+        let entries = f["entries"].as_u64().expect("entries is a number");
+        assert!(entries <= 3, "`{check}` shrunk to {entries} entries: {f:#}");
+        let case_dir = rd.join(f["case_dir"].as_str().expect("case_dir"));
+        for file in [
+            "spec.json",
+            "prior.json",
+            "archive.tar",
+            "expected.txt",
+            "observed.txt",
+            "repro.sh",
+            "finding.json",
+        ] {
+            assert!(
+                case_dir.join(file).is_file(),
+                "`{check}` reproducer lacks {file}"
+            );
+        }
+        assert_eq!(
+            repro(&case_dir),
+            1,
+            "`{check}` repro.sh exits 1 while it reproduces"
+        );
+    }
+    // "Fixed": the same late-failure reproducer under a profile whose reference policy
+    // restores hardlink members no longer fails, and repro.sh says so with exit 0.
+    let f = finding(&report, "late-failure");
+    let case_dir = rd.join(f["case_dir"].as_str().expect("case_dir"));
+    let meta_path = case_dir.join("finding.json");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).expect("read")).expect("json");
+    meta["profile"]["hardlinks"] = Value::from("preserve");
+    std::fs::write(&meta_path, meta.to_string()).expect("write");
+    assert_eq!(
+        repro(&case_dir),
+        0,
+        "repro.sh exits 0 once the finding no longer reproduces"
+    );
+    for file in ["summary.md", "junit.xml", "index.html"] {
+        assert!(rd.join(file).is_file(), "report lacks {file}");
+    }
+}
+
+#[test]
+fn tar_rs_and_gnu_tar_conform_with_the_reference() {
+    if !available("gnu-tar") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rd = dir.path().join("report");
+    let (code, report) = run(
+        &[
+            "run",
+            "--cases",
+            "300",
+            "--seed",
+            "1",
+            "--producers",
+            "tar-rs,gnu-tar",
+            "--extractors",
+            "reference",
+        ],
+        &rd,
+    );
+    assert_eq!(code, 0, "every pair conforms: {:#}", report["findings"]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 2);
+    for p in pairs {
+        assert_eq!(p["cases"], 300, "{p:#}");
+        assert_eq!(
+            p["passed"].as_u64().unwrap_or(0) + p["skipped"].as_u64().unwrap_or(0),
+            300,
+            "{p:#}"
+        );
+    }
+}
+
+#[test]
+fn audit_of_a_real_directory_runs_every_pair() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("cache")).expect("mkdir");
+    std::fs::write(ws.join("cache/mod.py"), "VALUE = 1\n").expect("write");
+    std::fs::create_dir_all(ws.join("venv")).expect("mkdir");
+    std::fs::hard_link(ws.join("cache/mod.py"), ws.join("venv/mod.py")).expect("link");
+    std::os::unix::fs::symlink("/usr/local/bin/python", ws.join("venv/python")).expect("symlink");
+    let rd = dir.path().join("report");
+    let ws_s = ws.to_str().expect("utf-8 temp path");
+    let (code, report) = run(
+        &[
+            "audit",
+            ws_s,
+            "--exclude",
+            "cache/mod.py",
+            "--extractors",
+            "reference",
+        ],
+        &rd,
+    );
+    assert!(code == 0 || code == 1, "audit exit {code}");
+    assert_eq!(report["cases"], 1);
+    if available("python-tarfile") {
+        let hit = report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["producer"] == "python-tarfile" && f["check"] == "dangling-link");
+        assert!(
+            hit,
+            "the excluded first name (H2) is found in a real directory: {report:#}"
+        );
+    }
+    assert!(
+        ws.join("venv/mod.py").is_file(),
+        "the audited directory is untouched"
+    );
+}

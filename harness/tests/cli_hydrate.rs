@@ -1,0 +1,111 @@
+//! `snapconf hydrate` and `snapconf check-archive`: the reference extractor on the command
+//! line. Exit 0 hydrated/accepted, 1 refused with the root untouched (reason code printed),
+//! 2 bad usage.
+
+use std::io::Write;
+use std::process::Command;
+
+fn snapconf(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(args)
+        .output()
+        .expect("snapconf runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A two-member archive: `a` (regular, "new") and `b` as an LNK member to `a` (H1/H14 shape).
+fn archive_with_hardlink(path: &std::path::Path) {
+    let mut b = tar::Builder::new(std::fs::File::create(path).expect("create"));
+    let mut h = tar::Header::new_gnu();
+    h.set_size(3);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, "a", &b"new"[..]).expect("append a");
+    let mut l = tar::Header::new_gnu();
+    l.set_size(0);
+    l.set_mode(0o644);
+    l.set_entry_type(tar::EntryType::Link);
+    b.append_link(&mut l, "b", "a").expect("append b");
+    b.into_inner().expect("finish").flush().expect("flush");
+}
+
+#[test]
+fn refused_hydration_prints_the_reason_and_leaves_the_root() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ar = dir.path().join("snap.tar");
+    archive_with_hardlink(&ar);
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("stale"), "old").expect("prior");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 1, "refused: {err}");
+    assert!(
+        err.contains("hardlink-not-allowed"),
+        "the reason code is printed: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("stale")).expect("prior kept"),
+        "old"
+    );
+    assert!(!root.join("a").exists(), "nothing of the archive landed");
+
+    // H14: with hardlinks copied, the prior is replaced, not merged.
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        ar.as_os_str(),
+        root.as_os_str(),
+        "--hardlinks".as_ref(),
+        "copy".as_ref(),
+    ]);
+    assert_eq!(code, 0, "hydrated: {err}");
+    assert_eq!(std::fs::read_to_string(root.join("a")).expect("a"), "new");
+    assert_eq!(std::fs::read_to_string(root.join("b")).expect("b"), "new");
+    assert!(!root.join("stale").exists(), "stale files are gone");
+}
+
+#[test]
+fn check_archive_prints_a_json_verdict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ar = dir.path().join("snap.tar");
+    archive_with_hardlink(&ar);
+    let (code, out, err) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["verdict"], "refuse");
+    assert_eq!(v["reason"], "hardlink-not-allowed");
+    assert_eq!(v["member"], "b");
+
+    let (code, out, err) = snapconf(&[
+        "check-archive".as_ref(),
+        ar.as_os_str(),
+        "--hardlinks".as_ref(),
+        "link".as_ref(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(v["verdict"], "accept");
+    let names: Vec<&str> = v["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
+#[test]
+fn missing_archive_is_a_usage_error() {
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        "/nonexistent/a.tar".as_ref(),
+        "/tmp".as_ref(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent/a.tar"), "{err}");
+    let (code, _, err) = snapconf(&["check-archive".as_ref(), "/nonexistent/a.tar".as_ref()]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -2,7 +2,8 @@
 //! compare), measured side by side in one run on one core:
 //! `tar-rs` × `reference` (in process) and `gnu-tar` × `reference` (one `tar` process per
 //! case). Run with `cargo bench -p snapconf-harness --bench pairs`; `SNAPCONF_BENCH_CASES`
-//! sets the number of cases per pair (default 400). Goals (issue 2): ≥ 500 cases/s and
+//! sets the number of cases per pair (default 400), `SNAPCONF_BENCH_PRODUCERS` limits the
+//! producers (comma-separated). Goals (issue 2): ≥ 500 cases/s and
 //! ≥ 100 cases/s.
 
 use proptest::strategy::ValueTree;
@@ -42,7 +43,11 @@ fn main() {
         return;
     };
     let mut rates = Vec::new();
+    let only = std::env::var("SNAPCONF_BENCH_PRODUCERS").unwrap_or_default();
     for name in ["tar-rs", "gnu-tar"] {
+        if !only.is_empty() && !only.split(',').any(|o| o == name) {
+            continue;
+        }
         let Some(p) = producers.iter().find(|p| p.name() == name) else {
             continue;
         };

@@ -200,7 +200,9 @@ fn snapshot_dir(
             continue;
         }
         let path = dir.join(&name);
-        let meta = std::fs::symlink_metadata(&path)?;
+        // `DirEntry::metadata` is an `fstatat` relative to the open directory, never
+        // following a symlink, and cheaper than a path walk from `/`.
+        let meta = entry.metadata()?;
         let ft = meta.file_type();
         let mut key = prefix.to_vec();
         if !key.is_empty() {
@@ -251,9 +253,11 @@ pub fn default_jail_base() -> Option<PathBuf> {
 
 impl Drop for Jail {
     fn drop(&mut self) {
-        // remove_tree copes with 0000 directories a case may leave; TempDir's own removal
-        // then finds nothing left.
-        let _ = remove_tree(&self.path);
+        // `remove_dir_all` is the fast path (root may enter 0000 directories); `remove_tree`
+        // copes with what it leaves when not root (0000 and read-only directories).
+        if std::fs::remove_dir_all(&self.path).is_err() {
+            let _ = remove_tree(&self.path);
+        }
         if let Some(d) = self.dir.take() {
             let _ = d.close();
         }

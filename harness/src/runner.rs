@@ -23,7 +23,11 @@ pub struct RunOptions {
     pub seed: u64,
     pub gen: GenConfig,
     pub env: Env,
+    /// Budget for shrinking one finding.
     pub shrink: ShrinkBudget,
+    /// Wall time all shrinking of one run may take together; past it, findings are written
+    /// as found (still replayable), so a wide matrix with many failing cells ends in time.
+    pub shrink_total: std::time::Duration,
     /// Directory that receives `report.json`, `summary.md` and `cases/`.
     pub report_dir: PathBuf,
     pub producers: Vec<Box<dyn Producer>>,
@@ -112,6 +116,7 @@ where
     let mut first: BTreeMap<Cell, FirstFinding> = BTreeMap::new();
     let mut refusals: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut skipped_entries = 0;
+    let mut shrink_spent = std::time::Duration::ZERO;
     let cases_dir = opts.report_dir.join("cases");
 
     for index in 0..cases {
@@ -179,8 +184,17 @@ where
                             } else {
                                 vec![]
                             };
-                            shrink_and_write(
+                            let budget = ShrinkBudget {
+                                time: opts
+                                    .shrink
+                                    .time
+                                    .min(opts.shrink_total.saturating_sub(shrink_spent)),
+                                ..opts.shrink
+                            };
+                            let started = std::time::Instant::now();
+                            let r = shrink_and_write(
                                 opts,
+                                budget,
                                 strategy,
                                 &case,
                                 index,
@@ -188,7 +202,9 @@ where
                                 &ex,
                                 f,
                                 &cases_dir,
-                            )?
+                            );
+                            shrink_spent += started.elapsed();
+                            r?
                         }
                     };
                     let mut record = record;
@@ -232,6 +248,7 @@ where
 #[allow(clippy::too_many_arguments)]
 fn shrink_and_write<S>(
     opts: &RunOptions,
+    budget: ShrinkBudget,
     strategy: Option<&S>,
     case: &Case,
     index: u64,
@@ -254,8 +271,13 @@ where
     let min = match strategy {
         Some(strategy) => {
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
-            let (shrunk, _) = shrink(tree, fails, opts.shrink);
-            minimise(shrunk, fails, opts.shrink).0
+            let start = std::time::Instant::now();
+            let (shrunk, _) = shrink(tree, fails, budget);
+            let rest = ShrinkBudget {
+                time: budget.time.saturating_sub(start.elapsed()),
+                ..budget
+            };
+            minimise(shrunk, fails, rest).0
         }
         None => case.clone(),
     };

@@ -88,6 +88,12 @@ pub struct RunArgs {
     /// Most candidate cases tried when shrinking one finding
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
+    /// Most seconds spent shrinking one finding
+    #[arg(long, default_value_t = 30, env = "SNAPCONF_SHRINK_TIME")]
+    pub shrink_time: u64,
+    /// Most seconds spent shrinking in the whole run; later findings are written unshrunk
+    #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]
+    pub shrink_total: u64,
     #[command(flatten)]
     pub pairs: PairArgs,
 }

@@ -1,7 +1,7 @@
 //! `snapconf audit DIR [--exclude PATH]...`.
 
 use super::args::AuditArgs;
-use super::run::{finish, setup};
+use super::run::{finish, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::audit::spec_from_dir;
@@ -10,6 +10,7 @@ use snapconf_harness::exit;
 use snapconf_harness::report::Progress;
 use snapconf_harness::runner::audit as audit_matrix;
 use snapconf_harness::spec::{Case, WorkspaceSpec};
+use std::time::Duration;
 
 pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     if !a.dir.is_dir() {
@@ -21,7 +22,12 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         exclusions.push(RelPath::new(x).map_err(|e| Usage(format!("bad --exclude `{x}`: {e}")))?);
     }
     let spec = spec_from_dir(&a.dir, &exclusions).map_err(Usage)?;
-    let s = setup(&a.pairs, 1, 0, 0, "audit")?;
+    let none = ShrinkLimits {
+        steps: 0,
+        per_finding: Duration::ZERO,
+        total: Duration::ZERO,
+    };
+    let s = setup(&a.pairs, 1, 0, none, "audit")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -23,11 +23,19 @@ pub struct Setup {
     pub opts: RunOptions,
 }
 
+/// How long shrinking may take: steps and seconds per finding, seconds per run.
+#[derive(Clone, Copy, Debug)]
+pub struct ShrinkLimits {
+    pub steps: u32,
+    pub per_finding: Duration,
+    pub total: Duration,
+}
+
 pub fn setup(
     pairs: &PairArgs,
     cases: u64,
     seed: u64,
-    shrink_steps: u32,
+    shrink: ShrinkLimits,
     label: &str,
 ) -> anyhow::Result<Setup> {
     let profile = Profile::load(&pairs.profile).map_err(|e| Usage(e.to_string()))?;
@@ -55,9 +63,10 @@ pub fn setup(
                 jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
             },
             shrink: ShrinkBudget {
-                steps: shrink_steps,
-                ..ShrinkBudget::default()
+                steps: shrink.steps,
+                time: shrink.per_finding,
             },
+            shrink_total: shrink.total,
             report_dir,
             producers: producers.run,
             extractors: extractors.run,
@@ -108,7 +117,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             .map(|d| d.as_secs() % 100_000)
             .unwrap_or(0)
     });
-    let s = setup(&a.pairs, a.cases, seed, a.shrink_steps, "run")?;
+    let limits = ShrinkLimits {
+        steps: a.shrink_steps,
+        per_finding: Duration::from_secs(a.shrink_time),
+        total: Duration::from_secs(a.shrink_total),
+    };
+    let s = setup(&a.pairs, a.cases, seed, limits, "run")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -12,6 +12,7 @@ pub mod jail;
 pub mod listing;
 pub mod materialise;
 pub mod observe;
+pub mod oracle;
 pub mod pipeline;
 pub mod policy_map;
 pub mod profile;

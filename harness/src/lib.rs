@@ -7,6 +7,7 @@ pub mod diff;
 pub mod error;
 pub mod exit;
 pub mod expected;
+pub mod fuzzing;
 pub mod gen;
 pub mod jail;
 pub mod listing;

@@ -36,6 +36,8 @@ type StatKey = (u64, u32, u64, i64, i64, i64, i64);
 pub struct FuzzJail {
     path: PathBuf,
     outside: BTreeMap<Vec<u8>, StatKey>,
+    /// `lstat` state of the prior right after [`FuzzJail::reset_prior`].
+    prior: BTreeMap<Vec<u8>, StatKey>,
 }
 
 /// A unique number per jail in this process.
@@ -67,6 +69,7 @@ impl FuzzJail {
         let mut jail = FuzzJail {
             path,
             outside: BTreeMap::new(),
+            prior: BTreeMap::new(),
         };
         jail.reset_prior()?;
         jail.outside = jail.outside_state()?;
@@ -87,7 +90,7 @@ impl FuzzJail {
     ///
     /// # Errors
     /// Any failure to remove or create.
-    pub fn reset_prior(&self) -> io::Result<()> {
+    pub fn reset_prior(&mut self) -> io::Result<()> {
         let root = self.root();
         if std::fs::symlink_metadata(&root).is_ok() {
             remove_tree(&root)?;
@@ -101,7 +104,27 @@ impl FuzzJail {
                 _ => std::os::unix::fs::symlink(what, at)?,
             }
         }
+        self.prior = self.root_state()?;
         Ok(())
+    }
+
+    /// True if `root/` is exactly as [`FuzzJail::reset_prior`] left it: the same paths
+    /// with the same inode, mode, size, mtime and ctime (any write, chmod, rename or
+    /// replacement changes one of them). Cheaper than [`crate::observe::observe`], which
+    /// reads and hashes contents.
+    ///
+    /// # Errors
+    /// A failing `lstat` or `readdir` under the root.
+    pub fn prior_intact(&self) -> io::Result<bool> {
+        Ok(self.root_state()? == self.prior)
+    }
+
+    fn root_state(&self) -> io::Result<BTreeMap<Vec<u8>, StatKey>> {
+        let mut map = BTreeMap::new();
+        let root = self.root();
+        map.insert(Vec::new(), stat_key(&root)?);
+        walk(&root, &mut Vec::new(), &mut map)?;
+        Ok(map)
     }
 
     /// Lines naming what changed outside `root/` since the jail was made (empty if nothing):
@@ -132,20 +155,7 @@ impl FuzzJail {
         use std::os::unix::ffi::OsStrExt;
         let mut map = BTreeMap::new();
         let mut add = |key: Vec<u8>, p: &Path| -> io::Result<()> {
-            let m = std::fs::symlink_metadata(p)?;
-            let dir = m.is_dir();
-            map.insert(
-                key,
-                (
-                    m.ino(),
-                    m.mode(),
-                    if dir { 0 } else { m.size() },
-                    m.mtime(),
-                    m.mtime_nsec(),
-                    m.ctime(),
-                    m.ctime_nsec(),
-                ),
-            );
+            map.insert(key, stat_key(p)?);
             Ok(())
         };
         for e in std::fs::read_dir(&self.path)? {
@@ -172,6 +182,39 @@ impl Drop for FuzzJail {
     fn drop(&mut self) {
         let _ = remove_tree(&self.path);
     }
+}
+
+fn stat_key(p: &Path) -> io::Result<StatKey> {
+    let m = std::fs::symlink_metadata(p)?;
+    Ok((
+        m.ino(),
+        m.mode(),
+        if m.is_dir() { 0 } else { m.size() },
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+fn walk(dir: &Path, prefix: &mut Vec<u8>, map: &mut BTreeMap<Vec<u8>, StatKey>) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let len = prefix.len();
+        if len > 0 {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(e.file_name().as_bytes());
+        let key = stat_key(&e.path())?;
+        let is_dir = e.file_type()?.is_dir();
+        map.insert(prefix.clone(), key);
+        if is_dir {
+            walk(&e.path(), prefix, map)?;
+        }
+        prefix.truncate(len);
+    }
+    Ok(())
 }
 
 /// Remove `snapconf-fuzz-<pid>-*` jails under `base` whose process is gone.

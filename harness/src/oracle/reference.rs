@@ -148,11 +148,12 @@ impl ExtractOracle {
                         "validate refused with `{v}` but hydrate failed with `{h}`"
                     )));
                 }
-                let now = observe(&root).map_err(infra)?;
-                let d = diff_trees(&self.prior, &now);
-                if !d.is_empty() {
+                if !self.jail.prior_intact().map_err(infra)? {
+                    let now = observe(&root).map_err(infra)?;
+                    let d = diff_trees(&self.prior, &now);
                     return Err(OracleFailure::AtomicHydration(format!(
-                        "refused hydration (`{h}`) changed the prior workspace:\n{d}"
+                        "refused hydration (`{h}`) changed the prior workspace (inode, mode, size \
+                         or times):\n{d}"
                     )));
                 }
                 Ok(Verdict::Refused {

@@ -14,6 +14,7 @@ pub mod listing;
 pub mod materialise;
 pub mod observe;
 pub mod oracle;
+pub mod parsers;
 pub mod pipeline;
 pub mod policy_map;
 pub mod profile;

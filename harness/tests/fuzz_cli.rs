@@ -35,3 +35,26 @@ fn fuzzing_the_reference_finds_nothing() {
         "fuzz.json is written"
     );
 }
+
+/// Property: every available parser lists a GNU tar seed identically (exit 0); missing
+/// tools are skipped, never a disagreement.
+#[test]
+fn all_parsers_agree_on_a_seed() {
+    let corpora = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["check-archive", "--all-parsers"])
+        .arg(corpora.join("seeds/gnu-gnu.tar"))
+        .output()
+        .expect("run snapconf");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "parsers agree on gnu-gnu.tar: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reference") && text.contains("tar-crate"),
+        "{text}"
+    );
+}

@@ -189,6 +189,10 @@ pub struct HydrateArgs {
 pub struct CheckArchiveArgs {
     /// The archive (`-` for stdin)
     pub file: PathBuf,
+    /// List the archive with every available parser (reference, tar crate, GNU tar,
+    /// bsdtar, BusyBox, Python tarfile) and report each disagreement (exit 1)
+    #[arg(long)]
+    pub all_parsers: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }

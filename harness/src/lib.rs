@@ -21,6 +21,7 @@ pub mod profile;
 pub mod report;
 pub mod repro;
 pub mod runner;
+pub mod shard;
 pub mod shrink;
 pub mod spec;
 pub mod tree;

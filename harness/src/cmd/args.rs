@@ -128,6 +128,10 @@ pub struct RunArgs {
     /// Most candidate cases tried when shrinking one finding
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
+    /// Run only shard K of N (`K/N`, 1-based): case indices i with i % N == K-1, so N CI
+    /// jobs with the same --seed and --cases together run the whole set, each case once
+    #[arg(long, env = "SNAPCONF_SHARD")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub pairs: PairArgs,
 }

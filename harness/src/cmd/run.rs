@@ -63,6 +63,7 @@ pub fn setup(
             extractors: extractors.run,
             skipped_adapters: skipped,
             bin,
+            shard: snapconf_harness::shard::Shard::ALL,
         },
     })
 }
@@ -108,7 +109,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             .map(|d| d.as_secs() % 100_000)
             .unwrap_or(0)
     });
-    let s = setup(&a.pairs, a.cases, seed, a.shrink_steps, "run")?;
+    let mut s = setup(&a.pairs, a.cases, seed, a.shrink_steps, "run")?;
+    s.opts.shard = a
+        .shard
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: snapconf_harness::shard::BadShard| Usage(e.to_string()))?
+        .unwrap_or_default();
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -174,6 +174,77 @@ fn member_want(m: &ListedMember, policy: &Policy, want: &BTreeMap<Vec<u8>, Want>
 mod tests {
     use super::*;
 
+    use crate::bytes::{RawBytes, RelPath};
+    use crate::tree::Node;
+
+    fn listing(ms: &[(&str, MemberKind, u64, u32)]) -> Listing {
+        Listing {
+            members: ms
+                .iter()
+                .map(|(n, k, size, mode)| ListedMember {
+                    name: n.as_bytes().to_vec(),
+                    kind: k.clone(),
+                    link_target: None,
+                    size: *size,
+                    mode: *mode,
+                })
+                .collect(),
+        }
+    }
+
+    fn tree(nodes: &[(&str, NodeKind, u32)]) -> Tree {
+        let mut t = Tree::default();
+        for (p, k, mode) in nodes {
+            let p = RelPath::new(*p).expect("valid path");
+            t.nodes.insert(
+                p,
+                Node {
+                    kind: k.clone(),
+                    mode: *mode,
+                },
+            );
+        }
+        t
+    }
+
+    fn file(size: u64) -> NodeKind {
+        NodeKind::File {
+            size,
+            sha256: String::new(),
+        }
+    }
+
+    /// Property: the listing check accepts the faithful tree and names each kind of
+    /// mismatch: a missing member, a wrong size, an extra path, a kept setuid bit.
+    #[test]
+    fn listing_check_accepts_the_tree_and_catches_each_mismatch() {
+        let p = Policy::default();
+        let l = listing(&[("./d/f", MemberKind::File, 3, 0o4644)]);
+        let good = tree(&[("d", NodeKind::Dir, 0o755), ("d/f", file(3), 0o644)]);
+        assert_eq!(check_listing(&l, &[], &p, &good), Ok(()));
+        let missing = tree(&[("d", NodeKind::Dir, 0o755)]);
+        assert!(
+            check_listing(&l, &[], &p, &missing).is_err(),
+            "missing member"
+        );
+        let size = tree(&[("d", NodeKind::Dir, 0o755), ("d/f", file(2), 0o644)]);
+        assert!(check_listing(&l, &[], &p, &size).is_err(), "wrong size");
+        let extra = tree(&[
+            ("d", NodeKind::Dir, 0o755),
+            ("d/f", file(3), 0o644),
+            (
+                "x",
+                NodeKind::Symlink {
+                    target: RawBytes::from(".."),
+                },
+                0,
+            ),
+        ]);
+        assert!(check_listing(&l, &[], &p, &extra).is_err(), "extra path");
+        let suid = tree(&[("d", NodeKind::Dir, 0o755), ("d/f", file(3), 0o4644)]);
+        assert!(check_listing(&l, &[], &p, &suid).is_err(), "setuid kept");
+    }
+
     #[test]
     fn names_drop_empty_and_dot_components() {
         assert_eq!(normalise_member_name(b"./a//b/"), b"a/b");

@@ -21,11 +21,16 @@ pub enum Check {
     ExclusionLeak,
     /// Capture or hydration did not end within the timeout, or died of a signal.
     Hang,
+    /// An extractor accepted an archive the reference refuses as unsafe and something landed
+    /// outside policy (escape, special file, setuid/setgid bit, write through a link).
+    UnsafeAccept,
+    /// Two parsers read the same bytes as different member lists.
+    ParserDisagreement,
 }
 
 impl Check {
     /// Every check, in report column order.
-    pub const ALL: [Check; 7] = [
+    pub const ALL: [Check; 9] = [
         Check::LateFailure,
         Check::Roundtrip,
         Check::AtomicHydration,
@@ -33,6 +38,8 @@ impl Check {
         Check::DanglingLink,
         Check::ExclusionLeak,
         Check::Hang,
+        Check::UnsafeAccept,
+        Check::ParserDisagreement,
     ];
 
     /// The stable id, e.g. `late-failure`.
@@ -45,6 +52,8 @@ impl Check {
             Check::DanglingLink => "dangling-link",
             Check::ExclusionLeak => "exclusion-leak",
             Check::Hang => "hang",
+            Check::UnsafeAccept => "unsafe-accept",
+            Check::ParserDisagreement => "parser-disagreement",
         }
     }
 
@@ -65,6 +74,13 @@ impl Check {
             Check::DanglingLink => "a hardlink member names a path that is not an earlier member",
             Check::ExclusionLeak => "a member is named under an excluded path",
             Check::Hang => "a tool did not finish within the timeout or died of a signal",
+            Check::UnsafeAccept => {
+                "an extractor accepted an archive the reference refuses as unsafe, and something \
+                 landed outside policy"
+            }
+            Check::ParserDisagreement => {
+                "two parsers read the same archive as different member lists"
+            }
         }
     }
 }

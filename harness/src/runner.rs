@@ -10,6 +10,7 @@ use crate::report::{
     fingerprint, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter,
 };
 use crate::repro::{write_case_dir, FindingMeta};
+use crate::shard::Shard;
 use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
@@ -36,6 +37,8 @@ pub struct RunOptions {
     pub skipped_adapters: Vec<SkippedAdapter>,
     /// The binary `repro.sh` calls.
     pub bin: PathBuf,
+    /// Which case indices this process runs (`--shard K/N`; [`Shard::ALL`] by default).
+    pub shard: Shard,
 }
 
 /// Progress events, in order; one stream feeds every reporter.
@@ -120,6 +123,9 @@ where
     let cases_dir = opts.report_dir.join("cases");
 
     for index in 0..cases {
+        if !opts.shard.contains(index) {
+            continue;
+        }
         let case = draw(index)?;
         for p in &opts.producers {
             let outcome = run_case(&case, p.as_ref(), &extractors, &opts.env, None)?;

@@ -32,6 +32,46 @@ pub enum Command {
     /// Manage the baseline of known findings
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Mutate seed and adversarial archives and run them through an extractor
+    /// (`--extractor`), or hunt for parser disagreements (`--parsers`)
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FuzzArgs {
+    /// The extractor under test (a built-in name, see `snapconf list`)
+    #[arg(long, env = "SNAPCONF_FUZZ_EXTRACTOR")]
+    pub extractor: Option<String>,
+    /// Hunt for archives that the available parsers list differently instead
+    #[arg(long)]
+    pub parsers: bool,
+    /// Session length in seconds
+    #[arg(long, default_value_t = 60, env = "SNAPCONF_FUZZ_TIME")]
+    pub time: u64,
+    /// Seed of the mutation generator (default: drawn from the clock and printed)
+    #[arg(long, env = "SNAPCONF_SEED")]
+    pub seed: Option<u64>,
+    /// Profile: `default` or a path to a TOML file
+    #[arg(long, default_value = "default", env = "SNAPCONF_PROFILE")]
+    pub profile: String,
+    /// Directory holding seeds/ and adversarial/
+    #[arg(long, default_value = "corpora", env = "SNAPCONF_CORPORA")]
+    pub corpora: PathBuf,
+    /// Directory for fuzz.json and cases/ (default: reports/runs/fuzz-<extractor>-<seed>)
+    #[arg(long, env = "SNAPCONF_REPORT_DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Timeout for each hydration, in seconds
+    #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT")]
+    pub timeout: u64,
+    /// Where jails are created (default: /dev/shm when writable, else the temp dir)
+    #[arg(long, env = "SNAPCONF_JAIL_DIR")]
+    pub jail_dir: Option<PathBuf>,
+    /// Most extractor runs spent shrinking one finding
+    #[arg(long, default_value_t = 60, env = "SNAPCONF_SHRINK_STEPS")]
+    pub shrink_runs: u32,
+    /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -94,6 +134,10 @@ pub struct RunArgs {
     /// Most seconds spent shrinking in the whole run; later findings are written unshrunk
     #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]
     pub shrink_total: u64,
+    /// Run only shard K of N (`K/N`, 1-based): case indices i with i % N == K-1, so N CI
+    /// jobs with the same --seed and --cases together run the whole set, each case once
+    #[arg(long, env = "SNAPCONF_SHARD")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub pairs: PairArgs,
 }
@@ -155,6 +199,10 @@ pub struct HydrateArgs {
 pub struct CheckArchiveArgs {
     /// The archive (`-` for stdin)
     pub file: PathBuf,
+    /// List the archive with every available parser (reference, tar crate, GNU tar,
+    /// bsdtar, BusyBox, Python tarfile) and report each disagreement (exit 1)
+    #[arg(long)]
+    pub all_parsers: bool,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }

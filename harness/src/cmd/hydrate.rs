@@ -149,6 +149,9 @@ struct MemberJson {
 }
 
 pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
+    if a.all_parsers {
+        return super::parsers::check_all(&a.file);
+    }
     let policy = policy(&a.policy)?;
     let input = open(&a.file)?;
     let (verdict, code) = match rx::validate(input, &policy) {

@@ -4,8 +4,10 @@ mod adapters;
 mod args;
 mod audit;
 mod baseline;
+mod fuzz;
 mod hydrate;
 mod list;
+mod parsers;
 mod replay;
 mod run;
 
@@ -23,6 +25,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Hydrate(a) => hydrate::hydrate(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
         Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),
+        Command::Fuzz(a) => fuzz::fuzz(a),
     };
     match result {
         Ok(code) => code,

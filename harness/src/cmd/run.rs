@@ -72,6 +72,7 @@ pub fn setup(
             extractors: extractors.run,
             skipped_adapters: skipped,
             bin,
+            shard: snapconf_harness::shard::Shard::ALL,
         },
     })
 }
@@ -122,7 +123,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         per_finding: Duration::from_secs(a.shrink_time),
         total: Duration::from_secs(a.shrink_total),
     };
-    let s = setup(&a.pairs, a.cases, seed, limits, "run")?;
+    let mut s = setup(&a.pairs, a.cases, seed, limits, "run")?;
+    s.opts.shard = a
+        .shard
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: snapconf_harness::shard::BadShard| Usage(e.to_string()))?
+        .unwrap_or_default();
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

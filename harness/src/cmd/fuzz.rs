@@ -1,0 +1,139 @@
+//! `snapconf fuzz`: mutate seed and adversarial archives and run them through one
+//! extractor (`--extractor`), or hunt for parser disagreements (`--parsers`).
+
+use super::adapters;
+use super::args::FuzzArgs;
+use super::Usage;
+use snapconf_harness::exit;
+use snapconf_harness::fuzzing::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
+use snapconf_harness::jail::default_jail_base;
+use snapconf_harness::policy_map::reference_policy;
+use snapconf_harness::profile::Profile;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `(label, bytes)` of every `.tar` in `<corpora>/seeds` and `<corpora>/adversarial`.
+pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
+    let mut out = Vec::new();
+    for sub in ["seeds", "adversarial"] {
+        let dir = corpora.join(sub);
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            if p.extension().is_some_and(|e| e == "tar") {
+                let bytes = std::fs::read(&p)
+                    .map_err(|e| Usage(format!("cannot read `{}`: {e}", p.display())))?;
+                let label = format!(
+                    "{sub}/{}",
+                    p.file_name()
+                        .map(|n| n.to_string_lossy())
+                        .unwrap_or_default()
+                );
+                out.push((label, bytes));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Usage(format!(
+            "no base archives under `{}` (seeds/, adversarial/); pass --corpora",
+            corpora.display()
+        )));
+    }
+    Ok(out)
+}
+
+pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    });
+    if a.parsers {
+        return super::parsers::hunt(&a, seed);
+    }
+    let Some(name) = a.extractor.clone() else {
+        return Err(Usage("pass --extractor NAME or --parsers".into()).into());
+    };
+    let profile = Profile::load(&a.profile).map_err(|e| Usage(e.to_string()))?;
+    let chosen = adapters::extractors(
+        std::slice::from_ref(&name),
+        reference_policy(&profile, None),
+    )?;
+    let Some(ex) = chosen.run.into_iter().next() else {
+        eprintln!("snapconf: extractor `{name}` is not available here; nothing ran");
+        return Ok(exit::NOTHING_RAN);
+    };
+    let report_dir = a
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("reports/runs/fuzz-{name}-{seed}")));
+    let opts = FuzzOptions {
+        bases: if a.replay.is_some() {
+            Vec::new()
+        } else {
+            load_bases(&a.corpora)?
+        },
+        profile,
+        time: Duration::from_secs(a.time),
+        seed,
+        timeout: Duration::from_secs(a.timeout.max(1)),
+        jail_base: a.jail_dir.clone().or_else(default_jail_base),
+        report_dir: report_dir.clone(),
+        shrink_runs: a.shrink_runs,
+        bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf")),
+    };
+    if let Some(dir) = &a.replay {
+        let hits = replay_finding(dir, ex.as_ref(), &opts)?;
+        if hits.is_empty() {
+            println!(
+                "fixed: `{}` no longer shows a finding with `{name}`",
+                dir.display()
+            );
+            return Ok(exit::OK);
+        }
+        for (check, message) in &hits {
+            println!("reproduces: {check}: {message}");
+        }
+        return Ok(exit::FINDINGS);
+    }
+    eprintln!(
+        "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives",
+        a.time,
+        opts.bases.len()
+    );
+    let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
+        FuzzEvent::Found(f) => eprintln!("found {}: {} ({})", f.check, f.message, f.case_dir),
+    })?;
+    std::fs::create_dir_all(&report_dir)
+        .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
+    std::fs::write(
+        report_dir.join("fuzz.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
+    println!(
+        "{} executions ({} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
+        summary.executions,
+        summary.accepted,
+        summary.refused,
+        summary.skipped_unsafe_for_host,
+        summary.findings.len(),
+        report_dir.display()
+    );
+    for f in &summary.findings {
+        println!(
+            "  {}: {} -> {}",
+            f.check,
+            f.message,
+            report_dir.join(&f.case_dir).display()
+        );
+    }
+    Ok(if summary.findings.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}

@@ -1,0 +1,122 @@
+//! `snapconf check-archive --all-parsers` and `snapconf fuzz --parsers`.
+
+use super::args::FuzzArgs;
+use super::Usage;
+use snapconf_harness::exit;
+use snapconf_harness::fuzzing::{host_safe, mutate, Records, Rng};
+use snapconf_harness::oracle::ParserListing;
+use snapconf_harness::parsers::{all_listings, disagreements, ParserRun};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn summary_line(r: &ParserRun) -> String {
+    match &r.listing {
+        None => format!("{:<15} not installed here (skipped)", r.parser),
+        Some(ParserListing::Members(m)) => format!("{:<15} {} member(s)", r.parser, m.len()),
+        Some(ParserListing::Failed(e)) => format!("{:<15} stopped: {e}", r.parser),
+    }
+}
+
+/// `check-archive --all-parsers FILE`: exit 1 if parsers that read the archive to the end
+/// disagree, 0 otherwise.
+pub fn check_all(file: &Path) -> anyhow::Result<i32> {
+    let bytes = std::fs::read(file)
+        .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
+    let runs = all_listings(file, &bytes);
+    for r in &runs {
+        println!("{}", summary_line(r));
+    }
+    let d = disagreements(&runs);
+    for line in &d {
+        println!("parser-disagreement: {line}");
+    }
+    Ok(if d.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}
+
+/// The parser pair of a disagreement line (`member 2 (...): A and B disagree: ...` or
+/// `A lists n member(s), B m`), used to keep one reproducer per pair and kind.
+fn key(line: &str) -> String {
+    if let Some((_, rest)) = line.split_once("): ") {
+        let pair = rest.split(": ").next().unwrap_or("");
+        let what = rest
+            .split(": ")
+            .nth(1)
+            .unwrap_or("")
+            .split(' ')
+            .next()
+            .unwrap_or("");
+        return format!("{pair} {what}");
+    }
+    let words: Vec<&str> = line.split(' ').collect();
+    format!(
+        "{} {} count",
+        words.first().unwrap_or(&""),
+        words.get(4).unwrap_or(&"")
+    )
+}
+
+/// `fuzz --parsers`: mutate the corpus and keep each new kind of disagreement as
+/// `cases/parser-disagreement-<n>/` (`archive.tar`, `listings.txt`).
+pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
+    let bases = super::fuzz::load_bases(&a.corpora)?;
+    let report = a
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("reports/runs/fuzz-parsers-{seed}")));
+    let scratch = tempfile::tempdir()?;
+    let file = scratch.path().join("archive.tar");
+    let recs: Vec<(String, Records)> = bases
+        .iter()
+        .map(|(l, b)| (l.clone(), Records::parse(b)))
+        .collect();
+    let mut rng = Rng::new(seed);
+    let start = Instant::now();
+    let mut seen = BTreeSet::new();
+    let mut runs = 0u64;
+    eprintln!("snapconf fuzz --parsers: seed {seed}, {} s", a.time);
+    while start.elapsed() < Duration::from_secs(a.time) {
+        let (label, base) = &recs[rng.below(recs.len())];
+        let n = 1 + rng.below(3);
+        let (bytes, _) = mutate(base, &mut rng, n);
+        if !host_safe(&bytes) {
+            continue;
+        }
+        std::fs::write(&file, &bytes)?;
+        runs += 1;
+        let listings = all_listings(&file, &bytes);
+        for line in disagreements(&listings) {
+            let k = key(&line);
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            let dir = report
+                .join("cases")
+                .join(format!("parser-disagreement-{}", seen.len()));
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join("archive.tar"), &bytes)?;
+            let mut text = format!("base: {label}\nseed: {seed}\n{line}\n\n");
+            for r in &listings {
+                text.push_str(&summary_line(r));
+                text.push('\n');
+            }
+            text.push_str("\nreplay: snapconf check-archive --all-parsers archive.tar\n");
+            std::fs::write(dir.join("listings.txt"), text)?;
+            println!("parser-disagreement ({k}): {line} -> {}", dir.display());
+        }
+    }
+    println!(
+        "{runs} archives listed by every parser; {} kind(s) of disagreement; report in `{}`",
+        seen.len(),
+        report.display()
+    );
+    Ok(if seen.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}

@@ -71,9 +71,24 @@ pub fn builtins(wanted: &[String], backends: &[Backend]) -> Option<Vec<String>> 
     Some(named)
 }
 
-/// Print the validate step's verdicts of every backend that has one (stderr).
-pub fn print_verdicts(backends: &[Backend]) {
+/// Print, for every backend, its worker's starts and failures and its validate step's
+/// verdicts (stderr).
+pub fn print_notes(backends: &[Backend]) {
     for b in backends {
+        if let Some(w) = b.worker() {
+            eprintln!(
+                "snapconf: backend `{}` worker `{}`: started {} time(s){}",
+                b.name(),
+                w.rendered(),
+                w.starts(),
+                w.unavailable()
+                    .map(|r| format!("; unavailable: {r}"))
+                    .unwrap_or_default()
+            );
+            for i in w.incidents() {
+                eprintln!("snapconf:   {i}");
+            }
+        }
         if b.description().validate.is_none() {
             continue;
         }

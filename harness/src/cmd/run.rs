@@ -133,6 +133,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     let mut report =
         run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
     progress.finish();
-    backends::print_verdicts(&s.backends);
+    backends::print_notes(&s.backends);
     finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 /// The longest answer line read, in bytes; a longer one is garbage.
 const MAX_LINE: u64 = 1 << 20;
-/// How many failures in a row (deaths, garbage) make the worker unavailable.
+/// How many failures (deaths, garbage) make the worker unavailable.
 const MAX_FAILURES: u32 = 2;
 
 /// One backend's persistent worker. All requests are serialised through a mutex.
@@ -52,12 +52,25 @@ pub struct Worker {
 #[derive(Debug, Default)]
 struct State {
     running: Option<Running>,
-    /// Deaths and garbage answers since the last good answer.
+    /// Deaths and garbage answers so far.
     failures: u32,
     /// Set once the worker failed [`MAX_FAILURES`] times in a row; the reason.
     unavailable: Option<String>,
     /// How many times a worker process was started (for tests and reports).
     starts: u64,
+    /// The first [`MAX_INCIDENTS`] failure messages (timeouts, deaths, garbage).
+    incidents: Vec<String>,
+}
+
+/// How many failure messages a worker keeps for the end-of-run summary.
+const MAX_INCIDENTS: usize = 10;
+
+impl State {
+    fn note(&mut self, message: &str) {
+        if self.incidents.len() < MAX_INCIDENTS {
+            self.incidents.push(message.to_owned());
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -103,6 +116,11 @@ impl Worker {
     /// How many worker processes were started so far.
     pub fn starts(&self) -> u64 {
         self.lock().starts
+    }
+
+    /// The first few failure messages (timeouts, deaths, garbage answers), in order.
+    pub fn incidents(&self) -> Vec<String> {
+        self.lock().incidents.clone()
     }
 
     /// Why the worker was given up, if it was.
@@ -246,7 +264,6 @@ impl Worker {
         match answer {
             Ok(Ok(bytes)) => match serde_json::from_slice::<Response>(&bytes) {
                 Ok(resp) => {
-                    state.failures = 0;
                     state.running = Some(running);
                     Ok(if resp.ok {
                         Outcome::Success
@@ -274,12 +291,12 @@ impl Worker {
             },
             Err(RecvTimeoutError::Timeout) => {
                 let _ = running.kill();
-                Ok(Outcome::Hang {
-                    message: format!(
-                        "{what} did not answer the {op} request within {} ms; its process group was killed (a fresh worker starts for the next request)",
-                        timeout.as_millis()
-                    ),
-                })
+                let message = format!(
+                    "{what} did not answer the {op} request within {} ms; its process group was killed (a fresh worker starts for the next request)",
+                    timeout.as_millis()
+                );
+                state.note(&message);
+                Ok(Outcome::Hang { message })
             }
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                 let mut running = running;
@@ -305,16 +322,17 @@ impl Worker {
         }
     }
 
-    /// Record a death or garbage; give the worker up after [`MAX_FAILURES`] in a row.
+    /// Record a death or garbage; give the worker up after [`MAX_FAILURES`].
     fn fail(&self, state: &mut State, what: &str, reason: String, hang: bool) -> Outcome {
         state.failures += 1;
         let next = if state.failures >= MAX_FAILURES {
-            state.unavailable = Some(format!("it failed twice in a row; last: {reason}"));
-            "it failed twice in a row and is not restarted: later requests are refused"
+            state.unavailable = Some(format!("it failed twice; last: {reason}"));
+            "it failed twice and is not restarted: later requests are refused"
         } else {
             "it is restarted once for the next request"
         };
         let message = format!("{what} {reason}; {next}");
+        state.note(&message);
         if hang {
             Outcome::Hang { message }
         } else {

@@ -505,3 +505,30 @@ fn the_python_worker_backend_round_trips_with_one_process() {
     assert_eq!(r.code, 0, "stderr: {}\nreport: {}", r.stderr, r.report);
     assert!(r.stderr.contains("started 1 time(s)"), "{}", r.stderr);
 }
+
+/// agno's `CheckpointArchive` (`producers/backends/agno.toml`) conforms to the profile it
+/// states. Skips, saying why, when `agno` is not installed (`.ci/run` installs it).
+#[test]
+fn the_agno_backend_conforms_to_its_profile() {
+    let importable = Command::new("python3")
+        .args(["-c", "import agno.sandbox.checkpoint"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !importable {
+        eprintln!(
+            "skipping: agno is not installed (python3 -m pip install --no-deps agno==3.1.10)"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let r = run(tmp.path(), &shipped("agno.toml"), &[], 20, &[]);
+    assert_eq!(r.code, 0, "stderr: {}\nreport: {}", r.stderr, r.report);
+    assert_eq!(
+        pairs(&r.report)
+            .iter()
+            .map(|(p, e, _)| (p.as_str(), e.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("agno", "agno")],
+        "pair-with-builtins = false keeps the built-ins out"
+    );
+}

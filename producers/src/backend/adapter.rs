@@ -182,7 +182,14 @@ impl Backend {
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
         let timeout = self.timeout(req.timeout);
         if let Some(w) = &self.worker {
-            return w.call("capture", req.root, req.archive, req.exclusions, timeout);
+            return w.call(
+                "capture",
+                req.root,
+                req.archive,
+                req.exclusions,
+                req.scratch,
+                timeout,
+            );
         }
         let Some(t) = &self.desc.capture else {
             return Ok(refused(format!(
@@ -235,7 +242,7 @@ impl Backend {
             },
         };
         let outcome = match (&self.worker, &self.desc.hydrate) {
-            (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], timeout)?,
+            (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout)?,
             (None, Some(t)) => run_step(&self.desc, "hydrate", t, &vars, req.scratch, timeout)?,
             (None, None) => refused(format!("backend `{}` has no hydrate command", self.name())),
         };

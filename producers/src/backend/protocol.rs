@@ -2,14 +2,16 @@
 //! line on its stdout.
 //!
 //! ```text
-//! → {"op":"capture","root":"/j/src","archive":"/j/archive.tar","exclude":["a/b",{"hex":"ff"}]}
+//! → {"op":"capture","root":"/j/src","archive":"/j/archive.tar","exclude":["a/b",{"hex":"ff"}],"scratch":"/j/scratch-1"}
 //! ← {"ok":true}
-//! → {"op":"hydrate","root":"/j/h-3","archive":"/j/archive.tar","exclude":[]}
+//! → {"op":"hydrate","root":"/j/h-3","archive":"/j/archive.tar","exclude":[],"scratch":"/j/scratch-4"}
 //! ← {"ok":false,"error":"member `../x` leaves the root"}
 //! ```
 //! A path is a JSON string when its bytes are UTF-8, else `{"hex":"…"}` (lower-case hex of
 //! the raw bytes), so any name round-trips. Exclusions are root-relative, without a leading
-//! or trailing `/`. Any other field in an answer is ignored.
+//! or trailing `/`. `scratch` is a private, empty directory on the root's filesystem that the
+//! backend may use for this request (staging a restore, say); snapconf removes it. Any other
+//! field in an answer is ignored; a worker should ignore request fields it does not know.
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::ffi::OsStrExt;
@@ -56,6 +58,8 @@ pub struct Request {
     pub archive: PathField,
     /// Root-relative exclusions (capture; empty for hydrate).
     pub exclude: Vec<PathField>,
+    /// A private scratch directory for this request.
+    pub scratch: PathField,
 }
 
 /// One answer line.
@@ -82,11 +86,12 @@ mod tests {
                 PathField::from_bytes(b"a/b"),
                 PathField::from_bytes(b"\xff/x"),
             ],
+            scratch: PathField::from_path(Path::new("/j/s")),
         };
         let line = serde_json::to_string(&r).unwrap_or_default();
         assert_eq!(
             line,
-            r#"{"op":"capture","root":"/j/src","archive":"/j/a.tar","exclude":["a/b",{"hex":"ff2f78"}]}"#
+            r#"{"op":"capture","root":"/j/src","archive":"/j/a.tar","exclude":["a/b",{"hex":"ff2f78"}],"scratch":"/j/s"}"#
         );
     }
 

@@ -207,6 +207,7 @@ impl Worker {
         root: &Path,
         archive: &Path,
         exclusions: &[Vec<u8>],
+        scratch: &Path,
         timeout: Duration,
     ) -> Result<Outcome, ToolError> {
         let cmd = self.rendered();
@@ -244,6 +245,7 @@ impl Worker {
                 .map(|e| PathField::from_bytes(crate::exclusion::trim_slashes(e)))
                 .filter(|f| f != &PathField::Text(String::new()))
                 .collect(),
+            scratch: PathField::from_path(scratch),
         };
         let mut line = serde_json::to_vec(&request).map_err(|e| ToolError::Io {
             context: "encoding a worker request".into(),

@@ -536,3 +536,55 @@ fn the_agno_backend_conforms_to_its_profile() {
         "pair-with-builtins = false keeps the built-ins out"
     );
 }
+
+/// A reproducer of a backend pair replays with `--backend` (exit 1 while it reproduces), and
+/// without it the message says what is missing.
+#[test]
+fn a_backend_reproducer_replays_with_the_backend() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = tmp.path();
+    let hostile = t.join("h11.tar");
+    h11_archive(&hostile);
+    let toml = format!(
+        "name = \"escapes\"\ncapture = [\"cp\", \"{}\", \"{{archive}}\"]\n\
+         hydrate = [\"python3\", \"-I\", \"-c\", \"import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='fully_trusted')\", \"{{archive}}\", \"{{root}}\"]\n{PROFILE}",
+        hostile.display()
+    );
+    let b = write(&t.join("escapes.toml"), &toml);
+    let report = t.join("report");
+    let (code, _, err) = snapconf(
+        &[
+            "run",
+            "--backend",
+            b.to_str().expect("utf-8"),
+            "--producers",
+            "none",
+            "--extractors",
+            "none",
+            "--cases",
+            "1",
+            "--seed",
+            "1",
+            "--shrink-steps",
+            "4",
+            "--report-dir",
+            report.to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    let case = report.join("cases/containment__escapes__escapes");
+    let case = case.to_str().expect("utf-8");
+    let (code, out, err) = snapconf(
+        &["replay", case, "--backend", b.to_str().expect("utf-8")],
+        &[],
+    );
+    assert_eq!(code, 1, "reproduces: {out}{err}");
+    assert!(out.contains("reproduces: containment"), "{out}");
+    let (code, _, err) = snapconf(&["replay", case], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown producer `escapes`") && err.contains("--backend FILE"),
+        "{err}"
+    );
+}

@@ -131,6 +131,14 @@ pub struct ListArgs {
 pub struct ReplayArgs {
     /// A reproducer directory written by `run` or `audit`
     pub case_dir: PathBuf,
+    /// The backend description(s) a reproducer of a `--backend` run needs (repeatable)
+    #[arg(
+        long = "backend",
+        value_name = "FILE",
+        value_delimiter = ',',
+        env = "SNAPCONF_BACKEND"
+    )]
+    pub backends: Vec<PathBuf>,
 }
 
 /// The reference extractor's policy knobs.

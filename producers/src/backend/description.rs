@@ -176,6 +176,18 @@ impl BackendDescription {
                 }
             }
         }
+        for (key, t) in [("worker", &worker), ("version", &version)] {
+            if let Some(t) = t {
+                for p in ["{root}", "{archive}", "{exclude_file}"] {
+                    if t.uses(p) {
+                        return Err(key_err(
+                            key,
+                            format!("`{p}` has no value here; only `{{dir}}` does"),
+                        ));
+                    }
+                }
+            }
+        }
         let timeout = match raw.timeout {
             None => None,
             Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => {
@@ -246,6 +258,9 @@ mod tests {
         let e = parse("name = \"t\"\ncapture = [\"a\", \"{rot}\"]\nhydrate = [\"b\"]\n")
             .expect_err("typo in a placeholder");
         assert!(e.contains("`capture`") && e.contains("{rot}"), "{e}");
+        let e = parse("name = \"t\"\nmode = \"worker\"\nworker = [\"w\", \"{root}\"]\n")
+            .expect_err("a per-request placeholder in the worker command");
+        assert!(e.contains("`worker`") && e.contains("{root}"), "{e}");
         let e = parse("name = \"t\"\nmode = \"worker\"\n").expect_err("no worker");
         assert!(e.contains("`worker`"), "{e}");
         let e = parse("name = \"T T\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n").expect_err("name");

@@ -94,7 +94,7 @@ pub fn print_notes(backends: &[Backend]) {
         }
         let v = b.verdicts().counts();
         eprintln!(
-            "snapconf: backend `{}` validate step: {} accepted, {} refused; of the accepted, {} refused and {} hung at the hydrate step",
+            "snapconf: backend `{}` validate step (shrinking re-runs included): {} accepted, {} refused; of the accepted, {} refused and {} hung at the hydrate step",
             b.name(),
             v.accepted,
             v.refused,

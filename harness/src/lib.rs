@@ -1,6 +1,7 @@
 //! snapconf-harness: the workspace model, generators, checks, runner and reports.
 
 pub mod audit;
+pub mod backend;
 pub mod bytes;
 pub mod check;
 pub mod diff;

@@ -1,6 +1,7 @@
 //! snapconf-producers: adapters that run real producers (capture) and extractors (hydrate).
 
 mod adapter;
+pub mod backend;
 pub mod bsdtar;
 pub mod busybox_tar;
 pub mod clear;
@@ -18,6 +19,7 @@ pub mod tar_rs;
 pub use adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
+pub use backend::{Backend, BackendError, BackendExtractor, BackendProducer};
 pub use bsdtar::{BsdtarExtractor, BsdtarProducer};
 pub use busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
 pub use gnu_tar::{GnuTarExtractor, GnuTarProducer};

@@ -152,7 +152,7 @@ fn kill_group(pid: Pid) {
 }
 
 /// The last `max` bytes of `file`, lossily decoded; empty if it cannot be read.
-fn read_tail(file: &mut File, max: u64) -> String {
+pub(crate) fn read_tail(file: &mut File, max: u64) -> String {
     let Ok(len) = file.seek(SeekFrom::End(0)) else {
         return String::new();
     };

@@ -2,7 +2,7 @@
 
 use super::Usage;
 use snapconf_harness::report::SkippedAdapter;
-use snapconf_producers::{Availability, Extractor, Producer};
+use snapconf_producers::{Availability, Backend, Extractor, Producer};
 
 /// Chosen adapters of one kind, and those skipped because their tool is missing.
 pub struct Chosen<T: ?Sized> {
@@ -51,27 +51,69 @@ fn choose<T: ?Sized>(
     Ok(Chosen { run, skipped })
 }
 
-/// The producers named in `wanted` (all built-ins when empty).
-pub fn producers(wanted: &[String]) -> Result<Chosen<dyn Producer>, Usage> {
-    choose(
-        snapconf_producers::producers(),
-        wanted,
+/// The producers named in `wanted` (all built-ins when empty; see
+/// [`backends::builtins`](super::backends::builtins)), then each backend's producer.
+pub fn producers(wanted: &[String], backends: &[Backend]) -> Result<Chosen<dyn Producer>, Usage> {
+    let all: Vec<Box<dyn Producer>> = match super::backends::builtins(wanted, backends) {
+        Some(_) => snapconf_producers::producers(),
+        None => Vec::new(),
+    };
+    let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();
+    let mut chosen = choose(
+        all,
+        &wanted,
         "producer",
         |p: &(dyn Producer + 'static)| p.name().to_string(),
         |p: &(dyn Producer + 'static)| p.availability(),
-    )
+    )?;
+    let extra: Vec<Box<dyn Producer>> = backends
+        .iter()
+        .map(|b| Box::new(b.producer()) as Box<dyn Producer>)
+        .collect();
+    let more = choose(
+        extra,
+        &[],
+        "producer",
+        |p: &(dyn Producer + 'static)| p.name().to_string(),
+        |p: &(dyn Producer + 'static)| p.availability(),
+    )?;
+    chosen.run.extend(more.run);
+    chosen.skipped.extend(more.skipped);
+    Ok(chosen)
 }
 
-/// The extractors named in `wanted` (all built-ins when empty); `reference` uses `policy`.
+/// The extractors named in `wanted` (all built-ins when empty; see
+/// [`backends::builtins`](super::backends::builtins)), then each backend's extractor;
+/// `reference` uses `policy`.
 pub fn extractors(
     wanted: &[String],
     policy: snapconf_extract::Policy,
+    backends: &[Backend],
 ) -> Result<Chosen<dyn Extractor>, Usage> {
-    choose(
-        snapconf_producers::extractors(policy),
-        wanted,
+    let all: Vec<Box<dyn Extractor>> = match super::backends::builtins(wanted, backends) {
+        Some(_) => snapconf_producers::extractors(policy),
+        None => Vec::new(),
+    };
+    let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();
+    let mut chosen = choose(
+        all,
+        &wanted,
         "extractor",
         |e: &(dyn Extractor + 'static)| e.name().to_string(),
         |e: &(dyn Extractor + 'static)| e.availability(),
-    )
+    )?;
+    let extra: Vec<Box<dyn Extractor>> = backends
+        .iter()
+        .map(|b| Box::new(b.extractor()) as Box<dyn Extractor>)
+        .collect();
+    let more = choose(
+        extra,
+        &[],
+        "extractor",
+        |e: &(dyn Extractor + 'static)| e.name().to_string(),
+        |e: &(dyn Extractor + 'static)| e.availability(),
+    )?;
+    chosen.run.extend(more.run);
+    chosen.skipped.extend(more.skipped);
+    Ok(chosen)
 }

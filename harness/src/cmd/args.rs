@@ -23,8 +23,8 @@ pub enum Command {
     Audit(AuditArgs),
     /// Re-run a reproducer directory (`cases/<id>/`): exit 1 while it reproduces, 0 when fixed
     Replay(ReplayArgs),
-    /// List the built-in adapters with their versions or why they are unavailable
-    List,
+    /// List the built-in adapters (and `--backend` ones) with their versions or why they are unavailable
+    List(ListArgs),
     /// Hydrate ARCHIVE into ROOT with the reference extractor (atomic: all or nothing)
     Hydrate(HydrateArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
@@ -99,9 +99,21 @@ pub struct PairArgs {
     /// Extractors to run, comma-separated (default: every available built-in)
     #[arg(long, value_delimiter = ',', env = "SNAPCONF_EXTRACTORS")]
     pub extractors: Vec<String>,
-    /// Profile: `default` or a path to a TOML file
-    #[arg(long, default_value = "default", env = "SNAPCONF_PROFILE")]
-    pub profile: String,
+    /// Profile: `default` or a path to a TOML file (default: the first `--backend`'s
+    /// `[profile]`, else `default`)
+    #[arg(long, env = "SNAPCONF_PROFILE")]
+    pub profile: Option<String>,
+    /// A backend description (TOML, see producers/backends/README.md) to run as a producer
+    /// and an extractor, paired with itself and with the built-ins (repeatable; the
+    /// environment variable takes a comma-separated list). `--producers none` /
+    /// `--extractors none` leave the built-ins out of that side
+    #[arg(
+        long = "backend",
+        value_name = "FILE",
+        value_delimiter = ',',
+        env = "SNAPCONF_BACKEND"
+    )]
+    pub backends: Vec<PathBuf>,
     /// Directory for report.json, summary.md and cases/ (default: reports/runs/<run-id>)
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
@@ -154,9 +166,29 @@ pub struct AuditArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Also list the producer and extractor of this backend description (repeatable)
+    #[arg(
+        long = "backend",
+        value_name = "FILE",
+        value_delimiter = ',',
+        env = "SNAPCONF_BACKEND"
+    )]
+    pub backends: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// A reproducer directory written by `run` or `audit`
     pub case_dir: PathBuf,
+    /// The backend description(s) a reproducer of a `--backend` run needs (repeatable)
+    #[arg(
+        long = "backend",
+        value_name = "FILE",
+        value_delimiter = ',',
+        env = "SNAPCONF_BACKEND"
+    )]
+    pub backends: Vec<PathBuf>,
 }
 
 /// The reference extractor's policy knobs.

@@ -1,9 +1,10 @@
 //! `snapconf list`.
 
+use super::args::ListArgs;
 use snapconf_harness::exit;
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::profile::Profile;
-use snapconf_producers::Availability;
+use snapconf_producers::{Availability, Extractor, Producer};
 
 fn show(kind: &str, name: &str, a: Availability) {
     match a {
@@ -17,13 +18,18 @@ fn show(kind: &str, name: &str, a: Availability) {
     }
 }
 
-pub fn list() -> anyhow::Result<i32> {
+pub fn list(a: ListArgs) -> anyhow::Result<i32> {
+    let backends = super::backends::load(&a.backends)?;
     for p in snapconf_producers::producers() {
         show("producer", p.name(), p.availability());
     }
     let policy = reference_policy(&Profile::default_profile(), None);
     for e in snapconf_producers::extractors(policy) {
         show("extractor", e.name(), e.availability());
+    }
+    for b in &backends {
+        show("producer", b.name(), b.producer().availability());
+        show("extractor", b.name(), b.extractor().availability());
     }
     Ok(exit::OK)
 }

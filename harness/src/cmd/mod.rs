@@ -3,6 +3,7 @@
 mod adapters;
 mod args;
 mod audit;
+mod backends;
 mod baseline;
 mod fuzz;
 mod hydrate;
@@ -21,7 +22,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Run(a) => run::run(a),
         Command::Audit(a) => audit::audit(a),
         Command::Replay(a) => replay::replay(a),
-        Command::List => list::list(),
+        Command::List(a) => list::list(a),
         Command::Hydrate(a) => hydrate::hydrate(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
         Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),

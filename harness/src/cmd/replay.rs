@@ -7,17 +7,24 @@ use snapconf_harness::exit;
 use snapconf_harness::pipeline::{run_case, Env};
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::repro::{read_case_dir, reproduces};
-use snapconf_producers::{Availability, Extractor};
+use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;
 
 pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let (meta, case) = read_case_dir(&a.case_dir).map_err(Usage)?;
+    let backends = super::backends::load(&a.backends)?;
+    let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
     let producer = snapconf_producers::producers()
         .into_iter()
+        .chain(
+            backends
+                .iter()
+                .map(|b| Box::new(b.producer()) as Box<dyn Producer>),
+        )
         .find(|p| p.name() == meta.producer)
         .ok_or_else(|| {
             Usage(format!(
-                "unknown producer `{}` in the reproducer",
+                "unknown producer `{}` in the reproducer{hint}",
                 meta.producer
             ))
         })?;
@@ -26,8 +33,17 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
         Some(name) => Some(
             snapconf_producers::extractors(policy)
                 .into_iter()
+                .chain(
+                    backends
+                        .iter()
+                        .map(|b| Box::new(b.extractor()) as Box<dyn Extractor>),
+                )
                 .find(|e| e.name() == name)
-                .ok_or_else(|| Usage(format!("unknown extractor `{name}` in the reproducer")))?,
+                .ok_or_else(|| {
+                    Usage(format!(
+                        "unknown extractor `{name}` in the reproducer{hint}"
+                    ))
+                })?,
         ),
         None => None,
     };

@@ -1,15 +1,14 @@
 //! `snapconf run`.
 
-use super::adapters;
 use super::args::{PairArgs, RunArgs};
 use super::Usage;
+use super::{adapters, backends};
 use anyhow::Context;
 use snapconf_harness::exit;
 use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::pipeline::Env;
 use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
 use snapconf_harness::report::{
     index_html, junit_xml, summary_markdown, Baseline, Progress, RunReport,
 };
@@ -21,6 +20,8 @@ use std::time::Duration;
 /// Resolved pair arguments shared by `run` and `audit`.
 pub struct Setup {
     pub opts: RunOptions,
+    /// The `--backend`s (also in `opts`), for their validator verdicts after the run.
+    pub backends: Vec<snapconf_producers::Backend>,
 }
 
 /// How long shrinking may take: steps and seconds per finding, seconds per run.
@@ -38,12 +39,17 @@ pub fn setup(
     shrink: ShrinkLimits,
     label: &str,
 ) -> anyhow::Result<Setup> {
-    let profile = Profile::load(&pairs.profile).map_err(|e| Usage(e.to_string()))?;
+    let backends = backends::load(&pairs.backends)?;
+    let profile = backends::profile(pairs.profile.as_deref(), &backends)?;
     if let Some(b) = &pairs.baseline {
         Baseline::load(b).map_err(Usage)?;
     }
-    let producers = adapters::producers(&pairs.producers)?;
-    let extractors = adapters::extractors(&pairs.extractors, reference_policy(&profile, None))?;
+    let producers = adapters::producers(&pairs.producers, &backends)?;
+    let extractors = adapters::extractors(
+        &pairs.extractors,
+        reference_policy(&profile, None),
+        &backends,
+    )?;
     let mut skipped = producers.skipped;
     skipped.extend(extractors.skipped);
     let report_dir = match &pairs.report_dir {
@@ -74,6 +80,7 @@ pub fn setup(
             bin,
             shard: snapconf_harness::shard::Shard::ALL,
         },
+        backends,
     })
 }
 
@@ -148,5 +155,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     let mut report =
         run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
     progress.finish();
+    backends::print_notes(&s.backends);
     finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

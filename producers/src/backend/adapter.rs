@@ -1,0 +1,334 @@
+//! A loaded backend and the [`Producer`] and [`Extractor`] it yields.
+
+use super::description::{BackendDescription, Mode};
+use super::error::BackendError;
+use super::resolve::find_program;
+use super::run_step::{run_step, write_exclude_file};
+use super::template::{CommandTemplate, Vars};
+use super::verdicts::Verdicts;
+use super::worker::Worker;
+use crate::adapter::{
+    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A backend described by a TOML file: one producer and one extractor, both named after it,
+/// sharing one worker (worker mode) and one set of validator counters.
+#[derive(Clone, Debug)]
+pub struct Backend {
+    desc: Arc<BackendDescription>,
+    worker: Option<Arc<Worker>>,
+    verdicts: Arc<Verdicts>,
+}
+
+/// The capture side of a [`Backend`].
+#[derive(Clone, Debug)]
+pub struct BackendProducer(Backend);
+
+/// The hydrate side of a [`Backend`] (validate step, hydrate step, recover step).
+#[derive(Clone, Debug)]
+pub struct BackendExtractor(Backend);
+
+const LIMITATION_NEWLINE: &str = "`{exclude_file}` holds one path per line, so a case with an \
+exclusion whose name holds a newline is refused for this backend (counted as a capture refusal)";
+
+impl Backend {
+    /// Load the description at `path`.
+    ///
+    /// # Errors
+    /// [`BackendError`] naming the file and, where there is one, the key.
+    pub fn load(path: &Path) -> Result<Self, BackendError> {
+        BackendDescription::load(path).map(Self::new)
+    }
+
+    /// A backend for `desc`; in worker mode the worker is prepared but not started.
+    pub fn new(desc: BackendDescription) -> Self {
+        let worker = match (desc.mode, &desc.worker) {
+            (Mode::Worker, Some(t)) => Some(Arc::new(Worker::new(
+                &desc.name,
+                t.clone(),
+                desc.env.clone(),
+                &desc.dir,
+            ))),
+            _ => None,
+        };
+        Backend {
+            desc: Arc::new(desc),
+            worker,
+            verdicts: Arc::new(Verdicts::default()),
+        }
+    }
+
+    /// The description.
+    pub fn description(&self) -> &BackendDescription {
+        &self.desc
+    }
+
+    /// The adapter name (both roles).
+    pub fn name(&self) -> &str {
+        &self.desc.name
+    }
+
+    /// The worker, in worker mode.
+    pub fn worker(&self) -> Option<&Worker> {
+        self.worker.as_deref()
+    }
+
+    /// The validate step's counters (all zero without a `validate` command).
+    pub fn verdicts(&self) -> &Verdicts {
+        &self.verdicts
+    }
+
+    /// The producer.
+    pub fn producer(&self) -> BackendProducer {
+        BackendProducer(self.clone())
+    }
+
+    /// The extractor.
+    pub fn extractor(&self) -> BackendExtractor {
+        BackendExtractor(self.clone())
+    }
+
+    fn timeout(&self, asked: Duration) -> Duration {
+        self.desc.timeout.unwrap_or(asked)
+    }
+
+    /// Available when every program the role runs can be found; the version is the first
+    /// line the `version` command prints, else the description file.
+    fn availability(&self, templates: &[(&str, Option<&CommandTemplate>)]) -> Availability {
+        let path_var = self.desc.env.get("PATH").map(std::ffi::OsString::from);
+        for (key, t) in templates {
+            let Some(t) = t else { continue };
+            let empty = Path::new("");
+            let vars = Vars {
+                root: empty,
+                archive: empty,
+                exclude_file: empty,
+                dir: &self.desc.dir,
+            };
+            let program = t.render(&vars).into_iter().next().unwrap_or_default();
+            if let Err(why) = find_program(program.as_bytes(), path_var.as_ref()) {
+                return Availability::Unavailable {
+                    reason: format!(
+                        "backend `{}` (`{}`): the `{key}` command {why}",
+                        self.desc.name,
+                        self.desc.path.display()
+                    ),
+                    install_hint: format!(
+                        "install `{}` or fix `{key}` in `{}`",
+                        t.program(),
+                        self.desc.path.display()
+                    ),
+                };
+            }
+        }
+        let version = match &self.desc.version {
+            Some(t) => self.probe_version(t),
+            None => None,
+        };
+        Availability::Available {
+            version: version.unwrap_or_else(|| format!("backend `{}`", self.desc.path.display())),
+        }
+    }
+
+    /// The first non-empty line the `version` command prints within 10 s, if it exits 0.
+    fn probe_version(&self, t: &CommandTemplate) -> Option<String> {
+        let empty = Path::new("");
+        let vars = Vars {
+            root: empty,
+            archive: empty,
+            exclude_file: empty,
+            dir: &self.desc.dir,
+        };
+        let mut cmd = t.command(&vars, &self.desc.env);
+        let out = tempfile::tempfile().ok()?;
+        let mut reader = out.try_clone().ok()?;
+        cmd.stdin(Stdio::null())
+            .stdout(out)
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = cmd.spawn().ok()?;
+        let pid = rustix::process::Pid::from_child(&child);
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if started.elapsed() < Duration::from_secs(10) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => break None,
+            }
+        };
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = child.wait();
+        if !status?.success() {
+            return None;
+        }
+        let mut text = String::new();
+        reader.seek(SeekFrom::Start(0)).ok()?;
+        reader.read_to_string(&mut text).ok()?;
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_owned)
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        let timeout = self.timeout(req.timeout);
+        if let Some(w) = &self.worker {
+            return w.call(
+                "capture",
+                req.root,
+                req.archive,
+                req.exclusions,
+                req.scratch,
+                timeout,
+            );
+        }
+        let Some(t) = &self.desc.capture else {
+            return Ok(refused(format!(
+                "backend `{}` has no capture command",
+                self.name()
+            )));
+        };
+        let exclude_file = req.scratch.join("exclude");
+        if let Some(bad) = write_exclude_file(&exclude_file, req.exclusions)? {
+            if t.uses("{exclude_file}") {
+                return Ok(refused(format!(
+                    "snapconf cannot run this case on backend `{}`: exclusion `{}` holds a newline, which `{{exclude_file}}` (one path per line) cannot express",
+                    self.name(),
+                    String::from_utf8_lossy(&bad).escape_debug()
+                )));
+            }
+        }
+        let vars = Vars {
+            root: req.root,
+            archive: req.archive,
+            exclude_file: &exclude_file,
+            dir: &self.desc.dir,
+        };
+        run_step(&self.desc, "capture", t, &vars, req.scratch, timeout)
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        let timeout = self.timeout(req.timeout);
+        let exclude_file = req.scratch.join("exclude");
+        write_exclude_file(&exclude_file, &[])?;
+        let vars = Vars {
+            root: req.root,
+            archive: req.archive,
+            exclude_file: &exclude_file,
+            dir: &self.desc.dir,
+        };
+        let validated = match &self.desc.validate {
+            None => false,
+            Some(t) => match run_step(&self.desc, "validate", t, &vars, req.scratch, timeout)? {
+                Outcome::Success => {
+                    self.verdicts.accept();
+                    true
+                }
+                other => {
+                    if matches!(other, Outcome::Refused { .. }) {
+                        self.verdicts.refuse();
+                    }
+                    return Ok(other);
+                }
+            },
+        };
+        let outcome = match (&self.worker, &self.desc.hydrate) {
+            (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout)?,
+            (None, Some(t)) => run_step(&self.desc, "hydrate", t, &vars, req.scratch, timeout)?,
+            (None, None) => refused(format!("backend `{}` has no hydrate command", self.name())),
+        };
+        let outcome = match outcome {
+            Outcome::Refused { message } if validated => {
+                self.verdicts.late_refusal();
+                Outcome::Refused {
+                    message: format!("the validate step accepted the archive, then: {message}"),
+                }
+            }
+            Outcome::Hang { message } if validated => {
+                self.verdicts.late_hang();
+                Outcome::Hang {
+                    message: format!("the validate step accepted the archive, then: {message}"),
+                }
+            }
+            other => other,
+        };
+        match (&outcome, &self.desc.recover) {
+            (Outcome::Success, _) | (_, None) => Ok(outcome),
+            (_, Some(t)) => {
+                let recovered = run_step(&self.desc, "recover", t, &vars, req.scratch, timeout)?;
+                let note = match recovered {
+                    Outcome::Success => "the recover step ran".to_owned(),
+                    Outcome::Refused { message } | Outcome::Hang { message } => message,
+                };
+                Ok(match outcome {
+                    Outcome::Refused { message } => refused(format!("{message}; {note}")),
+                    Outcome::Hang { message } => Outcome::Hang {
+                        message: format!("{message}; {note}"),
+                    },
+                    Outcome::Success => Outcome::Success,
+                })
+            }
+        }
+    }
+}
+
+fn refused(message: String) -> Outcome {
+    Outcome::Refused { message }
+}
+
+impl Producer for BackendProducer {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn availability(&self) -> Availability {
+        let d = &self.0.desc;
+        match d.mode {
+            Mode::Command => self.0.availability(&[("capture", d.capture.as_ref())]),
+            Mode::Worker => self.0.availability(&[("worker", d.worker.as_ref())]),
+        }
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        self.0.capture(req)
+    }
+
+    fn limitations(&self) -> Option<&str> {
+        let d = &self.0.desc;
+        let uses =
+            d.mode == Mode::Command && d.capture.as_ref().is_some_and(|t| t.uses("{exclude_file}"));
+        uses.then_some(LIMITATION_NEWLINE)
+    }
+}
+
+impl Extractor for BackendExtractor {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn availability(&self) -> Availability {
+        let d = &self.0.desc;
+        let main = match d.mode {
+            Mode::Command => ("hydrate", d.hydrate.as_ref()),
+            Mode::Worker => ("worker", d.worker.as_ref()),
+        };
+        self.0.availability(&[
+            ("validate", d.validate.as_ref()),
+            main,
+            ("recover", d.recover.as_ref()),
+        ])
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        self.0.hydrate(req)
+    }
+}

@@ -1,0 +1,269 @@
+//! The backend description file (TOML), parsed and checked.
+//!
+//! ```toml
+//! name = "my-backend"
+//! capture = ["my-tool", "save", "--root", "{root}", "--out", "{archive}", "--exclude-from", "{exclude_file}"]
+//! hydrate = ["my-tool", "load", "--root", "{root}", "--in", "{archive}"]
+//! timeout = 20
+//! [profile]
+//! hardlinks = "copy"
+//! # … the keys of `harness/src/default-profile.toml`
+//! ```
+//! See `producers/backends/README.md` for every key.
+
+use super::error::BackendError;
+use super::template::CommandTemplate;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Every top-level key a description may hold, for documentation and tests.
+pub const DESCRIPTION_KEYS: &[&str] = &[
+    "name",
+    "mode",
+    "capture",
+    "hydrate",
+    "validate",
+    "recover",
+    "version",
+    "worker",
+    "timeout",
+    "env",
+    "pair-with-builtins",
+    "profile",
+];
+
+/// How the backend is driven.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One process per capture and per hydration (the `capture` / `hydrate` templates).
+    #[default]
+    Command,
+    /// One long-lived process (the `worker` template) answering JSON lines.
+    Worker,
+}
+
+/// The raw TOML shape; unknown keys are refused.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct Raw {
+    name: String,
+    #[serde(default)]
+    mode: Mode,
+    capture: Option<Vec<String>>,
+    hydrate: Option<Vec<String>>,
+    validate: Option<Vec<String>>,
+    recover: Option<Vec<String>>,
+    version: Option<Vec<String>>,
+    worker: Option<Vec<String>>,
+    timeout: Option<f64>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default = "yes")]
+    pair_with_builtins: bool,
+    profile: Option<toml::Table>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A parsed, checked backend description.
+#[derive(Clone, Debug)]
+pub struct BackendDescription {
+    /// The file it was read from (as given), for messages.
+    pub path: PathBuf,
+    /// The directory holding the file: the `{dir}` placeholder, for helper scripts shipped
+    /// beside it.
+    pub dir: PathBuf,
+    /// Adapter name for both roles; `[a-z0-9._-]`, 1..=64 bytes.
+    pub name: String,
+    /// Command or worker mode.
+    pub mode: Mode,
+    /// One capture (command mode; required there).
+    pub capture: Option<CommandTemplate>,
+    /// One hydration (command mode; required there).
+    pub hydrate: Option<CommandTemplate>,
+    /// A host-side check run before every hydration (both modes): exit 0 accepts.
+    pub validate: Option<CommandTemplate>,
+    /// Run after a hydration that was refused or hung, before the outcome is reported.
+    pub recover: Option<CommandTemplate>,
+    /// Prints the backend's version (first line) for `snapconf list` and reports.
+    pub version: Option<CommandTemplate>,
+    /// The persistent worker (worker mode; required there).
+    pub worker: Option<CommandTemplate>,
+    /// Limit for each call; `None` means the run's `--timeout`.
+    pub timeout: Option<Duration>,
+    /// Extra environment for every command and the worker (on top of snapconf's own).
+    pub env: BTreeMap<String, String>,
+    /// Whether the backend is paired with the built-in adapters by default (`false` for a
+    /// backend whose archives have their own layout).
+    pub pair_with_builtins: bool,
+    /// The `[profile]` table, uninterpreted: the harness parses it into its profile type
+    /// (a missing `name` defaults to the backend's name there).
+    pub profile: Option<toml::Table>,
+}
+
+impl BackendDescription {
+    /// Read and check the description at `path`.
+    ///
+    /// # Errors
+    /// [`BackendError`] naming `path` and, where there is one, the key.
+    pub fn load(path: &Path) -> Result<Self, BackendError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BackendError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parse description `text`; `path` is where it came from (for messages and `{dir}`).
+    ///
+    /// # Errors
+    /// As [`BackendDescription::load`], except reading.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, BackendError> {
+        let raw: Raw = toml::from_str(text).map_err(|e| BackendError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().replace('\n', " | "),
+        })?;
+        let key_err = |key: &str, message: String| BackendError::Key {
+            path: path.to_path_buf(),
+            key: key.to_owned(),
+            message,
+        };
+        let name_ok = !raw.name.is_empty()
+            && raw.name.len() <= 64
+            && raw
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b));
+        if !name_ok {
+            return Err(key_err(
+                "name",
+                format!("`{}` is not 1 to 64 of [a-z0-9._-]", raw.name),
+            ));
+        }
+        let template = |key: &str, words: Option<Vec<String>>| {
+            words
+                .map(|w| CommandTemplate::new(w).map_err(|m| key_err(key, m)))
+                .transpose()
+        };
+        let capture = template("capture", raw.capture)?;
+        let hydrate = template("hydrate", raw.hydrate)?;
+        let validate = template("validate", raw.validate)?;
+        let recover = template("recover", raw.recover)?;
+        let version = template("version", raw.version)?;
+        let worker = template("worker", raw.worker)?;
+        match raw.mode {
+            Mode::Command => {
+                for (key, t) in [("capture", &capture), ("hydrate", &hydrate)] {
+                    if t.is_none() {
+                        return Err(key_err(
+                            key,
+                            "missing; required when mode = \"command\"".into(),
+                        ));
+                    }
+                }
+            }
+            Mode::Worker => {
+                if worker.is_none() {
+                    return Err(key_err(
+                        "worker",
+                        "missing; required when mode = \"worker\"".into(),
+                    ));
+                }
+            }
+        }
+        for (key, t) in [("worker", &worker), ("version", &version)] {
+            if let Some(t) = t {
+                for p in ["{root}", "{archive}", "{exclude_file}"] {
+                    if t.uses(p) {
+                        return Err(key_err(
+                            key,
+                            format!("`{p}` has no value here; only `{{dir}}` does"),
+                        ));
+                    }
+                }
+            }
+        }
+        let timeout = match raw.timeout {
+            None => None,
+            Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => {
+                Some(Duration::from_secs_f64(t))
+            }
+            Some(t) => {
+                return Err(key_err(
+                    "timeout",
+                    format!("{t} is not a number of seconds in (0, 86400]"),
+                ))
+            }
+        };
+        for k in raw.env.keys() {
+            if k.is_empty() || k.contains('=') || k.contains('\0') {
+                return Err(key_err("env", format!("`{k}` is not a variable name")));
+            }
+        }
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        Ok(BackendDescription {
+            path: path.to_path_buf(),
+            dir,
+            name: raw.name,
+            mode: raw.mode,
+            capture,
+            hydrate,
+            validate,
+            recover,
+            version,
+            worker,
+            timeout,
+            env: raw.env,
+            pair_with_builtins: raw.pair_with_builtins,
+            profile: raw.profile,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<BackendDescription, String> {
+        BackendDescription::parse(text, Path::new("/x/b.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_minimal_command_backend_parses() {
+        let d = parse("name = \"t\"\ncapture = [\"a\", \"{root}\"]\nhydrate = [\"b\"]\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(d.mode, Mode::Command);
+        assert_eq!(d.dir, Path::new("/x"));
+        assert!(d.pair_with_builtins);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        let e = parse("name = \"t\"\ncapture = [\"a\"]\n").expect_err("no hydrate");
+        assert!(e.contains("`/x/b.toml`") && e.contains("`hydrate`"), "{e}");
+        let e = parse("name = \"t\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\nfoo = 1\n")
+            .expect_err("unknown key");
+        assert!(e.contains("`/x/b.toml`") && e.contains("foo"), "{e}");
+        let e = parse("name = [").expect_err("bad toml");
+        assert!(e.contains("`/x/b.toml`"), "{e}");
+        let e = parse("name = \"t\"\ncapture = [\"a\", \"{rot}\"]\nhydrate = [\"b\"]\n")
+            .expect_err("typo in a placeholder");
+        assert!(e.contains("`capture`") && e.contains("{rot}"), "{e}");
+        let e = parse("name = \"t\"\nmode = \"worker\"\nworker = [\"w\", \"{root}\"]\n")
+            .expect_err("a per-request placeholder in the worker command");
+        assert!(e.contains("`worker`") && e.contains("{root}"), "{e}");
+        let e = parse("name = \"t\"\nmode = \"worker\"\n").expect_err("no worker");
+        assert!(e.contains("`worker`"), "{e}");
+        let e = parse("name = \"T T\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n").expect_err("name");
+        assert!(e.contains("`name`"), "{e}");
+    }
+}

@@ -1,0 +1,27 @@
+//! Errors loading a backend description.
+
+use std::path::PathBuf;
+
+/// A backend description that could not be used. Every variant names the file; parse and
+/// key errors also name the key.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The file could not be read.
+    #[error("cannot read backend `{path}`: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, has an unknown key, lacks a required key or has a value
+    /// of the wrong type; `message` is the TOML parser's, which names the key and line.
+    #[error("backend `{path}` is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    /// A key holds a value the parser accepted but the contract does not.
+    #[error("backend `{path}`: key `{key}`: {message}")]
+    Key {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}

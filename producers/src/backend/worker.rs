@@ -1,0 +1,362 @@
+//! The persistent worker: one long-lived process per backend, answering JSON lines.
+//!
+//! The worker starts lazily, at the first request, in a process group of its own, with its
+//! stdin and stdout as pipes and its stderr in an anonymous temporary file (kept as evidence).
+//! Each request is one line ([`Request`]); the answer is one line ([`Response`]), read by a
+//! helper thread so that a wait can time out.
+//!
+//! Failures of the worker itself are outcomes, with messages naming the command:
+//! - no answer within the timeout: the group is killed, the outcome is
+//!   [`Outcome::Hang`], and the next request starts a fresh worker;
+//! - death while a request is open: a signal is [`Outcome::Hang`], an exit is
+//!   [`Outcome::Refused`] with the status and the tail of stderr;
+//! - an answer that is not a [`Response`] ("garbage"): the worker is killed and the request
+//!   is [`Outcome::Refused`].
+//!
+//! After a death or garbage the worker is restarted once; if the restarted worker fails the
+//! same way before it answers a request properly, it is marked unavailable and every later
+//! request is refused at once, so the run goes on with the other pairs. Dropping the
+//! [`Worker`] kills its process group; a worker must also exit when its stdin closes, which
+//! covers snapconf itself being killed.
+
+use super::protocol::{PathField, Request, Response};
+use super::template::{CommandTemplate, Vars};
+use crate::adapter::{Outcome, ToolError};
+use crate::process::{read_tail, render_command, STDERR_TAIL_BYTES};
+use rustix::process::{kill_process_group, Pid, Signal};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The longest answer line read, in bytes; a longer one is garbage.
+const MAX_LINE: u64 = 1 << 20;
+/// How many failures (deaths, garbage) make the worker unavailable.
+const MAX_FAILURES: u32 = 2;
+
+/// One backend's persistent worker. All requests are serialised through a mutex.
+#[derive(Debug)]
+pub struct Worker {
+    name: String,
+    template: CommandTemplate,
+    env: BTreeMap<String, String>,
+    dir: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    running: Option<Running>,
+    /// Deaths and garbage answers so far.
+    failures: u32,
+    /// Set once the worker failed [`MAX_FAILURES`] times in a row; the reason.
+    unavailable: Option<String>,
+    /// How many times a worker process was started (for tests and reports).
+    starts: u64,
+    /// The first [`MAX_INCIDENTS`] failure messages (timeouts, deaths, garbage).
+    incidents: Vec<String>,
+}
+
+/// How many failure messages a worker keeps for the end-of-run summary.
+const MAX_INCIDENTS: usize = 10;
+
+impl State {
+    fn note(&mut self, message: &str) {
+        if self.incidents.len() < MAX_INCIDENTS {
+            self.incidents.push(message.to_owned());
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Running {
+    child: Child,
+    pid: Pid,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<Vec<u8>>>,
+    stderr: File,
+}
+
+impl Running {
+    /// Kill the whole group and reap the leader; the status, if it could be read.
+    fn kill(mut self) -> Option<std::process::ExitStatus> {
+        let _ = kill_process_group(self.pid, Signal::KILL);
+        self.child.wait().ok()
+    }
+}
+
+impl Worker {
+    /// A worker for backend `name` running `template` (only `{dir}` is meaningful in it) with
+    /// `env` added to the environment. Nothing starts until the first request.
+    pub fn new(
+        name: &str,
+        template: CommandTemplate,
+        env: BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Self {
+        Worker {
+            name: name.to_owned(),
+            template,
+            env,
+            dir: dir.to_path_buf(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The worker command, rendered, for messages.
+    pub fn rendered(&self) -> String {
+        render_command(&self.command())
+    }
+
+    /// How many worker processes were started so far.
+    pub fn starts(&self) -> u64 {
+        self.lock().starts
+    }
+
+    /// The first few failure messages (timeouts, deaths, garbage answers), in order.
+    pub fn incidents(&self) -> Vec<String> {
+        self.lock().incidents.clone()
+    }
+
+    /// Why the worker was given up, if it was.
+    pub fn unavailable(&self) -> Option<String> {
+        self.lock().unavailable.clone()
+    }
+
+    /// The pid of the running worker process, if one is running (for tests).
+    pub fn pid(&self) -> Option<u32> {
+        self.lock().running.as_ref().map(|r| r.child.id())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves a state that is still consistent (at worst a
+        // worker that will be killed), so poisoning is ignored.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn command(&self) -> std::process::Command {
+        let empty = Path::new("");
+        let vars = Vars {
+            root: empty,
+            archive: empty,
+            exclude_file: empty,
+            dir: &self.dir,
+        };
+        self.template.command(&vars, &self.env)
+    }
+
+    fn start(&self) -> Result<Running, String> {
+        let mut cmd = self.command();
+        let stderr = tempfile::tempfile().map_err(|e| format!("creating a stderr capture: {e}"))?;
+        let stderr_child = stderr
+            .try_clone()
+            .map_err(|e| format!("duplicating the stderr capture: {e}"))?;
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr_child)
+            .process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
+        let pid = Pid::from_child(&child);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = child.wait();
+            return Err("could not open its stdin and stdout".into());
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match (&mut reader).take(MAX_LINE).read_until(b'\n', &mut line) {
+                    Ok(0) => break,
+                    Ok(_) => {
+                        if tx.send(Ok(line)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(Running {
+            child,
+            pid,
+            stdin,
+            lines: rx,
+            stderr,
+        })
+    }
+
+    /// Send one request and wait up to `timeout` (wall clock, including a start-up) for the
+    /// answer. `op` is `capture` or `hydrate`; see the module docs for the outcomes.
+    ///
+    /// # Errors
+    /// None today: every failure of the worker is an [`Outcome`]. The `Result` keeps the
+    /// adapter signature and leaves room for faults of snapconf itself.
+    pub fn call(
+        &self,
+        op: &'static str,
+        root: &Path,
+        archive: &Path,
+        exclusions: &[Vec<u8>],
+        scratch: &Path,
+        timeout: Duration,
+    ) -> Result<Outcome, ToolError> {
+        let cmd = self.rendered();
+        let mut state = self.lock();
+        if let Some(reason) = &state.unavailable {
+            return Ok(Outcome::Refused {
+                message: format!(
+                    "backend `{}` worker `{cmd}` is unavailable: {reason}",
+                    self.name
+                ),
+            });
+        }
+        let running = match state.running.take() {
+            Some(r) => r,
+            None => {
+                state.starts += 1;
+                match self.start() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let reason = format!("{e} (not restarted)");
+                        state.unavailable = Some(reason.clone());
+                        return Ok(Outcome::Refused {
+                            message: format!("backend `{}` worker `{cmd}` {reason}", self.name),
+                        });
+                    }
+                }
+            }
+        };
+        let request = Request {
+            op,
+            root: PathField::from_path(root),
+            archive: PathField::from_path(archive),
+            exclude: exclusions
+                .iter()
+                .map(|e| PathField::from_bytes(crate::exclusion::trim_slashes(e)))
+                .filter(|f| f != &PathField::Text(String::new()))
+                .collect(),
+            scratch: PathField::from_path(scratch),
+        };
+        let mut line = serde_json::to_vec(&request).map_err(|e| ToolError::Io {
+            context: "encoding a worker request".into(),
+            source: std::io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        let mut running = running;
+        let sent = running
+            .stdin
+            .write_all(&line)
+            .and_then(|()| running.stdin.flush());
+        let what = format!("backend `{}` worker `{cmd}`", self.name);
+        let answer = match sent {
+            Ok(()) => running.lines.recv_timeout(timeout),
+            // A closed stdin means it died; collect the status below.
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        };
+        match answer {
+            Ok(Ok(bytes)) => match serde_json::from_slice::<Response>(&bytes) {
+                Ok(resp) => {
+                    state.running = Some(running);
+                    Ok(if resp.ok {
+                        Outcome::Success
+                    } else {
+                        Outcome::Refused {
+                            message: format!(
+                                "{what} refused the {op} request: {}",
+                                resp.error.unwrap_or_else(|| "(no error given)".into())
+                            ),
+                        }
+                    })
+                }
+                Err(e) => {
+                    let mut running = running;
+                    let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                    let _ = running.kill();
+                    let shown = String::from_utf8_lossy(&bytes);
+                    let shown: String = shown.trim_end().chars().take(200).collect();
+                    let reason = format!(
+                        "answered the {op} request with garbage `{shown}` ({e}){}",
+                        stderr_note(&tail)
+                    );
+                    Ok(self.fail(&mut state, &what, reason, false))
+                }
+            },
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = running.kill();
+                let message = format!(
+                    "{what} did not answer the {op} request within {} ms; its process group was killed (a fresh worker starts for the next request)",
+                    timeout.as_millis()
+                );
+                state.note(&message);
+                Ok(Outcome::Hang { message })
+            }
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                let mut running = running;
+                let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                let status = running.kill();
+                let (how, signalled) = match status {
+                    Some(s) if s.signal().is_some() => (
+                        format!("died of signal {}", s.signal().unwrap_or_default()),
+                        true,
+                    ),
+                    Some(s) => (
+                        format!(
+                            "exited with status {}",
+                            s.code().map_or_else(|| "unknown".into(), |c| c.to_string())
+                        ),
+                        false,
+                    ),
+                    None => ("ended".to_owned(), false),
+                };
+                let reason = format!("{how} during the {op} request{}", stderr_note(&tail));
+                Ok(self.fail(&mut state, &what, reason, signalled))
+            }
+        }
+    }
+
+    /// Record a death or garbage; give the worker up after [`MAX_FAILURES`].
+    fn fail(&self, state: &mut State, what: &str, reason: String, hang: bool) -> Outcome {
+        state.failures += 1;
+        let next = if state.failures >= MAX_FAILURES {
+            state.unavailable = Some(format!("it failed twice; last: {reason}"));
+            "it failed twice and is not restarted: later requests are refused"
+        } else {
+            "it is restarted once for the next request"
+        };
+        let message = format!("{what} {reason}; {next}");
+        state.note(&message);
+        if hang {
+            Outcome::Hang { message }
+        } else {
+            Outcome::Refused { message }
+        }
+    }
+}
+
+fn stderr_note(tail: &str) -> String {
+    let tail = tail.trim();
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends: {tail}")
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = state.running.take() {
+            let _ = r.kill();
+        }
+    }
+}

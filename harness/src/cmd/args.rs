@@ -69,6 +69,15 @@ pub struct FuzzArgs {
     /// Most extractor runs spent shrinking one finding
     #[arg(long, default_value_t = 60, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_runs: u32,
+    /// A backend description whose extractor to fuzz (with `--extractor` naming it;
+    /// repeatable)
+    #[arg(
+        long = "backend",
+        value_name = "FILE",
+        env = "SNAPCONF_BACKEND",
+        value_delimiter = ','
+    )]
+    pub backends: Vec<PathBuf>,
     /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
     #[arg(long)]
     pub replay: Option<PathBuf>,

@@ -59,9 +59,11 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         return Err(Usage("pass --extractor NAME or --parsers".into()).into());
     };
     let profile = Profile::load(&a.profile).map_err(|e| Usage(e.to_string()))?;
+    let backends = super::backends::load(&a.backends)?;
     let chosen = adapters::extractors(
         std::slice::from_ref(&name),
         reference_policy(&profile, None),
+        &backends,
     )?;
     let Some(ex) = chosen.run.into_iter().next() else {
         eprintln!("snapconf: extractor `{name}` is not available here; nothing ran");

@@ -26,11 +26,19 @@ const MAX_POLL: Duration = Duration::from_millis(20);
 
 /// Render a command line for messages: program and arguments separated by spaces, bytes that
 /// are not UTF-8 shown as U+FFFD. For humans only; never parsed back.
+///
+/// An inline script (an argument holding a newline, such as the Python adapters'
+/// `-c SCRIPT`) is shown as `<script: N lines>` so that messages stay one line long.
 pub fn render_command(cmd: &Command) -> String {
     let mut out = cmd.get_program().to_string_lossy().into_owned();
     for arg in cmd.get_args() {
         out.push(' ');
-        out.push_str(&arg.to_string_lossy());
+        let text = arg.to_string_lossy();
+        if text.contains('\n') {
+            out.push_str(&format!("<script: {} lines>", text.lines().count()));
+        } else {
+            out.push_str(&text);
+        }
     }
     out
 }
@@ -260,4 +268,16 @@ fn first_line(text: &str) -> Option<String> {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_scripts_are_abbreviated_in_rendered_commands() {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-I", "-c", "import sys\nprint(1)\n", "a b"]);
+        assert_eq!(render_command(&cmd), "python3 -I -c <script: 2 lines> a b");
+    }
 }

@@ -9,6 +9,7 @@ mod error;
 mod hydrate;
 mod input;
 mod journal;
+mod list;
 mod listing;
 mod name;
 mod pax;
@@ -25,6 +26,7 @@ mod tree;
 
 pub use error::{HydrateError, Reason};
 pub use hydrate::{hydrate, hydrate_file, validate};
+pub use list::list;
 pub use listing::{HydrateReport, ListedMember, Listing, MemberKind};
 pub use policy::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,

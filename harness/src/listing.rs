@@ -36,31 +36,42 @@ pub fn normalise_name(raw: &[u8]) -> Vec<u8> {
     s.to_vec()
 }
 
-/// List every member of a tar archive (PAX and GNU long names resolved by the `tar` crate).
+/// List every member of a tar archive with the reference parser (`snapconf_extract::list`):
+/// PAX records are split by their length prefix, so a `path` or `linkpath` holding a newline
+/// is read whole. (The `tar` crate 0.4.46 splits PAX records at newlines and then falls back
+/// to the ustar `linkname`, `././@LongHardLink`: a false `dangling-link` on bsdtar archives of
+/// names with a newline. The parser differential keeps that crate's view for comparison.)
 /// `Err` carries the parser's message when the archive cannot be read to the end.
 pub fn list_members(archive: impl Read) -> Result<Vec<Member>, String> {
-    let mut ar = tar::Archive::new(archive);
-    let mut out = Vec::new();
-    let entries = ar
-        .entries()
-        .map_err(|e| format!("cannot read archive: {e}"))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read member {}: {e}", out.len() + 1))?;
-        let name = normalise_name(&entry.path_bytes());
-        let link_raw = entry.link_name_bytes().map(|l| l.into_owned());
-        let link_target = if entry.header().entry_type().is_hard_link() {
-            link_raw.map(|l| normalise_name(&l))
-        } else {
-            link_raw
-        };
-        out.push(Member {
-            name,
-            type_flag: entry.header().entry_type().as_byte(),
-            link_target,
-            size: entry.size(),
-        });
-    }
-    Ok(out)
+    use snapconf_extract::MemberKind as K;
+    let listing =
+        snapconf_extract::list(archive).map_err(|e| format!("cannot read archive: {e}"))?;
+    Ok(listing
+        .members
+        .into_iter()
+        .map(|m| {
+            let type_flag = match m.kind {
+                K::File => b'0',
+                K::Hardlink => b'1',
+                K::Symlink => b'2',
+                K::CharDevice => b'3',
+                K::BlockDevice => b'4',
+                K::Dir => b'5',
+                K::Fifo => b'6',
+                K::Other(f) => f,
+            };
+            let link_target = match m.kind {
+                K::Hardlink => m.link_target.map(|l| normalise_name(&l)),
+                _ => m.link_target,
+            };
+            Member {
+                name: normalise_name(&m.name),
+                type_flag,
+                link_target,
+                size: m.size,
+            }
+        })
+        .collect())
 }
 
 /// Hardlink members whose target is not the name of an earlier member (DESIGN.md
@@ -104,6 +115,45 @@ mod tests {
             link_target: link.map(|l| l.as_bytes().to_vec()),
             size: 0,
         }
+    }
+
+    /// A PAX `linkpath` whose value holds a newline (bsdtar writes one for a hardlink to
+    /// `dir/new\nline`) is read whole: no false `dangling-link`.
+    #[test]
+    fn pax_values_with_a_newline_are_read_whole() {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_ustar();
+        h.set_mode(0o644);
+        h.set_size(1);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_cksum();
+        b.append_data(&mut h, "d/new\nline", &b"x"[..])
+            .expect("file");
+        let link = b"d/new\nline";
+        let rec_len = format!(" linkpath={}\n", String::from_utf8_lossy(link)).len();
+        let mut n = rec_len + 1;
+        while format!("{n}").len() + rec_len != n {
+            n += 1;
+        }
+        let record = format!("{n} linkpath={}\n", String::from_utf8_lossy(link));
+        let mut x = tar::Header::new_ustar();
+        x.set_mode(0o644);
+        x.set_size(record.len() as u64);
+        x.set_entry_type(tar::EntryType::XHeader);
+        x.set_cksum();
+        b.append_data(&mut x, "PaxHeader/l", record.as_bytes())
+            .expect("pax");
+        let mut l = tar::Header::new_ustar();
+        l.set_mode(0o644);
+        l.set_size(0);
+        l.set_entry_type(tar::EntryType::Link);
+        l.set_link_name("././@LongHardLink").expect("link");
+        l.set_cksum();
+        b.append_data(&mut l, "l", &b""[..]).expect("lnk");
+        let bytes = b.into_inner().expect("finish");
+        let ms = list_members(&bytes[..]).expect("lists");
+        assert_eq!(ms[1].link_target.as_deref(), Some(&b"d/new\nline"[..]));
+        assert!(dangling_hardlinks(&ms).is_empty(), "{ms:?}");
     }
 
     #[test]

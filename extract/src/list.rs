@@ -1,0 +1,33 @@
+//! Listing an archive's members as the reference parser reads them, without judging them.
+
+use std::io::{BufReader, Read};
+
+use crate::input::StreamInput;
+use crate::listing::{ListedMember, Listing};
+use crate::reader::Reader;
+use crate::{HydrateError, Limits};
+
+/// Every member of `archive`, in archive order, as the reference parser reads it: PAX
+/// `path`/`linkpath`/`size` (records split by their length prefix, so values may hold a
+/// newline) and GNU long names folded in. No policy is applied: absolute names, `..`,
+/// hardlinks to absent members and special files are all listed. Writes nothing; memory grows
+/// with the number of members, not with payload sizes.
+///
+/// # Errors
+/// [`HydrateError::Refused`] only for structural faults (`truncated`, `malformed`, a
+/// [`Limits::default`] breach); [`HydrateError::Io`] if reading fails.
+pub fn list(archive: impl Read) -> Result<Listing, HydrateError> {
+    let mut input = StreamInput::new(BufReader::with_capacity(64 * 1024, archive));
+    let mut reader = Reader::new(&mut input, 0, Limits::default());
+    let mut members = Vec::new();
+    while let Some(m) = reader.next_member()? {
+        members.push(ListedMember {
+            name: m.name,
+            kind: m.kind,
+            link_target: m.link,
+            size: m.size,
+            mode: m.mode,
+        });
+    }
+    Ok(Listing { members })
+}

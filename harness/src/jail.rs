@@ -98,7 +98,7 @@ impl Jail {
     /// without reading contents (a process cannot set `ctime` back).
     pub fn snapshot(&self) -> std::io::Result<Snapshot> {
         let mut map = BTreeMap::new();
-        snapshot_dir(&self.path, &mut Vec::new(), &mut map, true)?;
+        snapshot_dir(&self.path, &[], &mut map, true)?;
         Ok(Snapshot(map))
     }
 
@@ -187,7 +187,7 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
 
 fn snapshot_dir(
     dir: &Path,
-    prefix: &mut Vec<u8>,
+    prefix: &[u8],
     map: &mut BTreeMap<Vec<u8>, StatKey>,
     top: bool,
 ) -> std::io::Result<()> {
@@ -202,7 +202,7 @@ fn snapshot_dir(
         let path = dir.join(&name);
         let meta = std::fs::symlink_metadata(&path)?;
         let ft = meta.file_type();
-        let mut key = prefix.clone();
+        let mut key = prefix.to_vec();
         if !key.is_empty() {
             key.push(b'/');
         }
@@ -235,8 +235,7 @@ fn snapshot_dir(
         // Hydration roots are compared by their own node only; their contents are the
         // extractor's to write.
         if ft.is_dir() && !(top && n.starts_with(b"h-")) {
-            let mut sub = key;
-            snapshot_dir(&path, &mut sub, map, false)?;
+            snapshot_dir(&path, &key, map, false)?;
         }
     }
     Ok(())
@@ -252,6 +251,9 @@ pub fn default_jail_base() -> Option<PathBuf> {
 
 impl Drop for Jail {
     fn drop(&mut self) {
+        // A tmpfs of the `enospc` fault is unmounted by its own guard; this sweep catches one
+        // left by a panic or by a tool under test that mounted something itself.
+        crate::cleanup::unmount_under(&self.path);
         // remove_tree copes with 0000 directories a case may leave; TempDir's own removal
         // then finds nothing left.
         let _ = remove_tree(&self.path);

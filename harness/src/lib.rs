@@ -3,10 +3,12 @@
 pub mod audit;
 pub mod bytes;
 pub mod check;
+pub mod cleanup;
 pub mod diff;
 pub mod error;
 pub mod exit;
 pub mod expected;
+pub mod faults;
 pub mod gen;
 pub mod jail;
 pub mod listing;

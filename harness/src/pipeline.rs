@@ -27,6 +27,8 @@ pub struct Env {
     pub timeout: Duration,
     /// Where jails are created (system temp dir when `None`).
     pub jail_base: Option<std::path::PathBuf>,
+    /// Faults injected into hydrations over the prior workspace (`--faults`; none by default).
+    pub faults: crate::faults::FaultOptions,
 }
 
 /// A violated check in one case.
@@ -63,6 +65,10 @@ pub struct CaseOutcome {
     pub skipped_entries: usize,
     /// At most one finding per (extractor, check).
     pub findings: Vec<Finding>,
+    /// One entry per extractor × fault tried on this case (`--faults`).
+    pub faults: Vec<crate::faults::FaultTally>,
+    /// The fault behind each fault-injection finding, by extractor (for `fault.json`).
+    pub fault_plans: Vec<(String, crate::faults::FaultPlan)>,
 }
 
 impl CaseOutcome {
@@ -74,13 +80,19 @@ impl CaseOutcome {
     }
 
     fn push(&mut self, f: Finding) {
-        if !self
+        self.push_new(f);
+    }
+
+    /// Add `f` unless the (extractor, check) cell already has a finding; true if added.
+    pub(crate) fn push_new(&mut self, f: Finding) -> bool {
+        let new = !self
             .findings
             .iter()
-            .any(|g| g.check == f.check && g.extractor == f.extractor)
-        {
+            .any(|g| g.check == f.check && g.extractor == f.extractor);
+        if new {
             self.findings.push(f);
         }
+        new
     }
 }
 
@@ -108,6 +120,8 @@ pub fn run_case(
         capture: Capture::Hung,
         skipped_entries: made.skipped.len(),
         findings: Vec::new(),
+        faults: Vec::new(),
+        fault_plans: Vec::new(),
     };
 
     // Capture.
@@ -226,6 +240,14 @@ pub fn run_case(
             hydrate_and_check(&mut jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
+    let step = crate::faults::FaultStep {
+        case,
+        archive: &archive,
+        expected_tree: &exp.tree,
+        extractors,
+        env,
+    };
+    crate::faults::run_faults(&mut jail, &mut last, &step, &mut out)?;
     Ok(out)
 }
 
@@ -266,6 +288,7 @@ fn hydrate_and_check(
         root,
         scratch: &scratch,
         timeout: env.timeout,
+        limits: None,
     })?;
     containment(jail, root, last, Some(&name), "hydration", out)?;
     match outcome {
@@ -335,7 +358,7 @@ fn hydrate_and_check(
 
 /// Record a `containment` finding if anything in the jail outside `root` changed since
 /// `last`, which then becomes the new state.
-fn containment(
+pub(crate) fn containment(
     jail: &Jail,
     root: &Path,
     last: &mut Snapshot,

@@ -6,6 +6,7 @@ pub mod busybox_tar;
 pub mod clear;
 pub mod exclusion;
 pub mod gnu_tar;
+pub mod limits;
 pub mod process;
 pub mod python;
 pub mod python_data;
@@ -21,6 +22,7 @@ pub use adapter::{
 pub use bsdtar::{BsdtarExtractor, BsdtarProducer};
 pub use busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
 pub use gnu_tar::{GnuTarExtractor, GnuTarProducer};
+pub use limits::Limits;
 pub use python_data::PythonDataExtractor;
 pub use python_tar::PythonTarExtractor;
 pub use python_tarfile::{PythonTarfileProducer, TarfileFormat};

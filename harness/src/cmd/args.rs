@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// Most candidate cases tried when shrinking one finding
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
+    /// Faults to inject into every hydration over a prior workspace, comma-separated:
+    /// truncate, corrupt, efbig, enospc, kill, or all (default: none)
+    #[arg(long, value_delimiter = ',', env = "SNAPCONF_FAULTS")]
+    pub faults: Vec<String>,
     #[command(flatten)]
     pub pairs: PairArgs,
 }

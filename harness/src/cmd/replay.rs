@@ -49,6 +49,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),
+        faults: Default::default(),
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome =

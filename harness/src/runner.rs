@@ -314,13 +314,13 @@ where
     })?;
     // Run the shrunk case once more to keep its archive and evidence.
     let outcome: CaseOutcome = run_case(&min, producer, extractors, env, Some(&dir))?;
-    if fault.is_some() {
+    // The shrunk case's finding came from a fault when a plan was recorded for it.
+    if check == Check::AtomicHydration {
         let plan = outcome
             .fault_plans
             .iter()
             .find(|(x, _)| Some(x) == ex_name.as_ref())
-            .map(|(_, p)| p)
-            .or(fault);
+            .map(|(_, p)| p);
         if let Some(plan) = plan {
             write_fault_json(&dir, plan)?;
         }

@@ -26,8 +26,9 @@ pub struct Jail {
     counter: u32,
 }
 
-/// The decoy files placed in `out/`: names a generated `{out}/...` link may point at.
-pub const DECOYS: [&str; 3] = ["target", "x", "decoy"];
+/// The decoy files placed in `out/`: names a generated `{out}/...` link may point at
+/// (`decoy/file` is what `gen` writes for a link into a decoy directory).
+pub const DECOYS: [&str; 3] = ["target", "x", "decoy/file"];
 
 impl Jail {
     /// Create a jail under `base` (the system temp dir when `None`), with `src/`, `out/`
@@ -48,7 +49,11 @@ impl Jail {
             content.extend_from_slice(d.as_bytes());
             content.push(b' ');
             content.extend_from_slice(&stamp);
-            std::fs::write(path.join("out").join(d), content)?;
+            let p = path.join("out").join(d);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(p, content)?;
         }
         let mut canary = b"canary ".to_vec();
         canary.extend_from_slice(&stamp);

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod bytes;
+pub mod canary;
 pub mod check;
 pub mod cleanup;
 pub mod diff;

@@ -124,6 +124,9 @@ pub fn run_case(
         fault_plans: Vec::new(),
     };
 
+    crate::canary::plant(&jail, &[&case.spec, &case.prior])
+        .ctx(|| "cannot plant the jail's decoys".into())?;
+
     // Capture.
     let archive = jail.archive();
     let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
@@ -174,6 +177,7 @@ pub fn run_case(
         )
     })?;
     let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
+    capture_canaries(&jail, &archive, producer.name(), &mut out)?;
     out.capture = Capture::Archived {
         members: members.len(),
     };
@@ -382,6 +386,31 @@ pub(crate) fn containment(
         });
     }
     *last = now;
+    Ok(())
+}
+
+/// Capture-side containment: a `containment` finding if the archive holds the bytes of a
+/// decoy or canary (read from behind a symlink).
+fn capture_canaries(
+    jail: &Jail,
+    archive: &Path,
+    producer: &str,
+    out: &mut CaseOutcome,
+) -> Result<(), HarnessError> {
+    let bytes = std::fs::read(archive).ctx(|| format!("cannot read `{}`", archive.display()))?;
+    let canaries = crate::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?;
+    let stored = crate::canary::stored_canaries(&bytes, &canaries);
+    if let Some(first) = stored.first() {
+        out.push(Finding {
+            check: Check::Containment,
+            extractor: None,
+            message: format!(
+                "capture by `{producer}` stored the bytes of `{first}`, outside the root (read through a symlink)"
+            ),
+            expected: Some("no bytes from outside the root in the archive\n".into()),
+            observed: Some(format!("decoys found in the archive:\n{}\n", stored.join("\n"))),
+        });
+    }
     Ok(())
 }
 

@@ -249,10 +249,16 @@ fn one(
     if d.is_empty() {
         return Ok(FaultResult::FailedIntact);
     }
-    if plan.kind == FaultKind::Kill
-        && diff_trees(step.expected_tree, &normalise(&now, &step.env.profile)).is_empty()
-    {
-        return Ok(FaultResult::FailedIntact);
+    if plan.kind == FaultKind::Kill {
+        // "The complete new tree" is what this extractor makes of the archive when it is
+        // not killed (for a producer that loses something, that differs from the
+        // profile's expected tree), or failing that the expected tree.
+        let new = unfaulted(jail, step, ex, archive)?;
+        let is_new = new.is_some_and(|t| diff_trees(&t, &now).is_empty())
+            || diff_trees(step.expected_tree, &normalise(&now, &step.env.profile)).is_empty();
+        if is_new {
+            return Ok(FaultResult::FailedIntact);
+        }
     }
     let mut message = message;
     if let Some(r) = recovery {
@@ -262,6 +268,40 @@ fn one(
     let f = damaged(&name, &what, &w0, Some(&now), &first, &message);
     record(out, f, &name, &plan);
     Ok(FaultResult::FailedDamaged)
+}
+
+/// The tree `ex` leaves after an ordinary (unfaulted) hydration of `archive` over the
+/// prior, in a fresh root; `None` if that hydration fails.
+fn unfaulted(
+    jail: &mut Jail,
+    step: &FaultStep<'_>,
+    ex: &dyn Extractor,
+    archive: &Path,
+) -> Result<Option<Tree>, HarnessError> {
+    let root = jail
+        .fresh_dir("h")
+        .ctx(|| "cannot create a hydration root".into())?;
+    let ph = jail.placeholders(&root);
+    materialise(&step.case.prior, &root, &ph).map_err(|e| HarnessError::Materialise {
+        what: "the prior workspace (prior.json)".into(),
+        message: e.to_string(),
+    })?;
+    let scratch = jail
+        .fresh_dir("scratch-h")
+        .ctx(|| "cannot create scratch".into())?;
+    let outcome = ex.hydrate(&HydrateRequest {
+        archive,
+        root: &root,
+        scratch: &scratch,
+        timeout: step.env.timeout,
+        limits: None,
+    })?;
+    if outcome != Outcome::Success {
+        return Ok(None);
+    }
+    Ok(Some(
+        observe(&root).ctx(|| format!("cannot observe `{}`", root.display()))?,
+    ))
 }
 
 fn damaged(

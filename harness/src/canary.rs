@@ -1,5 +1,5 @@
 //! Canaries beyond the jail's fixed decoys: a decoy at every `{out}/...` path a case's
-//! symlinks name, sibling canary directories beside the roots, and the capture-side check
+//! symlinks and (prior) hardlinks name, sibling canary directories beside the roots, and the capture-side check
 //! that no archive holds bytes read from behind a link.
 //!
 //! Every decoy's content is `decoy <path> <jail path>`, unique to its path and its jail, so
@@ -25,10 +25,12 @@ pub fn plant(jail: &Jail, specs: &[&WorkspaceSpec]) -> io::Result<()> {
     let out = jail.path().join("out");
     for spec in specs {
         for e in &spec.entries {
-            let EntryKind::Symlink { target } = &e.kind else {
-                continue;
+            let target = match &e.kind {
+                EntryKind::Symlink { target } => target.0.as_slice(),
+                EntryKind::Hardlink { target } => target.as_bytes(),
+                _ => continue,
             };
-            let Some(rest) = target.0.strip_prefix(b"{out}/") else {
+            let Some(rest) = target.strip_prefix(b"{out}/") else {
                 continue;
             };
             let rel = Path::new(std::ffi::OsStr::from_bytes(rest));

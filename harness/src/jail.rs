@@ -127,6 +127,22 @@ pub struct StatKey {
     pub mtime: (i64, i64),
     pub ctime: (i64, i64),
     pub target: Option<Vec<u8>>,
+    /// SHA-256 of the content, for regular files under `out/` only (the decoys): a prior
+    /// may hardlink one into its root, and removing that name changes the decoy's link
+    /// count and ctime without touching the decoy (see [`Snapshot::changes`]).
+    pub sha256: Option<String>,
+}
+
+impl StatKey {
+    /// Equal but for link count and ctime, with the same known content: a name of the inode
+    /// elsewhere was added or removed, the file itself is unchanged.
+    fn same_but_links(&self, b: &StatKey) -> bool {
+        self.sha256.is_some()
+            && self.sha256 == b.sha256
+            && (self.kind, self.mode, self.size, self.ino, self.mtime)
+                == (b.kind, b.mode, b.size, b.ino, b.mtime)
+            && self.target == b.target
+    }
 }
 
 /// A `lstat` snapshot of a jail, keyed by jail-relative path bytes.
@@ -149,7 +165,7 @@ impl Snapshot {
             }
             match after.0.get(p) {
                 None => out.push(format!("removed {} ({})", escape(p), a.kind)),
-                Some(b) if a != b => {
+                Some(b) if a != b && !a.same_but_links(b) => {
                     out.push(format!("changed {} ({})", escape(p), describe(a, b)))
                 }
                 Some(_) => {}
@@ -234,6 +250,9 @@ fn snapshot_dir(
                 target: ft
                     .is_symlink()
                     .then(|| std::fs::read_link(&path).map(|t| t.as_os_str().as_bytes().to_vec()))
+                    .transpose()?,
+                sha256: (ft.is_file() && key.starts_with(b"out/"))
+                    .then(|| std::fs::read(&path).map(|c| crate::observe::sha256_hex(&c)))
                     .transpose()?,
             },
         );

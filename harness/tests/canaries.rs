@@ -77,3 +77,34 @@ fn a_producer_storing_the_link_is_not() {
     let out = run_case(&case("{out}/target"), tar_rs.as_ref(), &[], &env(), None).expect("run");
     assert!(!out.has(Check::Containment, None), "{:?}", out.findings);
 }
+
+/// Property: a prior that hardlinks a jail file outside the root (`{out}/linked`) at a path
+/// the snapshot has as a file: hydration (replace or clear-then-extract) never writes
+/// through the link; the decoy keeps its content, and removing the name is not a change.
+#[test]
+fn a_prior_hardlink_to_outside_is_never_written_through() {
+    let spec = WorkspaceSpec::from_json(
+        r#"{"entries": [{"path": "a", "kind": "file", "content": "new content"}]}"#,
+    )
+    .expect("spec");
+    let prior = WorkspaceSpec::from_json(
+        r#"{"entries": [{"path": "a", "kind": "hardlink", "target": "{out}/linked"}]}"#,
+    )
+    .expect("prior");
+    prior.check().expect("an {out}/ hardlink is a valid prior");
+    let case = Case { spec, prior };
+    let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
+    let policy = snapconf_harness::policy_map::reference_policy(&Profile::default_profile(), None);
+    let extractors: Vec<_> = snapconf_producers::extractors(policy)
+        .into_iter()
+        .filter(|e| matches!(e.availability(), Availability::Available { .. }))
+        .collect();
+    let ex: Vec<&dyn snapconf_producers::Extractor> =
+        extractors.iter().map(|e| e.as_ref()).collect();
+    let out = run_case(&case, tar_rs.as_ref(), &ex, &env(), None).expect("run");
+    assert!(
+        !out.findings.iter().any(|f| f.check == Check::Containment),
+        "{:?}",
+        out.findings
+    );
+}

@@ -16,7 +16,7 @@ use crate::materialise::materialise;
 use crate::observe::observe;
 use crate::pipeline::{containment, CaseOutcome, Env, Finding};
 use crate::policy_map::reference_policy;
-use crate::spec::Case;
+use crate::spec::{Case, EntryKind};
 use crate::tree::Tree;
 use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};
 use std::path::{Path, PathBuf};
@@ -156,6 +156,14 @@ fn one(
     let mut plan = plan.clone();
     let mut fs: Option<Tmpfs> = None;
     let root: PathBuf = if plan.kind == FaultKind::Enospc {
+        let outside_link = step.case.prior.entries.iter().any(|e| {
+            matches!(&e.kind, EntryKind::Hardlink { target } if target.as_bytes().starts_with(b"{out}/"))
+        });
+        if outside_link {
+            return Ok(FaultResult::Skipped(
+                "the prior hardlinks a jail file, which cannot cross into the tmpfs".to_string(),
+            ));
+        }
         let need = file_pages(l);
         if need == 0 {
             return Ok(FaultResult::Skipped(

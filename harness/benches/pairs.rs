@@ -27,6 +27,7 @@ fn main() {
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),
+        faults: Default::default(),
     };
     let strategy = case_strategy(&GenConfig::default());
     let cases: Vec<_> = (0..n)

@@ -39,6 +39,7 @@ fn main() {
     let env = Env {
         profile,
         timeout: Duration::from_secs(20),
+        faults: Default::default(),
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),

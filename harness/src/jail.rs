@@ -26,8 +26,9 @@ pub struct Jail {
     counter: u32,
 }
 
-/// The decoy files placed in `out/`: names a generated `{out}/...` link may point at.
-pub const DECOYS: [&str; 3] = ["target", "x", "decoy"];
+/// The decoy files placed in `out/`: names a generated `{out}/...` link may point at
+/// (`decoy/file` is what `gen` writes for a link into a decoy directory).
+pub const DECOYS: [&str; 3] = ["target", "x", "decoy/file"];
 
 impl Jail {
     /// Create a jail under `base` (the system temp dir when `None`), with `src/`, `out/`
@@ -48,7 +49,11 @@ impl Jail {
             content.extend_from_slice(d.as_bytes());
             content.push(b' ');
             content.extend_from_slice(&stamp);
-            std::fs::write(path.join("out").join(d), content)?;
+            let p = path.join("out").join(d);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(p, content)?;
         }
         let mut canary = b"canary ".to_vec();
         canary.extend_from_slice(&stamp);
@@ -122,6 +127,22 @@ pub struct StatKey {
     pub mtime: (i64, i64),
     pub ctime: (i64, i64),
     pub target: Option<Vec<u8>>,
+    /// SHA-256 of the content, for regular files under `out/` only (the decoys): a prior
+    /// may hardlink one into its root, and removing that name changes the decoy's link
+    /// count and ctime without touching the decoy (see [`Snapshot::changes`]).
+    pub sha256: Option<String>,
+}
+
+impl StatKey {
+    /// Equal but for link count and ctime, with the same known content: a name of the inode
+    /// elsewhere was added or removed, the file itself is unchanged.
+    fn same_but_links(&self, b: &StatKey) -> bool {
+        self.sha256.is_some()
+            && self.sha256 == b.sha256
+            && (self.kind, self.mode, self.size, self.ino, self.mtime)
+                == (b.kind, b.mode, b.size, b.ino, b.mtime)
+            && self.target == b.target
+    }
 }
 
 /// A `lstat` snapshot of a jail, keyed by jail-relative path bytes.
@@ -144,7 +165,7 @@ impl Snapshot {
             }
             match after.0.get(p) {
                 None => out.push(format!("removed {} ({})", escape(p), a.kind)),
-                Some(b) if a != b => {
+                Some(b) if a != b && !a.same_but_links(b) => {
                     out.push(format!("changed {} ({})", escape(p), describe(a, b)))
                 }
                 Some(_) => {}
@@ -232,6 +253,9 @@ fn snapshot_dir(
                     .is_symlink()
                     .then(|| std::fs::read_link(&path).map(|t| t.as_os_str().as_bytes().to_vec()))
                     .transpose()?,
+                sha256: (ft.is_file() && key.starts_with(b"out/"))
+                    .then(|| std::fs::read(&path).map(|c| crate::observe::sha256_hex(&c)))
+                    .transpose()?,
             },
         );
         // Hydration roots are compared by their own node only; their contents are the
@@ -253,6 +277,9 @@ pub fn default_jail_base() -> Option<PathBuf> {
 
 impl Drop for Jail {
     fn drop(&mut self) {
+        // A tmpfs of the `enospc` fault is unmounted by its own guard; this sweep catches one
+        // left by a panic or by a tool under test that mounted something itself.
+        crate::cleanup::unmount_under(&self.path);
         // `remove_dir_all` is the fast path (root may enter 0000 directories); `remove_tree`
         // copes with what it leaves when not root (0000 and read-only directories).
         if std::fs::remove_dir_all(&self.path).is_err() {

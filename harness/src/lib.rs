@@ -3,11 +3,14 @@
 pub mod audit;
 pub mod backend;
 pub mod bytes;
+pub mod canary;
 pub mod check;
+pub mod cleanup;
 pub mod diff;
 pub mod error;
 pub mod exit;
 pub mod expected;
+pub mod faults;
 pub mod fuzzing;
 pub mod gen;
 pub mod jail;

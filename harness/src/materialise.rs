@@ -115,7 +115,12 @@ pub fn materialise(
                 write_new_file(&path, content.as_bytes()).map_err(fail("write file"))?
             }
             EntryKind::Hardlink { target } => {
-                rustix::fs::linkat(CWD, target.to_path(root), CWD, &path, AtFlags::empty())
+                let from = if target.as_bytes().starts_with(b"{out}/") {
+                    std::path::PathBuf::from(OsStr::from_bytes(&ph.resolve(target.as_bytes())))
+                } else {
+                    target.to_path(root)
+                };
+                rustix::fs::linkat(CWD, from, CWD, &path, AtFlags::empty())
                     .map_err(io::Error::from)
                     .map_err(fail("hardlink"))?
             }

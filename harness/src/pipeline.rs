@@ -27,6 +27,8 @@ pub struct Env {
     pub timeout: Duration,
     /// Where jails are created (system temp dir when `None`).
     pub jail_base: Option<std::path::PathBuf>,
+    /// Faults injected into hydrations over the prior workspace (`--faults`; none by default).
+    pub faults: crate::faults::FaultOptions,
 }
 
 /// A violated check in one case.
@@ -63,6 +65,10 @@ pub struct CaseOutcome {
     pub skipped_entries: usize,
     /// At most one finding per (extractor, check).
     pub findings: Vec<Finding>,
+    /// One entry per extractor × fault tried on this case (`--faults`).
+    pub faults: Vec<crate::faults::FaultTally>,
+    /// The fault behind each fault-injection finding, by extractor (for `fault.json`).
+    pub fault_plans: Vec<(String, crate::faults::FaultPlan)>,
 }
 
 impl CaseOutcome {
@@ -74,13 +80,19 @@ impl CaseOutcome {
     }
 
     fn push(&mut self, f: Finding) {
-        if !self
+        self.push_new(f);
+    }
+
+    /// Add `f` unless the (extractor, check) cell already has a finding; true if added.
+    pub(crate) fn push_new(&mut self, f: Finding) -> bool {
+        let new = !self
             .findings
             .iter()
-            .any(|g| g.check == f.check && g.extractor == f.extractor)
-        {
+            .any(|g| g.check == f.check && g.extractor == f.extractor);
+        if new {
             self.findings.push(f);
         }
+        new
     }
 }
 
@@ -108,7 +120,12 @@ pub fn run_case(
         capture: Capture::Hung,
         skipped_entries: made.skipped.len(),
         findings: Vec::new(),
+        faults: Vec::new(),
+        fault_plans: Vec::new(),
     };
+
+    crate::canary::plant(&jail, &[&case.spec, &case.prior])
+        .ctx(|| "cannot plant the jail's decoys".into())?;
 
     // Capture.
     let archive = jail.archive();
@@ -160,6 +177,7 @@ pub fn run_case(
         )
     })?;
     let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
+    capture_canaries(&jail, &archive, producer.name(), &mut out)?;
     out.capture = Capture::Archived {
         members: members.len(),
     };
@@ -226,6 +244,14 @@ pub fn run_case(
             hydrate_and_check(&mut jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
+    let step = crate::faults::FaultStep {
+        case,
+        archive: &archive,
+        expected_tree: &exp.tree,
+        extractors,
+        env,
+    };
+    crate::faults::run_faults(&mut jail, &mut last, &step, &mut out)?;
     Ok(out)
 }
 
@@ -266,6 +292,7 @@ fn hydrate_and_check(
         root,
         scratch: &scratch,
         timeout: env.timeout,
+        limits: None,
     })?;
     containment(jail, root, last, Some(&name), "hydration", out)?;
     match outcome {
@@ -335,7 +362,7 @@ fn hydrate_and_check(
 
 /// Record a `containment` finding if anything in the jail outside `root` changed since
 /// `last`, which then becomes the new state.
-fn containment(
+pub(crate) fn containment(
     jail: &Jail,
     root: &Path,
     last: &mut Snapshot,
@@ -359,6 +386,31 @@ fn containment(
         });
     }
     *last = now;
+    Ok(())
+}
+
+/// Capture-side containment: a `containment` finding if the archive holds the bytes of a
+/// decoy or canary (read from behind a symlink).
+fn capture_canaries(
+    jail: &Jail,
+    archive: &Path,
+    producer: &str,
+    out: &mut CaseOutcome,
+) -> Result<(), HarnessError> {
+    let bytes = std::fs::read(archive).ctx(|| format!("cannot read `{}`", archive.display()))?;
+    let canaries = crate::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?;
+    let stored = crate::canary::stored_canaries(&bytes, &canaries);
+    if let Some(first) = stored.first() {
+        out.push(Finding {
+            check: Check::Containment,
+            extractor: None,
+            message: format!(
+                "capture by `{producer}` stored the bytes of `{first}`, outside the root (read through a symlink)"
+            ),
+            expected: Some("no bytes from outside the root in the archive\n".into()),
+            observed: Some(format!("decoys found in the archive:\n{}\n", stored.join("\n"))),
+        });
+    }
     Ok(())
 }
 

@@ -4,10 +4,11 @@
 use crate::check::Check;
 use crate::error::HarnessError;
 use crate::expected::features;
+use crate::faults::{write_fault_json, FaultPlan};
 use crate::gen::{case_strategy, GenConfig};
 use crate::pipeline::{run_case, Capture, CaseOutcome, Env, Finding};
 use crate::report::{
-    fingerprint, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter,
+    fingerprint, FaultRows, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter,
 };
 use crate::repro::{write_case_dir, FindingMeta};
 use crate::shard::Shard;
@@ -120,16 +121,25 @@ where
     let mut refusals: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut skipped_entries = 0;
     let mut shrink_spent = std::time::Duration::ZERO;
+    let mut fault_rows = FaultRows::default();
     let cases_dir = opts.report_dir.join("cases");
 
+    let mut done = 0;
     for index in 0..cases {
         if !opts.shard.contains(index) {
             continue;
         }
+        if crate::cleanup::stop_requested() {
+            break;
+        }
+        done = index + 1;
         let case = draw(index)?;
         for p in &opts.producers {
             let outcome = run_case(&case, p.as_ref(), &extractors, &opts.env, None)?;
             skipped_entries += outcome.skipped_entries as u64;
+            for t in &outcome.faults {
+                fault_rows.add(t);
+            }
             if let Capture::Refused { .. } = outcome.capture {
                 for f in features(&case.spec) {
                     *refusals
@@ -190,6 +200,15 @@ where
                             } else {
                                 vec![]
                             };
+                            let fault = (f.check == Check::AtomicHydration)
+                                .then(|| {
+                                    outcome
+                                        .fault_plans
+                                        .iter()
+                                        .find(|(x, _)| x == e.name())
+                                        .map(|(_, plan)| plan)
+                                })
+                                .flatten();
                             let budget = ShrinkBudget {
                                 time: opts
                                     .shrink
@@ -207,6 +226,7 @@ where
                                 p.as_ref(),
                                 &ex,
                                 f,
+                                fault,
                                 &cases_dir,
                             );
                             shrink_spent += started.elapsed();
@@ -230,10 +250,14 @@ where
     findings.sort_by(|a, b| {
         (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
     });
+    let mut notes = Vec::new();
+    if done < cases {
+        notes.push(format!("interrupted: {done} of {cases} cases run"));
+    }
     Ok(RunReport {
         schema: 1,
         seed: opts.seed,
-        cases,
+        cases: done,
         profile: opts.env.profile.name.clone(),
         pairs: pairs.into_values().collect(),
         findings,
@@ -248,6 +272,8 @@ where
         skipped_adapters: opts.skipped_adapters.clone(),
         skipped_entries,
         fixed: Vec::new(),
+        faults: fault_rows.into_rows(),
+        notes,
     })
 }
 
@@ -261,6 +287,7 @@ fn shrink_and_write<S>(
     producer: &dyn Producer,
     extractors: &[&dyn Extractor],
     finding: &Finding,
+    fault: Option<&FaultPlan>,
     cases_dir: &Path,
 ) -> Result<FindingRecord, HarnessError>
 where
@@ -268,8 +295,17 @@ where
 {
     let check = finding.check;
     let ex_name = extractors.first().map(|e| e.name().to_string());
+    // A finding under a fault shrinks with that fault alone.
+    let mut env = opts.env.clone();
+    if let Some(plan) = fault {
+        env.faults.kinds = vec![plan.kind];
+    }
+    let env = &env;
     let fails = |c: &Case| -> bool {
-        match run_case(c, producer, extractors, &opts.env, None) {
+        if crate::cleanup::stop_requested() {
+            return false;
+        }
+        match run_case(c, producer, extractors, env, None) {
             Ok(o) => o.has(check, ex_name.as_deref()),
             Err(_) => false,
         }
@@ -305,7 +341,18 @@ where
         source,
     })?;
     // Run the shrunk case once more to keep its archive and evidence.
-    let outcome: CaseOutcome = run_case(&min, producer, extractors, &opts.env, Some(&dir))?;
+    let outcome: CaseOutcome = run_case(&min, producer, extractors, env, Some(&dir))?;
+    // The shrunk case's finding came from a fault when a plan was recorded for it.
+    if check == Check::AtomicHydration {
+        let plan = outcome
+            .fault_plans
+            .iter()
+            .find(|(x, _)| Some(x) == ex_name.as_ref())
+            .map(|(_, p)| p);
+        if let Some(plan) = plan {
+            write_fault_json(&dir, plan)?;
+        }
+    }
     let shrunk = outcome
         .findings
         .iter()

@@ -16,7 +16,8 @@ use crate::bytes::{RawBytes, RelPath};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What an entry is. Hardlinks name an earlier entry (file or symlink) whose inode they share.
+/// What an entry is. Hardlinks name an earlier entry (file or symlink) whose inode they share,
+/// or (in prior workspaces) a jail file outside the root, `{out}/NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum EntryKind {
@@ -174,7 +175,10 @@ impl WorkspaceSpec {
                 p = dir.parent();
             }
             if let EntryKind::Hardlink { target } = &e.kind {
+                // `{out}/...`: a jail file outside the root (hostile priors only).
+                let outside = target.as_bytes().starts_with(b"{out}/");
                 match kinds.get(target) {
+                    _ if outside => {}
                     Some(EntryKind::File { .. }) | Some(EntryKind::Symlink { .. }) => {}
                     _ => return Err(SpecError::BadHardlink(e.path.clone(), target.clone())),
                 }

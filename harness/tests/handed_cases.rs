@@ -16,6 +16,7 @@ fn env() -> Env {
     Env {
         profile: Profile::default_profile(),
         timeout: Duration::from_secs(20),
+        faults: Default::default(),
         jail_base: snapconf_harness::jail::default_jail_base(),
     }
 }

@@ -74,6 +74,8 @@ fn report() -> RunReport {
         skipped_adapters: vec![],
         skipped_entries: 0,
         fixed: vec![],
+        faults: vec![],
+        notes: vec![],
     }
 }
 

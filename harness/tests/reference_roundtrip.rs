@@ -19,7 +19,8 @@ proptest! {
         let env = Env {
             profile: profile.clone(),
             timeout: Duration::from_secs(20),
-            jail_base: snapconf_harness::jail::default_jail_base(),
+            faults: Default::default(),
+        jail_base: snapconf_harness::jail::default_jail_base(),
         };
         let producer = snapconf_producers::producer("tar-rs").expect("tar-rs is built in");
         let reference = snapconf_producers::extractor("reference", reference_policy(&profile, None))

@@ -70,6 +70,8 @@ fn sample() -> RunReport {
         }],
         skipped_entries: 0,
         fixed: vec![],
+        faults: vec![],
+        notes: vec![],
     }
 }
 

@@ -1,5 +1,6 @@
 //! The adapter contract shared by every built-in and plugged-in producer and extractor.
 
+use crate::limits::Limits;
 use std::path::Path;
 use std::time::Duration;
 
@@ -70,6 +71,10 @@ pub struct HydrateRequest<'a> {
     pub scratch: &'a Path,
     /// Wall-clock limit; past it the tool's process group is killed and the outcome is `Hang`.
     pub timeout: Duration,
+    /// Fault limits (file-size limit, kill time) to run the tool under, for fault injection;
+    /// `None` for an ordinary hydration. Only adapters whose
+    /// [`Extractor::honours_limits`] is true apply them; others ignore the field.
+    pub limits: Option<&'a Limits>,
 }
 
 /// Turns (root, exclusions) into an archive, or refuses.
@@ -99,5 +104,19 @@ pub trait Extractor: Send + Sync {
     /// that cannot be killed at the timeout), for reports; `None` when there are none.
     fn limitations(&self) -> Option<&str> {
         None
+    }
+    /// True if [`HydrateRequest::limits`] is applied to the tool (an external process run
+    /// through [`crate::process::run_limited`]). In-process extractors cannot be limited or
+    /// killed and keep the default `false`; fault injection then runs them in a child
+    /// process where it can, or skips them.
+    fn honours_limits(&self) -> bool {
+        false
+    }
+    /// The backend's recovery step after a killed hydration of `req.root` (e.g. the
+    /// reference extractor's `recover`: finish or roll back a half-done swap). `Ok(None)`
+    /// when the adapter declares none (the default).
+    fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
+        let _ = req;
+        Ok(None)
     }
 }

@@ -32,7 +32,7 @@ use crate::adapter::{
 };
 use crate::clear::clear_root;
 use crate::exclusion::trim_slashes;
-use crate::process::{probe_version, run_with_timeout};
+use crate::process::{probe_version, run_limited, run_with_timeout};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::process::Command;
@@ -108,6 +108,10 @@ impl Extractor for BsdtarExtractor {
         clear_root(req.root)?;
         let mut cmd = Command::new(BSDTAR_PROGRAM);
         cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
     }
 }

@@ -33,7 +33,7 @@ use crate::adapter::{
 };
 use crate::clear::clear_root;
 use crate::exclusion::{is_excluded, trim_slashes};
-use crate::process::{probe_version, run_with_timeout};
+use crate::process::{probe_version, run_limited, run_with_timeout};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -178,6 +178,10 @@ impl Extractor for BusyboxTarExtractor {
             .arg(req.archive)
             .arg("-C")
             .arg(req.root);
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
     }
 }

@@ -43,7 +43,7 @@ use crate::adapter::{
 };
 use crate::clear::clear_root;
 use crate::exclusion::trim_slashes;
-use crate::process::{probe_version, run_with_timeout};
+use crate::process::{probe_version, run_limited, run_with_timeout};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::Command;
@@ -126,6 +126,10 @@ impl Extractor for GnuTarExtractor {
         clear_root(req.root)?;
         let mut cmd = Command::new(GNU_TAR_PROGRAM);
         cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
     }
 }

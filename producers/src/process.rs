@@ -9,6 +9,7 @@
 //! background child of the tool outlives the run.
 
 use crate::adapter::{Availability, Outcome, ToolError};
+use crate::limits::Limits;
 use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 use std::ffi::OsStr;
 use std::fs::File;
@@ -65,7 +66,29 @@ pub fn run_with_timeout(
     scratch: &Path,
     timeout: Duration,
 ) -> Result<Outcome, ToolError> {
+    run_limited(cmd, scratch, timeout, None)
+}
+
+/// [`run_with_timeout`] under fault `limits` (see [`crate::limits`]): the command is run
+/// through `prlimit --fsize=N --` when `limits.fsize` is set, and its process group is
+/// killed with `SIGKILL` when `limits.kill_after` passes (an [`Outcome::Hang`] saying it was
+/// a fault-injection kill). Every command also runs in a private mount namespace when
+/// [`crate::limits::set_private_mounts`] turned that on. Messages name `cmd` as given,
+/// without the prefix.
+///
+/// # Errors
+/// As [`run_with_timeout`].
+pub fn run_limited(
+    cmd: &mut Command,
+    scratch: &Path,
+    timeout: Duration,
+    limits: Option<&Limits>,
+) -> Result<Outcome, ToolError> {
     let rendered = render_command(cmd);
+    let mut wrapped = crate::limits::wrap(cmd, &crate::limits::prefix(limits));
+    let cmd = wrapped.as_mut().unwrap_or(cmd);
+    let kill_after = limits.and_then(|l| l.kill_after).filter(|k| *k < timeout);
+    let deadline = kill_after.unwrap_or(timeout);
     let io_err = |context: String| move |source| ToolError::Io { context, source };
     let stdout = tempfile::tempfile_in(scratch).map_err(io_err(format!(
         "creating a stdout capture in `{}`",
@@ -109,7 +132,7 @@ pub fn run_with_timeout(
                 });
             }
         }
-        if started.elapsed() >= timeout {
+        if started.elapsed() >= deadline {
             break true;
         }
         std::thread::sleep(pause);
@@ -124,6 +147,14 @@ pub fn run_with_timeout(
         .map_err(io_err(format!("reaping `{rendered}`")))?;
 
     if timed_out {
+        if let Some(k) = kill_after {
+            return Ok(Outcome::Hang {
+                message: format!(
+                    "`{rendered}` was killed (SIGKILL to its process group) after {} ms by fault injection",
+                    k.as_millis()
+                ),
+            });
+        }
         return Ok(Outcome::Hang {
             message: format!(
                 "`{rendered}` did not finish within {} ms; its process group was killed",

@@ -13,7 +13,8 @@
 
 use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
 use crate::clear::clear_root;
-use crate::python::{python_availability, run_python};
+use crate::process::run_limited;
+use crate::python::{python_availability, python_command};
 use std::ffi::OsStr;
 
 /// The embedded extraction script, shared with `python-tar`.
@@ -25,16 +26,15 @@ pub(crate) fn extract_with_filter(
     filter: &str,
 ) -> Result<Outcome, ToolError> {
     clear_root(req.root)?;
-    run_python(
+    let mut cmd = python_command(
         EXTRACT_TARFILE_PY,
         &[
             req.archive.as_os_str(),
             req.root.as_os_str(),
             OsStr::new(filter),
         ],
-        req.scratch,
-        req.timeout,
-    )
+    );
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
 }
 
 /// The `python-data` extractor.
@@ -52,5 +52,9 @@ impl Extractor for PythonDataExtractor {
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         extract_with_filter(req, "data")
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
     }
 }

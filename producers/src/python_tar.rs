@@ -29,4 +29,8 @@ impl Extractor for PythonTarExtractor {
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         extract_with_filter(req, "tar")
     }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
 }

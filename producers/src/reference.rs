@@ -79,7 +79,18 @@ impl Extractor for ReferenceExtractor {
     }
 
     fn limitations(&self) -> Option<&str> {
-        Some("in process: the timeout is not enforced")
+        Some("in process: the timeout and fault limits are not enforced (fault injection runs `snapconf hydrate` in a child instead)")
+    }
+
+    /// `snapconf_extract::recover(root)`: finish or roll back what a killed hydration left
+    /// beside the root. An error is a refused recovery (data), not a [`ToolError`].
+    fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
+        Ok(Some(match snapconf_extract::recover(req.root) {
+            Ok(()) => Outcome::Success,
+            Err(e) => Outcome::Refused {
+                message: refusal_message(&e),
+            },
+        }))
     }
 }
 

@@ -56,6 +56,7 @@ fn hydrate(b: &Backend, archive: &Path, root: &Path, scratch: &Path) -> Outcome 
             archive,
             root,
             scratch,
+            limits: None,
             timeout: TIMEOUT,
         })
         .unwrap_or_else(|e| panic!("{e}"))

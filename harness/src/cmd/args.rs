@@ -159,6 +159,10 @@ pub struct RunArgs {
     /// jobs with the same --seed and --cases together run the whole set, each case once
     #[arg(long, env = "SNAPCONF_SHARD")]
     pub shard: Option<String>,
+    /// Faults to inject into every hydration over a prior workspace, comma-separated:
+    /// truncate, corrupt, efbig, enospc, kill, or all (default: none)
+    #[arg(long, value_delimiter = ',', env = "SNAPCONF_FAULTS")]
+    pub faults: Vec<String>,
     #[command(flatten)]
     pub pairs: PairArgs,
 }

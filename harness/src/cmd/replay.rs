@@ -4,6 +4,7 @@ use super::args::ReplayArgs;
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
+use snapconf_harness::faults::{read_fault_json, FaultOptions};
 use snapconf_harness::pipeline::{run_case, Env};
 use snapconf_harness::policy_map::reference_policy;
 use snapconf_harness::repro::{read_case_dir, reproduces};
@@ -59,12 +60,19 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
             return Ok(exit::NOTHING_RAN);
         }
     }
+    // A finding under a fault (`fault.json`) replays with that fault; its plan is drawn
+    // from the case again, so the same cut or damaged field comes back.
+    let fault = read_fault_json(&a.case_dir).map_err(Usage)?;
     let env = Env {
         profile: meta.profile.clone(),
         timeout: Duration::from_secs(meta.timeout_secs.max(1)),
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),
+        faults: FaultOptions {
+            kinds: fault.iter().map(|p| p.kind).collect(),
+            bin: std::env::current_exe().ok(),
+        },
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome =

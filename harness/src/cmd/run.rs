@@ -4,7 +4,9 @@ use super::args::{PairArgs, RunArgs};
 use super::Usage;
 use super::{adapters, backends};
 use anyhow::Context;
+use snapconf_harness::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
 use snapconf_harness::exit;
+use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::pipeline::Env;
@@ -14,6 +16,7 @@ use snapconf_harness::report::{
 };
 use snapconf_harness::runner::{run as run_matrix, RunOptions};
 use snapconf_harness::shrink::ShrinkBudget;
+use snapconf_producers::limits::{probe_private_mounts, set_private_mounts};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -67,6 +70,7 @@ pub fn setup(
                 profile,
                 timeout: Duration::from_secs(pairs.timeout.max(1)),
                 jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
+                faults: Default::default(),
             },
             shrink: ShrinkBudget {
                 steps: shrink.steps,
@@ -125,6 +129,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             .map(|d| d.as_secs() % 100_000)
             .unwrap_or(0)
     });
+    let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let limits = ShrinkLimits {
         steps: a.shrink_steps,
         per_finding: Duration::from_secs(a.shrink_time),
@@ -138,6 +143,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .transpose()
         .map_err(|e: snapconf_harness::shard::BadShard| Usage(e.to_string()))?
         .unwrap_or_default();
+    s.opts.env.faults = FaultOptions {
+        kinds: faults,
+        bin: std::env::current_exe().ok(),
+    };
+    let notes = isolate();
+    install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
@@ -156,5 +167,29 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
     progress.finish();
     backends::print_notes(&s.backends);
-    finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
+    report.notes.extend(notes);
+    let code = finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
+    if stop_requested() {
+        eprintln!("snapconf: interrupted; partial report written");
+        return Ok(INTERRUPTED);
+    }
+    Ok(code)
+}
+
+/// Run external tools in a private mount namespace when the machine allows it; otherwise
+/// say so once (stderr and the report's notes) and go on with the canary checks alone.
+fn isolate() -> Vec<String> {
+    match probe_private_mounts() {
+        Ok(()) => {
+            set_private_mounts(true);
+            Vec::new()
+        }
+        Err(why) => {
+            let note = format!(
+                "external tools run without a private mount namespace ({why}); containment relies on the jail canaries alone"
+            );
+            eprintln!("snapconf: {note}");
+            vec![note]
+        }
+    }
 }

@@ -127,6 +127,7 @@ fn execute(
         archive: &archive,
         root: &root,
         scratch: &scratch,
+        limits: None,
         timeout: opts.timeout,
     })?;
     let after = jail.snapshot().ctx(|| "cannot observe the jail".into())?;

@@ -90,6 +90,21 @@ impl Builder {
     /// Refused (nothing changes, `false`) if the path exists, is longer than
     /// [`MAX_PATH_BYTES`], an ancestor is not a directory, or a hardlink target is not an
     /// earlier file or symlink.
+    /// Add a hardlink at `path` to `target`, a `{out}/...` jail file outside the root (not an
+    /// earlier entry); false when `path` cannot be added.
+    pub fn add_outside_hardlink(&mut self, path: &RelPath, target: RelPath) -> bool {
+        if !target.as_bytes().starts_with(b"{out}/") {
+            return false;
+        }
+        let at = path.clone();
+        // Reuse add_at's parent handling with a placeholder kind, then set the link.
+        if !self.add_at(&at, EntryKind::Fifo, None) {
+            return false;
+        }
+        self.set_last_kind(EntryKind::Hardlink { target });
+        true
+    }
+
     pub fn add_at(&mut self, path: &RelPath, kind: EntryKind, mode: Option<u32>) -> bool {
         if self.exists(path) || path.as_bytes().len() > MAX_PATH_BYTES {
             return false;
@@ -116,6 +131,12 @@ impl Builder {
         }
         self.push(path.clone(), kind, mode);
         true
+    }
+
+    fn set_last_kind(&mut self, kind: EntryKind) {
+        if let Some(e) = self.entries.last_mut() {
+            e.kind = kind;
+        }
     }
 
     fn push(&mut self, path: RelPath, kind: EntryKind, mode: Option<u32>) {

@@ -132,7 +132,7 @@ pub struct GenConfig {
     pub prior_empty_weight: u32,
     /// Random entries in a non-empty prior (`SNAPCONF_GEN_PRIOR_RANDOM_WEIGHT`, default 2).
     pub prior_random_weight: u32,
-    /// Hostile entries (relative to W1) in a non-empty prior, shared out by the five
+    /// Hostile entries (relative to W1) in a non-empty prior, shared out by the six
     /// `prior_*_weight`s below (`SNAPCONF_GEN_HOSTILE_PRIOR_WEIGHT`, default 4).
     pub hostile_prior_weight: u32,
     /// Symlink to `{out}` or `..` where W1 has a directory, H9-style
@@ -149,6 +149,10 @@ pub struct GenConfig {
     /// File at a W1 file's path with different content, H14 (`SNAPCONF_GEN_PRIOR_STALE_FILE_WEIGHT`,
     /// default 2).
     pub prior_stale_file_weight: u32,
+    /// A hardlink to the jail file `{out}/linked`, outside the root, where W1 has a file: an
+    /// extractor that writes into the live root must not write through it
+    /// (`SNAPCONF_GEN_PRIOR_HARDLINK_OUT_WEIGHT`, default 1; none when `hardlink_weight` is 0).
+    pub prior_hardlink_out_weight: u32,
 }
 
 impl Default for GenConfig {
@@ -204,6 +208,7 @@ impl Default for GenConfig {
             prior_readonly_dir_weight: 1,
             prior_dir_at_file_weight: 1,
             prior_stale_file_weight: 2,
+            prior_hardlink_out_weight: 1,
         }
     }
 }

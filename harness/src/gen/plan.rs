@@ -291,4 +291,6 @@ pub enum PriorPlan {
     DirAtFile { file: Index },
     /// At a W1 regular file: a file with different content (H14).
     StaleFile { file: Index, content: ContentPlan },
+    /// At a W1 regular file: a hardlink to the jail file `{out}/linked`, outside the root.
+    HardlinkOut { file: Index },
 }

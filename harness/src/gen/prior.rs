@@ -8,6 +8,10 @@ use crate::bytes::RelPath;
 use crate::spec::{EntryKind, WorkspaceSpec};
 use proptest::sample::Index;
 
+/// The jail file outside the root a hostile prior hardlinks to (a decoy planted by
+/// `canary::plant`).
+pub const OUT_LINKED: &str = "{out}/linked";
+
 /// Content of the files put inside hostile prior directories.
 const OLD: &[u8] = b"old";
 
@@ -57,6 +61,11 @@ pub fn resolve_prior(plans: &[PriorPlan], w1: &WorkspaceSpec) -> WorkspaceSpec {
             PriorPlan::DirAtFile { file } => {
                 if let Some((at, _)) = pick_file(file) {
                     dir_with_old_file(&mut b, &at, None);
+                }
+            }
+            PriorPlan::HardlinkOut { file } => {
+                if let (Some((at, _)), Ok(target)) = (pick_file(file), RelPath::new(OUT_LINKED)) {
+                    b.add_outside_hardlink(&at, target);
                 }
             }
             PriorPlan::StaleFile { file, content } => {

@@ -272,6 +272,12 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
         cfg.prior_stale_file_weight,
         cfg.prior_dir_at_file_weight,
         cfg.prior_readonly_dir_weight,
+        // A hardlink like any other: off when hardlinks are.
+        if cfg.hardlink_weight == 0 {
+            0
+        } else {
+            cfg.prior_hardlink_out_weight
+        },
     ];
     let kinds_sum: u32 = hostile_kinds.iter().fold(0u32, |a, w| a.saturating_add(*w));
     let hostile = |w: u32| cfg.hostile_prior_weight.saturating_mul(w).min(1 << 20);
@@ -315,6 +321,12 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
                 hostile(hostile_kinds[4]),
                 (any::<Index>(), prop::bool::weighted(0.25))
                     .prop_map(|(dir, zero)| PriorPlan::ReadOnlyDir { dir, zero })
+                    .sboxed(),
+            ),
+            (
+                hostile(hostile_kinds[5]),
+                any::<Index>()
+                    .prop_map(|file| PriorPlan::HardlinkOut { file })
                     .sboxed(),
             ),
             (random_w, random.clone()),

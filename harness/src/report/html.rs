@@ -8,7 +8,7 @@ use crate::listing::list_members;
 use std::fmt::Write;
 use std::path::Path;
 
-fn h(s: &str) -> String {
+pub(super) fn h(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -119,6 +119,7 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         s.push_str("</tr>\n");
     }
     s.push_str("</table>\n");
+    s.push_str(&super::faults::faults_html(report));
     if !report.findings.is_empty() {
         s.push_str("<h2>Findings</h2>\n");
     }

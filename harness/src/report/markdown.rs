@@ -74,6 +74,13 @@ pub fn summary_markdown(report: &RunReport) -> String {
             );
         }
     }
+    s.push_str(&super::faults_markdown(report));
+    if !report.notes.is_empty() {
+        let _ = writeln!(s, "\n## Notes\n");
+        for n in &report.notes {
+            let _ = writeln!(s, "- {}", md_escape(n));
+        }
+    }
     if !report.fixed.is_empty() {
         let _ = writeln!(s, "\n## Fixed since the baseline\n");
         for k in &report.fixed {

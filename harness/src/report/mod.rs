@@ -1,6 +1,7 @@
 //! Reports of a run: `report.json`, the Markdown matrix, the progress display.
 
 mod baseline;
+mod faults;
 mod html;
 mod junit;
 mod markdown;
@@ -8,6 +9,7 @@ mod model;
 mod progress;
 
 pub use baseline::{fingerprint, Baseline, BaselineEntry};
+pub use faults::{faults_markdown, FaultRow, FaultRows};
 pub use html::{archive_listing, index_html};
 pub use junit::junit_xml;
 pub use markdown::summary_markdown;

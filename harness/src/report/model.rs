@@ -27,6 +27,12 @@ pub struct RunReport {
     /// Baseline entries not seen in this run (only with `--baseline`).
     #[serde(default)]
     pub fixed: Vec<BaselineEntry>,
+    /// One row per extractor × fault (only with `--faults`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<super::FaultRow>,
+    /// Things the run could not do on this machine (no private mount namespace, no tmpfs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl RunReport {

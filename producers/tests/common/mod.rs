@@ -67,6 +67,7 @@ impl Jail {
             root: &self.root,
             scratch: &self.scratch,
             timeout: TIMEOUT,
+            limits: None,
         }
     }
 }

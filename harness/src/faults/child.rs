@@ -1,0 +1,126 @@
+//! The reference extractor in a child process (`snapconf hydrate`), so that it can run
+//! under `RLIMIT_FSIZE` and be killed like an external tool.
+
+use snapconf_extract as rx;
+use snapconf_producers::process::run_limited;
+use snapconf_producers::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// `BIN hydrate --hardlinks … ARCHIVE ROOT` with the policy of the run's reference
+/// extractor. Exit 0 is success, any other exit a refusal (`snapconf hydrate` exits 1 with
+/// the root unchanged), a signal a hang. Named `reference`, like the in-process adapter it
+/// stands in for. Its recovery step is `snapconf_extract::recover(root)`.
+#[derive(Clone, Debug)]
+pub struct ChildReference {
+    bin: PathBuf,
+    flags: Vec<OsString>,
+}
+
+impl ChildReference {
+    /// A child-process reference extractor running `bin` with `policy`.
+    pub fn new(bin: PathBuf, policy: &rx::Policy) -> ChildReference {
+        ChildReference {
+            bin,
+            flags: policy_flags(policy),
+        }
+    }
+}
+
+/// The `snapconf hydrate` flags that select `policy` (see `PolicyArgs`).
+pub fn policy_flags(policy: &rx::Policy) -> Vec<OsString> {
+    use rx::{AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Modes, SpecialFiles};
+    let pairs = [
+        (
+            "--hardlinks",
+            match policy.hardlinks {
+                Hardlinks::Reject => "reject",
+                Hardlinks::Copy => "copy",
+                Hardlinks::Link => "link",
+            },
+        ),
+        (
+            "--absolute-symlinks",
+            match policy.absolute_symlinks {
+                AbsoluteSymlinks::Reject => "reject",
+                AbsoluteSymlinks::Keep => "keep",
+                AbsoluteSymlinks::Rebase => "rebase",
+                AbsoluteSymlinks::Drop => "drop",
+            },
+        ),
+        (
+            "--escaping-symlinks",
+            match policy.escaping_symlinks {
+                EscapingSymlinks::Reject => "reject",
+                EscapingSymlinks::Keep => "keep",
+            },
+        ),
+        (
+            "--special-files",
+            match policy.special_files {
+                SpecialFiles::Reject => "reject",
+                SpecialFiles::Drop => "drop",
+            },
+        ),
+        (
+            "--duplicates",
+            match policy.duplicates {
+                Duplicates::Reject => "reject",
+                Duplicates::LastWins => "last-wins",
+            },
+        ),
+        (
+            "--modes",
+            match policy.modes {
+                Modes::Exact => "exact",
+                Modes::DataFilter => "data-filter",
+            },
+        ),
+    ];
+    let mut out: Vec<OsString> = Vec::new();
+    for (flag, value) in pairs {
+        out.push(flag.into());
+        out.push(value.into());
+    }
+    if let Some(r) = &policy.original_root {
+        out.push("--original-root".into());
+        out.push(OsString::from_vec(r.clone()));
+    }
+    out
+}
+
+impl Extractor for ChildReference {
+    fn name(&self) -> &str {
+        "reference"
+    }
+
+    fn availability(&self) -> Availability {
+        Availability::Available {
+            version: format!("{} hydrate", self.bin.display()),
+        }
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("hydrate")
+            .args(&self.flags)
+            .arg(req.archive)
+            .arg(req.root);
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+
+    fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
+        Ok(Some(match rx::recover(req.root) {
+            Ok(()) => Outcome::Success,
+            Err(e) => Outcome::Refused {
+                message: snapconf_producers::reference::refusal_message(&e),
+            },
+        }))
+    }
+}

@@ -1,0 +1,149 @@
+//! Where the headers and payloads of a tar archive lie, read from the raw 512-byte blocks
+//! (no parser of ours or the `tar` crate's: a fault must be placed even in an archive those
+//! would refuse).
+
+/// One header block and its payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberSpan {
+    /// Byte offset of the 512-byte header.
+    pub header: u64,
+    /// Payload size in bytes (the header's size field; 0 when unreadable).
+    pub size: u64,
+    /// The type flag byte (`b'0'`, `b'5'`, `b'x'`, ...).
+    pub typeflag: u8,
+}
+
+impl MemberSpan {
+    /// Byte offset of the payload (right after the header).
+    pub fn data(&self) -> u64 {
+        self.header + 512
+    }
+
+    /// True for a regular-file member (`0`, NUL, `7`).
+    pub fn is_regular(&self) -> bool {
+        matches!(self.typeflag, b'0' | 0 | b'7')
+    }
+}
+
+/// The layout of a whole archive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TarLayout {
+    /// Every header (PAX and GNU long-name records included), in order.
+    pub members: Vec<MemberSpan>,
+    /// Offset of the first end-of-archive zero block, or the archive length if none.
+    pub end: u64,
+    /// Archive length in bytes.
+    pub len: u64,
+}
+
+/// Read the layout of `bytes`. Stops at the first all-zero block, at a header whose payload
+/// runs past the end, or at a short block.
+pub fn layout(bytes: &[u8]) -> TarLayout {
+    let len = bytes.len() as u64;
+    let mut members = Vec::new();
+    let mut at: u64 = 0;
+    let end = loop {
+        let Some(block) = usize::try_from(at)
+            .ok()
+            .and_then(|a| bytes.get(a..a.checked_add(512)?))
+        else {
+            break at.min(len);
+        };
+        if block.iter().all(|b| *b == 0) {
+            break at;
+        }
+        let size = parse_size(&block[124..136]).unwrap_or(0);
+        members.push(MemberSpan {
+            header: at,
+            size,
+            typeflag: block[156],
+        });
+        let next = at
+            .saturating_add(512)
+            .saturating_add(size.div_ceil(512).saturating_mul(512));
+        if next > len {
+            break len;
+        }
+        at = next;
+    };
+    TarLayout { members, end, len }
+}
+
+/// A tar numeric field: octal digits (space/NUL padded), or base-256 when the high bit of
+/// the first byte is set.
+pub(crate) fn parse_size(field: &[u8]) -> Option<u64> {
+    if field.first().is_some_and(|b| b & 0x80 != 0) {
+        let mut v: u64 = u64::from(field[0] & 0x7f);
+        for b in &field[1..] {
+            v = v.checked_mul(256)?.checked_add(u64::from(*b))?;
+        }
+        return Some(v);
+    }
+    let s: Vec<u8> = field
+        .iter()
+        .copied()
+        .skip_while(|b| *b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .collect();
+    if s.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(std::str::from_utf8(&s).ok()?, 8).ok()
+}
+
+/// Write a correct checksum into the header block `h` (512 bytes): the sum of all bytes with
+/// the checksum field taken as spaces, as six octal digits, NUL, space.
+pub(crate) fn fix_checksum(h: &mut [u8]) {
+    if h.len() < 512 {
+        return;
+    }
+    h[148..156].fill(b' ');
+    let sum: u32 = h[..512].iter().map(|b| u32::from(*b)).sum();
+    let text = format!("{sum:06o}\0 ");
+    h[148..156].copy_from_slice(&text.as_bytes()[..8]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive(sizes: &[usize]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (i, s) in sizes.iter().enumerate() {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(*s as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, format!("f{i}"), &vec![b'a'; *s][..])
+                .expect("append");
+        }
+        b.into_inner().expect("finish")
+    }
+
+    #[test]
+    fn headers_payloads_and_end_are_found() {
+        let a = archive(&[3, 0, 600]);
+        let l = layout(&a);
+        let at: Vec<(u64, u64)> = l.members.iter().map(|m| (m.header, m.size)).collect();
+        assert_eq!(at, [(0, 3), (1024, 0), (1536, 600)]);
+        assert_eq!(l.end, 1536 + 512 + 1024);
+        assert!(l.members.iter().all(MemberSpan::is_regular));
+        let cut = layout(&a[..2100]);
+        assert_eq!(cut.members.len(), 3);
+        assert_eq!(cut.end, 2100);
+    }
+
+    #[test]
+    fn a_fixed_checksum_matches_the_crate() {
+        let a = archive(&[5]);
+        let mut h = a[..512].to_vec();
+        let want = h[148..156].to_vec();
+        h[148..156].fill(b'0');
+        fix_checksum(&mut h);
+        assert_eq!(
+            parse_size(&h[148..155]),
+            parse_size(&want[..7]),
+            "checksum differs"
+        );
+    }
+}

@@ -1,0 +1,344 @@
+//! Running every fault of a run against every extractor for one case, and checking that a
+//! failed hydration left the prior workspace exactly as it was.
+
+use super::child::ChildReference;
+use super::kind::FaultKind;
+use super::layout::{layout, TarLayout};
+use super::plan::{fault_seed, FaultPlan};
+use super::tally::{FaultResult, FaultTally};
+use super::tmpfs::Tmpfs;
+use crate::check::Check;
+use crate::diff::{diff_trees, listing};
+use crate::error::{HarnessError, IoContext};
+use crate::expected::normalise;
+use crate::jail::{Jail, Snapshot};
+use crate::materialise::materialise;
+use crate::observe::observe;
+use crate::pipeline::{containment, CaseOutcome, Env, Finding};
+use crate::policy_map::reference_policy;
+use crate::spec::{Case, EntryKind};
+use crate::tree::Tree;
+use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Page size assumed for tmpfs accounting, in bytes.
+const PAGE: u64 = 4096;
+/// The tmpfs is mounted this large, filled with the prior, then shrunk.
+const TMPFS_START: u64 = 64 << 20;
+
+static ENOSPC_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// One case's faults: the case, its archive (as captured), the expected new tree
+/// (normalised), the extractors and the run settings.
+pub struct FaultStep<'a> {
+    pub case: &'a Case,
+    pub archive: &'a Path,
+    pub expected_tree: &'a Tree,
+    pub extractors: &'a [&'a dyn Extractor],
+    pub env: &'a Env,
+}
+
+/// Run every fault of `step.env.faults` against every extractor, over a fresh copy of the
+/// prior workspace each time. Counts go to `out.faults`; a failed hydration that changed
+/// the prior is an `atomic-hydration` finding (its plan in `out.fault_plans`); a change
+/// outside the root a `containment` finding. Does nothing for a case without a prior.
+///
+/// # Errors
+/// Faults of snapconf itself (jail, materialise, observe the jail).
+pub fn run_faults(
+    jail: &mut Jail,
+    last: &mut Snapshot,
+    step: &FaultStep<'_>,
+    out: &mut CaseOutcome,
+) -> Result<(), HarnessError> {
+    if step.case.prior.entries.is_empty() || step.env.faults.kinds.is_empty() {
+        return Ok(());
+    }
+    let bytes = std::fs::read(step.archive)
+        .ctx(|| format!("cannot read the archive `{}`", step.archive.display()))?;
+    let l = layout(&bytes);
+    for kind in step.env.faults.kinds.clone() {
+        let plan = match draw(kind, &l, step.case) {
+            Ok(p) => p,
+            Err(why) => {
+                for ex in step.extractors {
+                    out.faults.push(FaultTally {
+                        extractor: ex.name().to_string(),
+                        kind,
+                        result: FaultResult::Skipped(why.clone()),
+                    });
+                }
+                continue;
+            }
+        };
+        let archive = match plan.apply(&bytes) {
+            Some(faulted) => {
+                let dir = jail
+                    .fresh_dir("scratch-fault")
+                    .ctx(|| "cannot create scratch".into())?;
+                let p = dir.join("archive.tar");
+                std::fs::write(&p, faulted).ctx(|| format!("cannot write `{}`", p.display()))?;
+                p
+            }
+            None => step.archive.to_path_buf(),
+        };
+        for ex in step.extractors {
+            let result = one(jail, last, step, *ex, &plan, &archive, &l, out)?;
+            out.faults.push(FaultTally {
+                extractor: ex.name().to_string(),
+                kind,
+                result,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn draw(kind: FaultKind, l: &TarLayout, case: &Case) -> Result<FaultPlan, String> {
+    let seed = fault_seed(case, kind);
+    match kind {
+        FaultKind::Truncate => {
+            FaultPlan::truncate(l, seed).ok_or_else(|| "the archive has no member".to_string())
+        }
+        FaultKind::Corrupt => {
+            FaultPlan::corrupt(l, seed).ok_or_else(|| "the archive has no member".to_string())
+        }
+        FaultKind::Efbig => {
+            FaultPlan::efbig(l).ok_or_else(|| "no file in the archive over 16 bytes".to_string())
+        }
+        FaultKind::Enospc => Ok(FaultPlan::enospc(l)),
+        FaultKind::Kill => Ok(FaultPlan::kill(l, seed)),
+    }
+}
+
+/// Bytes the archive's regular files take on a tmpfs (whole pages).
+fn file_pages(l: &TarLayout) -> u64 {
+    l.members
+        .iter()
+        .filter(|m| m.is_regular())
+        .map(|m| m.size.div_ceil(PAGE) * PAGE)
+        .sum()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one(
+    jail: &mut Jail,
+    last: &mut Snapshot,
+    step: &FaultStep<'_>,
+    ex: &dyn Extractor,
+    plan: &FaultPlan,
+    archive: &Path,
+    l: &TarLayout,
+    out: &mut CaseOutcome,
+) -> Result<FaultResult, HarnessError> {
+    let name = ex.name().to_string();
+    let needs_limits = matches!(plan.kind, FaultKind::Efbig | FaultKind::Kill);
+    let child;
+    let ex: &dyn Extractor = if needs_limits && !ex.honours_limits() {
+        match (&step.env.faults.bin, name.as_str()) {
+            (Some(bin), "reference") => {
+                child =
+                    ChildReference::new(bin.clone(), &reference_policy(&step.env.profile, None));
+                &child
+            }
+            _ => {
+                return Ok(FaultResult::Skipped(format!(
+                    "`{name}` runs in process: it cannot be limited or killed"
+                )))
+            }
+        }
+    } else {
+        ex
+    };
+
+    // The root, with the prior in place; for `enospc` inside a small tmpfs.
+    let mut plan = plan.clone();
+    let mut fs: Option<Tmpfs> = None;
+    let root: PathBuf = if plan.kind == FaultKind::Enospc {
+        let outside_link = step.case.prior.entries.iter().any(|e| {
+            matches!(&e.kind, EntryKind::Hardlink { target } if target.as_bytes().starts_with(b"{out}/"))
+        });
+        if outside_link {
+            return Ok(FaultResult::Skipped(
+                "the prior hardlinks a jail file, which cannot cross into the tmpfs".to_string(),
+            ));
+        }
+        let need = file_pages(l);
+        if need == 0 {
+            return Ok(FaultResult::Skipped(
+                "the archive has no file data".to_string(),
+            ));
+        }
+        let dir = jail
+            .fresh_dir("h-fs")
+            .ctx(|| "cannot create a mount point".into())?;
+        let t = match Tmpfs::mount(&dir, TMPFS_START) {
+            Ok(t) => t,
+            Err(e) => {
+                let why = format!("cannot mount a tmpfs in the jail: {e}");
+                if !ENOSPC_WARNED.swap(true, Ordering::SeqCst) {
+                    eprintln!("snapconf: enospc fault skipped: {why}");
+                }
+                return Ok(FaultResult::Skipped(why));
+            }
+        };
+        let root = t.path().join("root");
+        std::fs::create_dir(&root).ctx(|| format!("cannot create `{}`", root.display()))?;
+        fs = Some(t);
+        root
+    } else {
+        jail.fresh_dir("h")
+            .ctx(|| "cannot create a hydration root".into())?
+    };
+    let ph = jail.placeholders(&root);
+    materialise(&step.case.prior, &root, &ph).map_err(|e| HarnessError::Materialise {
+        what: "the prior workspace (prior.json)".into(),
+        message: e.to_string(),
+    })?;
+    if let Some(t) = &fs {
+        // The prior fits; the new tree beside it (as a staging extractor builds it) does not.
+        let used = t.used().ctx(|| "cannot measure the tmpfs".into())?;
+        let size = (used + file_pages(l) / 2).div_ceil(PAGE) * PAGE;
+        t.resize(size.max(PAGE))
+            .ctx(|| "cannot shrink the tmpfs".into())?;
+        plan.limit = Some(size.max(PAGE));
+    }
+    let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
+    *last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+
+    let scratch = jail
+        .fresh_dir("scratch-h")
+        .ctx(|| "cannot create scratch".into())?;
+    let limits = Limits {
+        fsize: (plan.kind == FaultKind::Efbig)
+            .then_some(plan.limit)
+            .flatten(),
+        kill_after: plan.kill_after(),
+    };
+    let req = HydrateRequest {
+        archive,
+        root: &root,
+        scratch: &scratch,
+        timeout: step.env.timeout,
+        limits: Some(&limits),
+    };
+    let outcome = ex.hydrate(&req)?;
+    // The backend's recovery step, if it declares one (a no-op after a success).
+    let recovery = ex.recover(&HydrateRequest {
+        limits: None,
+        ..req
+    })?;
+    let what = format!("hydration under fault {plan}");
+    // For `enospc` the whole mount is the extractor's: its staging sibling lives there.
+    let inside = fs.as_ref().map_or(root.as_path(), |t| t.path());
+    containment(jail, inside, last, Some(&name), &what, out)?;
+    let message = match &outcome {
+        Outcome::Success => return Ok(FaultResult::Accepted),
+        Outcome::Refused { message } | Outcome::Hang { message } => message.clone(),
+    };
+    let now = match observe(&root) {
+        Ok(t) => t,
+        Err(e) => {
+            let f = damaged(
+                &name,
+                &what,
+                &w0,
+                None,
+                &format!("the root cannot be read: {e}"),
+                &message,
+            );
+            record(out, f, &name, &plan);
+            return Ok(FaultResult::FailedDamaged);
+        }
+    };
+    drop(fs);
+    let d = diff_trees(&w0, &now);
+    if d.is_empty() {
+        return Ok(FaultResult::FailedIntact);
+    }
+    if plan.kind == FaultKind::Kill {
+        // "The complete new tree" is what this extractor makes of the archive when it is
+        // not killed (for a producer that loses something, that differs from the
+        // profile's expected tree), or failing that the expected tree.
+        let new = unfaulted(jail, step, ex, archive)?;
+        let is_new = new.is_some_and(|t| diff_trees(&t, &now).is_empty())
+            || diff_trees(step.expected_tree, &normalise(&now, &step.env.profile)).is_empty();
+        if is_new {
+            return Ok(FaultResult::FailedIntact);
+        }
+    }
+    let mut message = message;
+    if let Some(r) = recovery {
+        message.push_str(&format!("\nrecovery: {r:?}"));
+    }
+    let first = d.to_string();
+    let f = damaged(&name, &what, &w0, Some(&now), &first, &message);
+    record(out, f, &name, &plan);
+    Ok(FaultResult::FailedDamaged)
+}
+
+/// The tree `ex` leaves after an ordinary (unfaulted) hydration of `archive` over the
+/// prior, in a fresh root; `None` if that hydration fails.
+fn unfaulted(
+    jail: &mut Jail,
+    step: &FaultStep<'_>,
+    ex: &dyn Extractor,
+    archive: &Path,
+) -> Result<Option<Tree>, HarnessError> {
+    let root = jail
+        .fresh_dir("h")
+        .ctx(|| "cannot create a hydration root".into())?;
+    let ph = jail.placeholders(&root);
+    materialise(&step.case.prior, &root, &ph).map_err(|e| HarnessError::Materialise {
+        what: "the prior workspace (prior.json)".into(),
+        message: e.to_string(),
+    })?;
+    let scratch = jail
+        .fresh_dir("scratch-h")
+        .ctx(|| "cannot create scratch".into())?;
+    let outcome = ex.hydrate(&HydrateRequest {
+        archive,
+        root: &root,
+        scratch: &scratch,
+        timeout: step.env.timeout,
+        limits: None,
+    })?;
+    if outcome != Outcome::Success {
+        return Ok(None);
+    }
+    Ok(Some(
+        observe(&root).ctx(|| format!("cannot observe `{}`", root.display()))?,
+    ))
+}
+
+fn damaged(
+    name: &str,
+    what: &str,
+    w0: &Tree,
+    now: Option<&Tree>,
+    diff: &str,
+    tool: &str,
+) -> Finding {
+    let first = diff
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    Finding {
+        check: Check::AtomicHydration,
+        extractor: Some(name.to_string()),
+        message: format!("{what} failed and changed the prior workspace: {first}"),
+        expected: Some(listing(w0)),
+        observed: Some(format!(
+            "hydration failed:\n{tool}\n\n{}\ndiff (- prior, + after):\n{diff}",
+            now.map(listing).unwrap_or_default()
+        )),
+    }
+}
+
+fn record(out: &mut CaseOutcome, f: Finding, name: &str, plan: &FaultPlan) {
+    if out.push_new(f) {
+        out.fault_plans.push((name.to_string(), plan.clone()));
+    }
+}

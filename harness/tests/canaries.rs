@@ -1,0 +1,110 @@
+//! Capture-side containment: a producer that follows a symlink out of the root and stores
+//! the bytes behind it is a `containment` finding (the decoy's unique content is found in
+//! the archive); one that stores the link itself is not.
+
+use snapconf_harness::check::Check;
+use snapconf_harness::pipeline::{run_case, Env};
+use snapconf_harness::profile::Profile;
+use snapconf_harness::spec::{Case, WorkspaceSpec};
+use snapconf_producers::{Availability, CaptureRequest, Outcome, Producer, ToolError};
+use std::time::Duration;
+
+/// A producer that dereferences symlinks (`tar::Builder::follow_symlinks(true)`), like
+/// `tar -h`: what a backend gets by archiving with a naive `copy`.
+struct FollowingProducer;
+
+impl Producer for FollowingProducer {
+    fn name(&self) -> &str {
+        "following"
+    }
+
+    fn availability(&self) -> Availability {
+        Availability::Available {
+            version: "test".into(),
+        }
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        let io = |source| ToolError::Io {
+            context: "test producer".into(),
+            source,
+        };
+        let file = std::fs::File::create(req.archive).map_err(io)?;
+        let mut b = tar::Builder::new(file);
+        b.follow_symlinks(true);
+        b.append_dir_all(".", req.root).map_err(io)?;
+        b.finish().map_err(io)?;
+        Ok(Outcome::Success)
+    }
+}
+
+fn env() -> Env {
+    Env {
+        profile: Profile::default_profile(),
+        timeout: Duration::from_secs(20),
+        jail_base: snapconf_harness::jail::default_jail_base(),
+        faults: Default::default(),
+    }
+}
+
+fn case(target: &str) -> Case {
+    let spec = WorkspaceSpec::from_json(&format!(
+        r#"{{"entries": [{{"path": "a", "kind": "file", "content": "a"}},
+                         {{"path": "link", "kind": "symlink", "target": "{target}"}}]}}"#
+    ))
+    .expect("spec");
+    Case {
+        spec,
+        prior: WorkspaceSpec::default(),
+    }
+}
+
+#[test]
+fn a_producer_reading_through_a_link_is_a_containment_finding() {
+    for target in ["{out}/target", "{out}/fresh/decoy"] {
+        let out = run_case(&case(target), &FollowingProducer, &[], &env(), None).expect("run");
+        assert!(
+            out.has(Check::Containment, None),
+            "{target}: {:?}",
+            out.findings
+        );
+    }
+}
+
+#[test]
+fn a_producer_storing_the_link_is_not() {
+    let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
+    let out = run_case(&case("{out}/target"), tar_rs.as_ref(), &[], &env(), None).expect("run");
+    assert!(!out.has(Check::Containment, None), "{:?}", out.findings);
+}
+
+/// Property: a prior that hardlinks a jail file outside the root (`{out}/linked`) at a path
+/// the snapshot has as a file: hydration (replace or clear-then-extract) never writes
+/// through the link; the decoy keeps its content, and removing the name is not a change.
+#[test]
+fn a_prior_hardlink_to_outside_is_never_written_through() {
+    let spec = WorkspaceSpec::from_json(
+        r#"{"entries": [{"path": "a", "kind": "file", "content": "new content"}]}"#,
+    )
+    .expect("spec");
+    let prior = WorkspaceSpec::from_json(
+        r#"{"entries": [{"path": "a", "kind": "hardlink", "target": "{out}/linked"}]}"#,
+    )
+    .expect("prior");
+    prior.check().expect("an {out}/ hardlink is a valid prior");
+    let case = Case { spec, prior };
+    let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
+    let policy = snapconf_harness::policy_map::reference_policy(&Profile::default_profile(), None);
+    let extractors: Vec<_> = snapconf_producers::extractors(policy)
+        .into_iter()
+        .filter(|e| matches!(e.availability(), Availability::Available { .. }))
+        .collect();
+    let ex: Vec<&dyn snapconf_producers::Extractor> =
+        extractors.iter().map(|e| e.as_ref()).collect();
+    let out = run_case(&case, tar_rs.as_ref(), &ex, &env(), None).expect("run");
+    assert!(
+        !out.findings.iter().any(|f| f.check == Check::Containment),
+        "{:?}",
+        out.findings
+    );
+}

@@ -204,7 +204,9 @@ fn shrink(
     let mut recs = Records::parse(bytes);
     let mut runs = 0;
     let mut i = 0;
-    while i < recs.records.len() && runs < opts.shrink_runs {
+    // Shrinking a `hang` costs a full timeout per run: stop at the session's budget.
+    let deadline = Instant::now() + opts.time.max(opts.timeout * 2);
+    while i < recs.records.len() && runs < opts.shrink_runs && Instant::now() < deadline {
         let mut cand = recs.clone();
         cand.records.remove(i);
         let b = cand.to_bytes();

@@ -111,7 +111,9 @@ pub fn hydrate(
     root: &Path,
     policy: &Policy,
 ) -> Result<HydrateReport, HydrateError> {
-    let sib = Sibling::open(root)?;
+    // Spool before locking: a stalled stream must not block hydrations of other roots in the
+    // same parent (found by a hostile-input review).
+    let sib = Sibling::open_unlocked(root)?;
     let spool = spool_file(&sib)?;
     // Copy first, then validate from the copy. `io::copy` moves the bytes inside the kernel
     // (`copy_file_range`/`splice`) when `archive` is a file or pipe, and through one buffer
@@ -123,6 +125,9 @@ pub fn hydrate(
         io::Write::flush(&mut w).map_err(|e| io_err("spooling the archive", e))?;
         len
     };
+    sib.lock(root)?;
+    // What a crash left is resolved first, whatever the verdict on this archive.
+    recover_in(&sib)?;
     let mut input = FileInput::new(&spool, 0, len);
     let (plan, _) = plan::build(&mut input, 0, policy, false)?;
     apply(&sib, plan, &spool, root)
@@ -163,9 +168,11 @@ pub fn hydrate_file(
     let start = (&*archive)
         .stream_position()
         .map_err(|e| io_err("reading the archive's position", e))?;
+    let sib = Sibling::open(root)?;
+    // What a crash left is resolved first, whatever the verdict on this archive.
+    recover_in(&sib)?;
     let mut input = FileInput::new(archive, start, meta.len());
     let (plan, _) = plan::build(&mut input, start, policy, false)?;
-    let sib = Sibling::open(root)?;
     apply(&sib, plan, archive, root)
 }
 

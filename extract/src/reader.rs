@@ -59,8 +59,8 @@ impl<'a, I: Input> Reader<'a, I> {
         }
     }
 
-    /// The next member, `None` at the end-of-archive marker or at end of input on a block
-    /// boundary (GNU tar and Python accept an archive without the two zero blocks).
+    /// The next member, `None` at the end-of-archive marker (a zero block). End of input
+    /// without one is `truncated`.
     pub(crate) fn next_member(&mut self) -> Result<Option<RawMember>, HydrateError> {
         if self.done {
             return Ok(None);
@@ -75,7 +75,20 @@ impl<'a, I: Input> Reader<'a, I> {
                 .read_full(&mut block)
                 .map_err(|e| io_err("reading a tar header", e))?;
             let pending = long_name.is_some() || long_link.is_some() || pax.is_some();
-            if got == 0 || (got == block.len() && block.iter().all(|&b| b == 0)) {
+            // An input that simply stops (no zero block) is refused: it is what a cut-off
+            // upload, an empty file or a closed stdin looks like, and accepting it would
+            // replace the workspace with part of it (CASES.md H13). GNU tar and Python accept
+            // it; the reference is stricter on purpose (POSIX ustar ends an archive with two
+            // zero blocks; one is taken as the end, as tar implementations do).
+            if got == 0 {
+                self.done = true;
+                return Err(refuse(
+                    Reason::Truncated,
+                    long_name.as_deref().unwrap_or_default(),
+                    "archive ends without the end-of-archive marker (zero blocks)",
+                ));
+            }
+            if got == block.len() && block.iter().all(|&b| b == 0) {
                 self.done = true;
                 if pending {
                     return Err(refuse(

@@ -4,13 +4,18 @@
 //! Every step is relative to a directory handle opened with `O_NOFOLLOW | O_DIRECTORY`;
 //! symlinks are unlinked as names, never entered. A directory without owner `rwx` (H7's
 //! `0555`, or `0000`) is `chmod u+rwx`-ed through its handle before its entries are removed.
-//! Mount points inside the tree make removal fail with `EBUSY`; nothing is unmounted.
+//! A directory on another filesystem (a mount point inside the tree, say a bind mount a user
+//! made in the prior workspace) is never entered: removal stops with an error naming it, so
+//! the data behind the mount survives; nothing is unmounted.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
-use rustix::fs::{fchmod, fstat, openat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{
+    fchmod, fstat, openat, statat, statx, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
+    StatxFlags,
+};
 use rustix::io::Errno;
 
 /// Removes the entry `name` of `parent`, recursively if it is a directory. Absent is success.
@@ -25,6 +30,27 @@ pub(crate) fn remove_tree(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()>
             Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(e.into()),
         };
+    }
+    // Crossing into another mount would delete files that are not part of the tree (found by
+    // a test: a bind mount in the prior workspace lost its source's files). A bind mount of
+    // the same filesystem keeps `st_dev`, so the mount id (`statx` `STATX_MNT_ID`, Linux 5.8)
+    // is compared, with `st_dev` as the fallback where it is unavailable.
+    let mount_of = |fd: BorrowedFd<'_>, child: Option<&[u8]>| -> io::Result<(u64, bool)> {
+        let x = match child {
+            Some(n) => statx(fd, n, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::MNT_ID)?,
+            None => statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?,
+        };
+        Ok((x.stx_mnt_id, x.stx_mask & StatxFlags::MNT_ID.bits() != 0))
+    };
+    let crosses = match (mount_of(parent, None), mount_of(parent, Some(name))) {
+        (Ok((p, true)), Ok((c, true))) => p != c,
+        _ => st.st_dev != fstat(parent)?.st_dev,
+    };
+    if crosses {
+        return Err(io::Error::other(format!(
+            "`{}` is a mount point inside the tree; not removed",
+            String::from_utf8_lossy(name)
+        )));
     }
     let fd = openat(
         parent,

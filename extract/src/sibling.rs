@@ -41,6 +41,25 @@ impl Sibling {
     /// Opens and locks the parent of `root`. `root` must end in a normal component (not `/`,
     /// `.` or `..`); its parent must exist.
     pub(crate) fn open(root: &Path) -> Result<Sibling, HydrateError> {
+        let sib = Sibling::open_unlocked(root)?;
+        sib.lock(root)?;
+        Ok(sib)
+    }
+
+    /// Takes the exclusive `flock` on the parent (blocks while another hydration of a root in
+    /// the same parent holds it).
+    pub(crate) fn lock(&self, root: &Path) -> Result<(), HydrateError> {
+        flock(&self.parent, FlockOperation::LockExclusive).map_err(|e| {
+            io_err(
+                format!("locking the parent of root `{}`", root.display()),
+                e,
+            )
+        })
+    }
+
+    /// Opens the parent of `root` without locking it (for spooling a slow stream before the
+    /// lock is taken, so one stalled input does not block other hydrations).
+    pub(crate) fn open_unlocked(root: &Path) -> Result<Sibling, HydrateError> {
         let shown = root.display();
         let name = match root.components().next_back() {
             Some(Component::Normal(n)) => n.as_bytes().to_vec(),
@@ -64,8 +83,6 @@ impl Sibling {
             Mode::empty(),
         )
         .map_err(|e| io_err(format!("opening the parent of root `{shown}`"), e))?;
-        flock(&parent, FlockOperation::LockExclusive)
-            .map_err(|e| io_err(format!("locking the parent of root `{shown}`"), e))?;
         let mut prefix = b".".to_vec();
         prefix.extend_from_slice(&name[..name.len().min(NAME_PREFIX_MAX)]);
         prefix.extend_from_slice(b".snapconf-");

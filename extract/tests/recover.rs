@@ -136,6 +136,37 @@ fn hydrate_recovers_first() {
     assert!(!jail.path().join(".root.snapconf-journal").exists());
 }
 
+/// A hydration whose archive is refused still resolves what a crash left first (found by a
+/// hostile-input review: leftovers stayed until a hydration succeeded), from a stream and
+/// from a file.
+#[test]
+fn refused_hydrate_still_recovers_first() {
+    for from_file in [false, true] {
+        let jail = Jail::new();
+        jail.prior(&[("a", "prior")]);
+        fs::create_dir(jail.path().join(stage_name())).expect("mkdir");
+        journal(&jail, "staged", &stage_name());
+        let ar = Raw::new().file("/abs", b"x").finish();
+        let err = if from_file {
+            let path = jail.path().join("ar.tar");
+            fs::write(&path, &ar).expect("write");
+            let f = fs::File::open(&path).expect("open");
+            let e = snapconf_extract::hydrate_file(&f, &jail.root(), &Policy::default());
+            fs::remove_file(&path).expect("remove");
+            e.expect_err("absolute name refused")
+        } else {
+            hydrate(&ar[..], &jail.root(), &Policy::default()).expect_err("absolute name refused")
+        };
+        assert!(err.reason().is_some(), "{err}");
+        assert!(
+            !jail.path().join(stage_name()).exists(),
+            "from_file={from_file}"
+        );
+        assert!(!jail.path().join(".root.snapconf-journal").exists());
+        assert_eq!(fs::read(jail.root().join("a")).expect("read"), b"prior");
+    }
+}
+
 /// Nothing to do is success, also for a root that does not exist.
 #[test]
 fn nothing_to_do() {

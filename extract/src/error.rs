@@ -81,7 +81,7 @@ impl fmt::Display for Reason {
 #[derive(Debug, thiserror::Error)]
 pub enum HydrateError {
     /// The archive was refused before anything was written.
-    #[error("refused member `{}`: {reason}{}", String::from_utf8_lossy(.member), if .detail.is_empty() { String::new() } else { format!(" ({})", .detail) })]
+    #[error("refused member `{}`: {reason}{}", printable(.member), if .detail.is_empty() { String::new() } else { format!(" ({})", printable(.detail.as_bytes())) })]
     Refused {
         /// The stable reason code.
         reason: Reason,
@@ -130,4 +130,23 @@ pub(crate) fn io_err(context: impl Into<String>, e: impl Into<std::io::Error>) -
         context: context.into(),
         source: e.into(),
     }
+}
+
+/// Member names as text for messages: UTF-8 where valid, control characters and invalid
+/// bytes as `\xNN`, so a name holding terminal escape sequences cannot reach a terminal raw.
+pub(crate) fn printable(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }

@@ -115,6 +115,18 @@ pub fn read_case_dir(dir: &Path) -> Result<(FindingMeta, Case), String> {
             dir.join("prior.json").display()
         )
     })?;
+    spec.check().map_err(|e| {
+        format!(
+            "`{}` is not a valid spec: {e}",
+            dir.join("spec.json").display()
+        )
+    })?;
+    prior.check().map_err(|e| {
+        format!(
+            "`{}` is not a valid spec: {e}",
+            dir.join("prior.json").display()
+        )
+    })?;
     Ok((meta, Case { spec, prior }))
 }
 

@@ -125,14 +125,16 @@ where
     let cases_dir = opts.report_dir.join("cases");
 
     let mut done = 0;
+    let mut interrupted = false;
     for index in 0..cases {
         if !opts.shard.contains(index) {
             continue;
         }
         if crate::cleanup::stop_requested() {
+            interrupted = true;
             break;
         }
-        done = index + 1;
+        done += 1;
         let case = draw(index)?;
         for p in &opts.producers {
             let outcome = run_case(&case, p.as_ref(), &extractors, &opts.env, None)?;
@@ -251,8 +253,11 @@ where
         (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
     });
     let mut notes = Vec::new();
-    if done < cases {
-        notes.push(format!("interrupted: {done} of {cases} cases run"));
+    if interrupted {
+        notes.push(format!("interrupted: {done} cases run before the stop"));
+    }
+    if opts.shard != Shard::ALL {
+        notes.push(format!("shard {}: {done} of {cases} cases", opts.shard));
     }
     Ok(RunReport {
         schema: 1,

@@ -109,3 +109,33 @@ fn missing_archive_is_a_usage_error() {
     let (code, _, err) = snapconf(&["check-archive".as_ref(), "/nonexistent/a.tar".as_ref()]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A member name holding terminal escape sequences is printed escaped, never raw.
+#[test]
+fn member_names_are_printed_escaped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ar = dir.path().join("esc.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&ar).expect("create"));
+    let mut h = tar::Header::new_gnu();
+    h.set_size(1);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Fifo);
+    h.set_size(0);
+    b.append_data(&mut h, "x\x1b]0;PWNED\x07", &b""[..])
+        .expect("append");
+    b.into_inner().expect("finish").flush().expect("flush");
+    let root = dir.path().join("ws");
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        ar.as_os_str(),
+        root.as_os_str(),
+        "--special-files".as_ref(),
+        "reject".as_ref(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        !err.contains('\x1b'),
+        "no raw escape reaches the terminal: {err:?}"
+    );
+    assert!(err.contains("\\x1b"), "{err}");
+}

@@ -107,3 +107,61 @@ fn list_shows_every_builtin_adapter() {
         assert!(out.contains(name), "`{name}` missing from:\n{out}");
     }
 }
+
+/// A closed stdout (`snapconf list | head -1`) ends output quietly with the documented exit
+/// code, never a panic (exit 101).
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .arg("list")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn zero_cases_is_nothing_ran() {
+    let (code, _, err) = snapconf(&[
+        "run",
+        "--cases",
+        "0",
+        "--producers",
+        "tar-rs",
+        "--extractors",
+        "reference",
+    ]);
+    assert_eq!(code, 3, "stderr: {err}");
+    assert!(err.contains("--cases 0"), "{err}");
+}
+
+/// A reproducer whose spec cannot be materialised is a bad case dir (exit 2), named.
+#[test]
+fn replay_of_an_invalid_spec_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let meta = serde_json::json!({
+        "schema": 1, "check": "roundtrip", "producer": "tar-rs", "extractor": "reference",
+        "profile": {"name": "default", "hardlinks": "copy", "special-files": "drop",
+                    "absolute-symlinks": "keep", "escaping-symlinks": "keep",
+                    "modes": "exec-bit", "mtimes": "ignore"},
+        "message": "", "seed": null, "case_index": null, "timeout_secs": 5, "entries": 1
+    });
+    std::fs::write(dir.path().join("finding.json"), meta.to_string()).expect("meta");
+    std::fs::write(
+        dir.path().join("spec.json"),
+        r#"{"entries":[{"path":"b","kind":"hardlink","target":"missing"}]}"#,
+    )
+    .expect("spec");
+    std::fs::write(dir.path().join("prior.json"), r#"{"entries":[]}"#).expect("prior");
+    let (code, _, err) = snapconf(&["replay", dir.path().to_str().unwrap_or(".")]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(
+        err.contains("spec.json") && err.contains("missing"),
+        "{err}"
+    );
+}

@@ -28,7 +28,7 @@ pub fn update(a: BaselineUpdateArgs) -> anyhow::Result<i32> {
     }
     std::fs::write(&a.out, serde_json::to_string_pretty(&b)? + "\n")
         .with_context(|| format!("cannot write `{}`", a.out.display()))?;
-    println!(
+    outln!(
         "wrote `{}`: {} known finding(s)",
         a.out.display(),
         b.known.len()

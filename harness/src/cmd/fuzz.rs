@@ -91,14 +91,14 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &a.replay {
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;
         if hits.is_empty() {
-            println!(
+            outln!(
                 "fixed: `{}` no longer shows a finding with `{name}`",
                 dir.display()
             );
             return Ok(exit::OK);
         }
         for (check, message) in &hits {
-            println!("reproduces: {check}: {message}");
+            outln!("reproduces: {check}: {message}");
         }
         return Ok(exit::FINDINGS);
     }
@@ -116,7 +116,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         report_dir.join("fuzz.json"),
         serde_json::to_string_pretty(&summary)?,
     )?;
-    println!(
+    outln!(
         "{} executions ({} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
         summary.executions,
         summary.accepted,
@@ -126,7 +126,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         report_dir.display()
     );
     for f in &summary.findings {
-        println!(
+        outln!(
             "  {}: {} -> {}",
             f.check,
             f.message,

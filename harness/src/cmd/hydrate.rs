@@ -193,6 +193,6 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
             return Err(Usage(format!("cannot read archive `{}`: {e}", a.file.display())).into())
         }
     };
-    println!("{}", serde_json::to_string_pretty(&verdict)?);
+    outln!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(code)
 }

@@ -8,12 +8,12 @@ use snapconf_producers::{Availability, Extractor, Producer};
 
 fn show(kind: &str, name: &str, a: Availability) {
     match a {
-        Availability::Available { version } => println!("{kind:<10} {name:<20} {version}"),
+        Availability::Available { version } => outln!("{kind:<10} {name:<20} {version}"),
         Availability::Unavailable {
             reason,
             install_hint,
         } => {
-            println!("{kind:<10} {name:<20} unavailable: {reason} (install: {install_hint})")
+            outln!("{kind:<10} {name:<20} unavailable: {reason} (install: {install_hint})")
         }
     }
 }

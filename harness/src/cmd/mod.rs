@@ -1,5 +1,14 @@
 //! Subcommands of the `snapconf` binary.
 
+/// `println!` that never panics: when stdout is closed (`snapconf list | head -1`) the output
+/// is dropped and the command goes on to its documented exit code.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod adapters;
 mod args;
 mod audit;

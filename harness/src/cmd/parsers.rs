@@ -25,11 +25,11 @@ pub fn check_all(file: &Path) -> anyhow::Result<i32> {
         .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
     let runs = all_listings(file, &bytes);
     for r in &runs {
-        println!("{}", summary_line(r));
+        outln!("{}", summary_line(r));
     }
     let d = disagreements(&runs);
     for line in &d {
-        println!("parser-disagreement: {line}");
+        outln!("parser-disagreement: {line}");
     }
     Ok(if d.is_empty() {
         exit::OK
@@ -106,10 +106,10 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
             }
             text.push_str("\nreplay: snapconf check-archive --all-parsers archive.tar\n");
             std::fs::write(dir.join("listings.txt"), text)?;
-            println!("parser-disagreement ({k}): {line} -> {}", dir.display());
+            outln!("parser-disagreement ({k}): {line} -> {}", dir.display());
         }
     }
-    println!(
+    outln!(
         "{runs} archives listed by every parser; {} kind(s) of disagreement; report in `{}`",
         seen.len(),
         report.display()

@@ -83,15 +83,15 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     };
     if reproduces(&meta, &outcome) {
         for f in outcome.findings.iter().filter(|f| f.check == meta.check) {
-            println!("{} ({pair}): {}", meta.check, f.message);
+            outln!("{} ({pair}): {}", meta.check, f.message);
             if let Some(o) = &f.observed {
-                println!("{o}");
+                outln!("{o}");
             }
         }
-        println!("reproduces: {} ({pair})", meta.check);
+        outln!("reproduces: {} ({pair})", meta.check);
         Ok(exit::FINDINGS)
     } else {
-        println!("fixed: {} ({pair}) no longer reproduces", meta.check);
+        outln!("fixed: {} ({pair}) no longer reproduces", meta.check);
         Ok(exit::OK)
     }
 }

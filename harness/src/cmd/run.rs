@@ -113,8 +113,8 @@ pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> an
     let md = summary_markdown(report);
     std::fs::write(dir.join("summary.md"), &md)
         .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
-    println!("{md}");
-    println!("report: {}", dir.display());
+    outln!("{md}");
+    outln!("report: {}", dir.display());
     Ok(if report.has_new_findings() {
         exit::FINDINGS
     } else {
@@ -149,6 +149,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     };
     let notes = isolate();
     install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
+    if a.cases == 0 {
+        eprintln!("snapconf: nothing to run: --cases 0");
+        return Ok(exit::NOTHING_RAN);
+    }
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -102,9 +102,23 @@ pub fn disagreements(runs: &[ParserRun]) -> Vec<String> {
     let Some((base_name, base)) = complete.first() else {
         return Vec::new();
     };
+    let read = match base {
+        ParserListing::Members(m) => m.len(),
+        ParserListing::Failed(_) => 0,
+    };
+    // A parser that stops where another reads to the end disagrees too: a validator that
+    // refuses (or errors) while the extractor behind it reads members, or the reverse.
+    let failed = runs.iter().filter_map(|r| match &r.listing {
+        Some(ParserListing::Failed(why)) => Some(format!(
+            "{} stopped ({why}) where {base_name} read {read} member(s)",
+            r.parser
+        )),
+        _ => None,
+    });
     complete[1..]
         .iter()
         .filter_map(|(n, l)| compare_listings(base_name, base, n, l))
+        .chain(failed)
         .collect()
 }
 

@@ -58,3 +58,41 @@ fn all_parsers_agree_on_a_seed() {
         "{text}"
     );
 }
+
+/// A member-smuggling archive (an LNK member whose size field claims a 512-byte payload that
+/// is itself a ustar header): the reference refuses it, other parsers list the smuggled
+/// member. That split is a `parser-disagreement` (exit 1), not agreement.
+#[test]
+fn a_parser_that_stops_where_others_read_on_is_a_disagreement() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("smuggle.tar");
+    let mut inner = tar::Header::new_ustar();
+    inner.set_path("smuggled").expect("path");
+    inner.set_size(0);
+    inner.set_mode(0o644);
+    inner.set_entry_type(tar::EntryType::Regular);
+    inner.set_cksum();
+    let mut b = tar::Builder::new(std::fs::File::create(&path).expect("create"));
+    let mut h = tar::Header::new_ustar();
+    h.set_size(3);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, "a", &b"abc"[..]).expect("a");
+    let mut l = tar::Header::new_ustar();
+    l.set_size(512);
+    l.set_mode(0o644);
+    l.set_entry_type(tar::EntryType::Link);
+    l.set_link_name("a").expect("link");
+    b.append_data(&mut l, "b", &inner.as_bytes()[..])
+        .expect("b");
+    b.into_inner().expect("finish").flush().expect("flush");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["check-archive", "--all-parsers"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("parser-disagreement"), "{text}");
+}

@@ -18,8 +18,8 @@ fn summary_line(r: &ParserRun) -> String {
     }
 }
 
-/// `check-archive --all-parsers FILE`: exit 1 if parsers that read the archive to the end
-/// disagree, 0 otherwise.
+/// `check-archive --all-parsers FILE`: exit 1 if parsers disagree (in what they list, or one
+/// stops where another reads to the end), 0 otherwise.
 pub fn check_all(file: &Path) -> anyhow::Result<i32> {
     let bytes = std::fs::read(file)
         .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
@@ -41,6 +41,9 @@ pub fn check_all(file: &Path) -> anyhow::Result<i32> {
 /// The parser pair of a disagreement line (`member 2 (...): A and B disagree: ...` or
 /// `A lists n member(s), B m`), used to keep one reproducer per pair and kind.
 fn key(line: &str) -> String {
+    if let Some((parser, _)) = line.split_once(" stopped (") {
+        return format!("{parser} stopped");
+    }
     if let Some((_, rest)) = line.split_once("): ") {
         let pair = rest.split(": ").next().unwrap_or("");
         let what = rest

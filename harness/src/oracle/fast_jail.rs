@@ -4,7 +4,7 @@
 //! Layout (one directory per jail):
 //! ```text
 //! root/           the workspace; holds the prior PRIOR between executions
-//! out/            decoys `target`, `x`, `decoy` (the prior's link `l` points at one)
+//! out/            decoys `target`, `x`, `decoy/file` (the prior's link `l` points at one)
 //! canary          a file beside the root
 //! ```
 //! The jail is removed on drop. A process killed by libFuzzer never drops it, so a new jail
@@ -63,7 +63,12 @@ impl FuzzJail {
         std::fs::create_dir(&path)?;
         std::fs::create_dir(path.join("out"))?;
         for d in crate::jail::DECOYS {
-            std::fs::write(path.join("out").join(d), format!("decoy {d}\n"))?;
+            let decoy = path.join("out").join(d);
+            // Some decoys sit in a directory of their own (`decoy/file`).
+            if let Some(dir) = decoy.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(decoy, format!("decoy {d}\n"))?;
         }
         std::fs::write(path.join("canary"), "canary\n")?;
         let mut jail = FuzzJail {

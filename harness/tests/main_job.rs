@@ -205,3 +205,65 @@ fn audit_of_a_real_directory_runs_every_pair() {
         "the audited directory is untouched"
     );
 }
+
+/// The CI gate (issue 7): with a baseline holding every finding of a run, the same run exits
+/// 0; with one finding taken out of the baseline, it exits 1 and the summary marks that one
+/// NEW and the other known.
+#[test]
+fn baseline_gates_only_new_findings() {
+    if !available("python-tarfile") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "run",
+        "--cases",
+        "40",
+        "--seed",
+        "1",
+        "--producers",
+        "python-tarfile",
+        "--extractors",
+        "reference",
+        "--shrink-time",
+        "10",
+    ];
+    let first = dir.path().join("first");
+    let (code, report) = run(&args, &first);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        report["findings"].as_array().map_or(0, |f| f.len()) >= 2,
+        "{report:#}"
+    );
+    let baseline = dir.path().join("baseline.json");
+    let st = Command::new(bin())
+        .args(["baseline", "update", "--report"])
+        .arg(&first)
+        .arg("--out")
+        .arg(&baseline)
+        .status()
+        .expect("baseline update");
+    assert_eq!(st.code(), Some(0));
+
+    let mut with_baseline: Vec<&str> = args.to_vec();
+    with_baseline.push("--baseline");
+    let b = baseline.to_str().expect("utf-8 temp path");
+    with_baseline.push(b);
+    let (code, report) = run(&with_baseline, &dir.path().join("known"));
+    assert_eq!(code, 0, "only known findings pass the gate: {report:#}");
+
+    // Forget the late-failure entry: it is new again.
+    let mut base: Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).expect("read")).expect("json");
+    base["known"]
+        .as_array_mut()
+        .expect("known")
+        .retain(|k| k["check"] != "late-failure");
+    std::fs::write(&baseline, base.to_string()).expect("write");
+    let rd = dir.path().join("new");
+    let (code, _) = run(&with_baseline, &rd);
+    assert_eq!(code, 1, "a new finding fails the gate");
+    let md = std::fs::read_to_string(rd.join("summary.md")).expect("summary");
+    assert!(md.contains("NEW **late-failure**"), "{md}");
+    assert!(md.contains("known **dangling-link**"), "{md}");
+}

@@ -62,12 +62,19 @@ fn input_without_the_end_marker_is_refused_and_the_prior_kept() {
     assert_eq!(listing.members.len(), 3);
 }
 
-/// Unmounts on drop.
+/// Unmounts, on drop, every mount whose mount point lies under the directory (the bind mount
+/// moves with the old tree when hydration swaps it aside).
 struct Mount(std::path::PathBuf);
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        let prefix = self.0.to_string_lossy().into_owned();
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for point in table.lines().filter_map(|l| l.split(' ').nth(4)) {
+            if point.starts_with(&prefix) {
+                let _ = Command::new("umount").arg("-l").arg(point).status();
+            }
+        }
     }
 }
 
@@ -92,7 +99,7 @@ fn old_tree_removal_never_enters_a_mount_point() {
         eprintln!("skipping: cannot bind-mount here (needs root and mount permission)");
         return;
     }
-    let guard = Mount(m.clone());
+    let guard = Mount(dir.path().to_path_buf());
     let mut f = tempfile::tempfile().expect("tempfile");
     f.write_all(&archive(&[("new", "x")])).expect("write");
     use std::io::Seek;
@@ -100,6 +107,11 @@ fn old_tree_removal_never_enters_a_mount_point() {
     // Whatever the verdict, the mount source's files survive.
     let _ = snapconf_extract::hydrate_file(&f, &root, &Policy::default());
     drop(guard);
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    assert!(
+        !table.contains(&*dir.path().to_string_lossy()),
+        "the test leaves no mount behind"
+    );
     assert_eq!(
         std::fs::read_to_string(src.join("precious")).expect("the mount source keeps its file"),
         "keep me"

@@ -415,9 +415,17 @@ fn capture_canaries(
 }
 
 fn first_line(s: &str) -> String {
-    s.lines()
+    let first = s
+        .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
-        .trim()
-        .to_string()
+        .trim();
+    // A Python traceback's first line says nothing; its last line names the error
+    // (`tarfile.SpecialFileError: ...`).
+    if first.ends_with("Traceback (most recent call last):") {
+        if let Some(last) = s.lines().rev().find(|l| !l.trim().is_empty()) {
+            return format!("{first} ... {}", last.trim());
+        }
+    }
+    first.to_string()
 }

@@ -78,6 +78,11 @@ fn check_archive_prints_a_json_verdict() {
     assert_eq!(v["verdict"], "refuse");
     assert_eq!(v["reason"], "hardlink-not-allowed");
     assert_eq!(v["member"], "b");
+    assert_eq!(
+        v["members"].as_array().map(|m| m.len()),
+        Some(2),
+        "the listing comes with a refusal: {v}"
+    );
 
     let (code, out, err) = snapconf(&[
         "check-archive".as_ref(),

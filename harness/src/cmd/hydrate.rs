@@ -148,6 +148,20 @@ struct MemberJson {
     mode: String,
 }
 
+fn members_json(listing: rx::Listing) -> Vec<MemberJson> {
+    listing
+        .members
+        .into_iter()
+        .map(|m| MemberJson {
+            name: RawBytes(m.name),
+            kind: format!("{:?}", m.kind).to_lowercase(),
+            link_target: m.link_target.map(RawBytes),
+            size: m.size,
+            mode: format!("{:04o}", m.mode),
+        })
+        .collect()
+}
+
 pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
     if a.all_parsers {
         return super::parsers::check_all(&a.file);
@@ -161,17 +175,7 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
                 reason: None,
                 member: None,
                 detail: None,
-                members: listing
-                    .members
-                    .into_iter()
-                    .map(|m| MemberJson {
-                        name: RawBytes(m.name),
-                        kind: format!("{:?}", m.kind).to_lowercase(),
-                        link_target: m.link_target.map(RawBytes),
-                        size: m.size,
-                        mode: format!("{:04o}", m.mode),
-                    })
-                    .collect(),
+                members: members_json(listing),
             },
             exit::OK,
         ),
@@ -185,7 +189,17 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
                 reason: Some(reason.as_str()),
                 member: Some(RawBytes(member)),
                 detail: Some(detail),
-                members: vec![],
+                // The listing as far as the reference parser can read it (a file only: a
+                // stream was consumed by the verdict).
+                members: if a.file.as_os_str() == "-" {
+                    vec![]
+                } else {
+                    std::fs::File::open(&a.file)
+                        .ok()
+                        .and_then(|f| rx::list(std::io::BufReader::new(f)).ok())
+                        .map(members_json)
+                        .unwrap_or_default()
+                },
             },
             exit::FINDINGS,
         ),

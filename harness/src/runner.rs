@@ -385,10 +385,10 @@ where
         extractor: ex_name.unwrap_or_else(|| "capture".into()),
         case_dir: format!("cases/{id}"),
         entries: min.spec.entries.len(),
+        fingerprint: fingerprint(check, &shrunk.message),
         message: shrunk.message,
         count: 1,
         capture_side: finding.extractor.is_none(),
-        fingerprint: fingerprint(check, &min),
         known: false,
     })
 }

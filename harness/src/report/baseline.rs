@@ -2,14 +2,12 @@
 //! do, and baseline entries no longer seen are reported as fixed.
 //!
 //! A finding is keyed by (producer, extractor, check, fingerprint), where the fingerprint is
-//! a digest of the *shape* of the shrunk case: the sorted feature labels of its W1 spec and
-//! of its prior. Names, contents and the seed do not enter it, so the same bug found from
-//! another seed keeps its key.
+//! a digest of what went wrong (see [`fingerprint`]). Names, contents, the seed and how far
+//! shrinking got do not enter it, so the same bug found from another seed, or shrunk less
+//! on a loaded machine, keeps its key.
 
 use super::{FindingRecord, RunReport};
 use crate::check::Check;
-use crate::expected::features;
-use crate::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -34,24 +32,25 @@ pub struct Baseline {
     pub known: Vec<BaselineEntry>,
 }
 
-/// The stable fingerprint of a shrunk case (16 lower-case hex digits).
-pub fn fingerprint(check: Check, case: &Case) -> String {
-    let mut labels: Vec<String> = features(&case.spec)
-        .into_iter()
-        .map(|f| f.to_string())
-        .collect();
-    labels.sort();
-    let mut prior: Vec<String> = features(&case.prior)
-        .into_iter()
-        .map(|f| f.to_string())
-        .collect();
-    prior.sort();
+/// The stable fingerprint of a finding (16 lower-case hex digits): a digest of the check and
+/// of the finding's message with every backticked span (names, paths, commands) and every
+/// digit removed, so it keeps what went wrong (`hardlink-not-allowed`, `differs from the
+/// expected tree: + p`) and drops what varies with the seed or with how far shrinking got.
+pub fn fingerprint(check: Check, message: &str) -> String {
+    let mut shape = String::new();
+    let mut in_tick = false;
+    for c in message.chars() {
+        match c {
+            '`' => in_tick = !in_tick,
+            _ if in_tick || c.is_ascii_digit() => {}
+            _ => shape.push(c),
+        }
+    }
+    let shape: Vec<&str> = shape.split_whitespace().collect();
     let mut h = Sha256::new();
     h.update(check.id().as_bytes());
-    h.update(b"\0w1:");
-    h.update(labels.join(",").as_bytes());
-    h.update(b"\0w0:");
-    h.update(prior.join(",").as_bytes());
+    h.update(b"\0");
+    h.update(shape.join(" ").as_bytes());
     hex::encode(&h.finalize()[..8])
 }
 
@@ -120,4 +119,32 @@ fn same(a: &BaselineEntry, b: &BaselineEntry) -> bool {
         && a.extractor == b.extractor
         && a.check == b.check
         && a.fingerprint == b.fingerprint
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_ignore_names_and_numbers_but_not_the_reason() {
+        let a = "hydration into an empty root was refused: hardlink-not-allowed: member `./venv/a`";
+        let b = "hydration into an empty root was refused: hardlink-not-allowed: member `./x/y/z`";
+        let c = "hydration into an empty root was refused: dangling-hardlink: member `./venv/a`";
+        assert_eq!(
+            fingerprint(Check::LateFailure, a),
+            fingerprint(Check::LateFailure, b)
+        );
+        assert_ne!(
+            fingerprint(Check::LateFailure, a),
+            fingerprint(Check::LateFailure, c)
+        );
+        assert_ne!(
+            fingerprint(Check::LateFailure, a),
+            fingerprint(Check::Roundtrip, a)
+        );
+        assert_eq!(
+            fingerprint(Check::DanglingLink, "(1 such member(s))"),
+            fingerprint(Check::DanglingLink, "(14 such member(s))")
+        );
+    }
 }

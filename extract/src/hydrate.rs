@@ -15,7 +15,7 @@ use crate::input::{FileInput, StreamInput};
 use crate::journal::{self, Phase};
 use crate::plan::{self, Plan};
 use crate::recover::recover_in;
-use crate::remove::remove_tree;
+use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::Sibling;
 use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 

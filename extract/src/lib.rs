@@ -17,7 +17,7 @@ mod plan;
 mod policy;
 mod reader;
 mod recover;
-mod remove;
+pub mod remove;
 mod resolve;
 mod sibling;
 mod stage;

@@ -6,7 +6,7 @@ use rustix::fs::Dir;
 
 use crate::error::io_err;
 use crate::journal::{self, Phase};
-use crate::remove::remove_tree;
+use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::{show, Sibling};
 use crate::HydrateError;
 

@@ -40,6 +40,7 @@ fn main() {
         profile,
         timeout: Duration::from_secs(20),
         faults: Default::default(),
+        jails: Default::default(),
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),

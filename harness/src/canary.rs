@@ -97,13 +97,22 @@ fn collect(base: &Path, rel: &Path, found: &mut Vec<(String, Vec<u8>)>) -> io::R
     Ok(())
 }
 
-/// The canaries whose content appears in `archive` (bytes of the whole archive).
+/// The canaries whose content appears in `archive` (bytes of the whole archive), each
+/// searched for with a substring search (`memchr::memmem`, linear in the archive's size).
 pub fn stored_canaries<'a>(archive: &[u8], canaries: &'a [(String, Vec<u8>)]) -> Vec<&'a str> {
     canaries
         .iter()
-        .filter(|(_, c)| !c.is_empty() && archive.windows(c.len()).any(|w| w == c.as_slice()))
+        .filter(|(_, c)| !c.is_empty() && memchr::memmem::find(archive, c).is_some())
         .map(|(p, _)| p.as_str())
         .collect()
+}
+
+/// True if `archive` may hold a canary of `jail`: every canary's content ends with the
+/// jail's path, so an archive without those bytes holds none, and the decoys need not be
+/// read at all. (An archive that has them, say in an absolute symlink's target, is then
+/// searched canary by canary with [`stored_canaries`].)
+pub fn may_hold_canaries(archive: &[u8], jail: &Jail) -> bool {
+    memchr::memmem::find(archive, jail.path().as_os_str().as_bytes()).is_some()
 }
 
 #[cfg(test)]
@@ -139,5 +148,7 @@ mod tests {
         archive.extend_from_slice(&er.1);
         assert_eq!(stored_canaries(&archive, &all), ["out/deep/er"]);
         assert!(stored_canaries(&[0u8; 1024], &all).is_empty());
+        assert!(may_hold_canaries(&archive, &jail));
+        assert!(!may_hold_canaries(&[0u8; 1024], &jail));
     }
 }

@@ -15,16 +15,30 @@
 use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
+use rustix::fs::{
+    openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
+};
 use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::io::Read;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// One jail; removed (with read-only and `0000` directories inside) when dropped.
 pub struct Jail {
     dir: Option<tempfile::TempDir>,
     path: PathBuf,
     counter: u32,
+    digests: Mutex<Digests>,
+    /// The `base` it was created under, so a [`JailPool`] only hands it out for the same one.
+    base: Option<PathBuf>,
 }
+
+/// Names kept by [`Jail::reset`]: the decoys, the canary and the canary directory.
+const FIXED: [&[u8]; 3] = [b"out", b"canary", crate::canary::CANARY_DIR.as_bytes()];
 
 /// The decoy files placed in `out/`: names a generated `{out}/...` link may point at
 /// (`decoy/file` is what `gen` writes for a link into a decoy directory).
@@ -62,7 +76,28 @@ impl Jail {
             dir: Some(dir),
             path,
             counter: 0,
+            digests: Mutex::default(),
+            base: base.map(Path::to_path_buf),
         })
+    }
+
+    /// Make the jail as [`Jail::new`] left it, for the next case: everything but `out/`,
+    /// `canary` and `canary-dir/` is removed (roots, scratch dirs, the archive), `src/` is
+    /// created anew, and `out/` keeps only the fixed [`DECOYS`] (a case's planted decoys go).
+    /// The decoys themselves are not rewritten: a caller only resets a jail whose case found
+    /// no `containment` change, so they hold what they were created with.
+    ///
+    /// # Errors
+    /// The first failing removal or `mkdir`; the jail should then be dropped.
+    pub fn reset(&mut self) -> std::io::Result<()> {
+        let top = open_dir(CWD, &self.path)?;
+        prune(top.as_fd(), &FIXED)?;
+        rustix::fs::mkdirat(&top, "src", Mode::from_raw_mode(0o755))?;
+        let out = open_dir(&top, "out")?;
+        prune(out.as_fd(), &[b"target", b"x", b"decoy"])?;
+        let decoy = open_dir(&out, "decoy")?;
+        prune(decoy.as_fd(), &[b"file"])?;
+        Ok(())
     }
 
     /// The jail directory.
@@ -103,7 +138,14 @@ impl Jail {
     /// without reading contents (a process cannot set `ctime` back).
     pub fn snapshot(&self) -> std::io::Result<Snapshot> {
         let mut map = BTreeMap::new();
-        snapshot_dir(&self.path, &[], &mut map, true)?;
+        let top = openat(
+            CWD,
+            &self.path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut digests = self.digests.lock().unwrap_or_else(|e| e.into_inner());
+        snapshot_dir(top.as_fd(), &[], &mut map, true, &mut digests)?;
         Ok(Snapshot(map))
     }
 
@@ -206,65 +248,176 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
     what.join(", ")
 }
 
+/// Contents of the decoys already hashed, by jail-relative path and the `statx` identity
+/// they had then (inode, size, mtime, ctime): a file whose identity is unchanged has
+/// unchanged content (any write moves its ctime, which no process can set back), so it is
+/// not read again.
+#[derive(Default)]
+struct Digests(std::collections::HashMap<Vec<u8>, (Identity, String)>);
+
+type Identity = (u64, u64, (i64, u32), (i64, u32));
+
+/// Walks the directory open at `dir`, every step relative to a handle (`statx`,
+/// `readlinkat` and `openat` with `O_NOFOLLOW` on the entry's name), so a path is never
+/// resolved from `/` and a link is never followed.
 fn snapshot_dir(
-    dir: &Path,
+    dir: BorrowedFd<'_>,
     prefix: &[u8],
     map: &mut BTreeMap<Vec<u8>, StatKey>,
     top: bool,
+    digests: &mut Digests,
 ) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let n = name.as_bytes();
+    for name in names(dir)? {
+        let n = name.to_bytes();
         if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
             continue;
         }
-        let path = dir.join(&name);
-        // `DirEntry::metadata` is an `fstatat` relative to the open directory, never
-        // following a symlink, and cheaper than a path walk from `/`.
-        let meta = entry.metadata()?;
-        let ft = meta.file_type();
+        let x = statx(
+            dir,
+            name.as_c_str(),
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::BASIC_STATS,
+        )?;
+        let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
         let mut key = prefix.to_vec();
         if !key.is_empty() {
             key.push(b'/');
         }
         key.extend_from_slice(n);
-        let kind = if ft.is_symlink() {
-            "symlink"
-        } else if ft.is_dir() {
-            "dir"
-        } else if ft.is_file() {
-            "file"
+        let kind = match ft {
+            FileType::Symlink => "symlink",
+            FileType::Directory => "dir",
+            FileType::RegularFile => "file",
+            _ => "special",
+        };
+        let is_dir = ft == FileType::Directory;
+        let mtime = (x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec);
+        let ctime = (x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec);
+        let target = match ft {
+            FileType::Symlink => Some(readlinkat(dir, name.as_c_str(), Vec::new())?.into_bytes()),
+            _ => None,
+        };
+        let sha256 = if ft == FileType::RegularFile && key.starts_with(b"out/") {
+            let id = (x.stx_ino, x.stx_size, mtime, ctime);
+            match digests.0.get(&key) {
+                Some((seen, sha)) if *seen == id => Some(sha.clone()),
+                _ => {
+                    let fd = openat(
+                        dir,
+                        name.as_c_str(),
+                        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )?;
+                    let mut content = Vec::new();
+                    std::fs::File::from(fd).read_to_end(&mut content)?;
+                    let sha = crate::observe::sha256_hex(&content);
+                    digests.0.insert(key.clone(), (id, sha.clone()));
+                    Some(sha)
+                }
+            }
         } else {
-            "special"
+            None
         };
         map.insert(
             key.clone(),
             StatKey {
                 kind,
-                mode: meta.mode() & 0o7777,
-                size: if ft.is_dir() { 0 } else { meta.size() },
-                ino: meta.ino(),
-                nlink: if ft.is_dir() { 0 } else { meta.nlink() },
-                mtime: (meta.mtime(), meta.mtime_nsec()),
-                ctime: (meta.ctime(), meta.ctime_nsec()),
-                target: ft
-                    .is_symlink()
-                    .then(|| std::fs::read_link(&path).map(|t| t.as_os_str().as_bytes().to_vec()))
-                    .transpose()?,
-                sha256: (ft.is_file() && key.starts_with(b"out/"))
-                    .then(|| std::fs::read(&path).map(|c| crate::observe::sha256_hex(&c)))
-                    .transpose()?,
+                mode: u32::from(x.stx_mode) & 0o7777,
+                size: if is_dir { 0 } else { x.stx_size },
+                ino: x.stx_ino,
+                nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
+                mtime: (mtime.0, i64::from(mtime.1)),
+                ctime: (ctime.0, i64::from(ctime.1)),
+                target,
+                sha256,
             },
         );
         // Hydration roots are compared by their own node only; their contents are the
         // extractor's to write.
-        if ft.is_dir() && !(top && n.starts_with(b"h-")) {
-            snapshot_dir(&path, &key, map, false)?;
+        if is_dir && !(top && n.starts_with(b"h-")) {
+            let sub = openat(
+                dir,
+                name.as_c_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            snapshot_dir(sub.as_fd(), &key, map, false, digests)?;
         }
     }
     Ok(())
+}
+
+/// The entry names of the directory open at `dir`, without `.` and `..`, read with
+/// `getdents64` from the handle itself.
+fn names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut raw = RawDir::new(dir, &mut buf);
+    let mut out = Vec::new();
+    while let Some(entry) = raw.next() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            out.push(name.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Removes every entry of the directory open at `dir` whose name is not in `keep`.
+fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
+    for name in names(dir)? {
+        if !keep.contains(&name.to_bytes()) {
+            snapconf_extract::remove::remove_tree_at(dir, name.to_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn open_dir<P: rustix::path::Arg>(
+    dir: impl AsFd,
+    name: P,
+) -> std::io::Result<std::os::fd::OwnedFd> {
+    Ok(openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// At most one spare jail, shared by the clones of one [`crate::pipeline::Env`]: a case
+/// that ends without a `containment` finding hands its jail back (after [`Jail::reset`])
+/// and the next case takes it, which saves creating and removing the decoys and the canary
+/// directory for every case. The spare is removed when the last clone is dropped.
+#[derive(Clone, Default)]
+pub struct JailPool(Arc<Mutex<Option<Jail>>>);
+
+impl std::fmt::Debug for JailPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JailPool")
+    }
+}
+
+impl JailPool {
+    /// The spare jail if it was made under `base`, else a new one ([`Jail::new`]).
+    ///
+    /// # Errors
+    /// As [`Jail::new`].
+    pub fn take(&self, base: Option<&Path>) -> std::io::Result<Jail> {
+        let spare = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match spare {
+            Some(j) if j.base.as_deref() == base => Ok(j),
+            _ => Jail::new(base),
+        }
+    }
+
+    /// Keep `jail` as the spare after [`Jail::reset`]; a jail that cannot be reset is
+    /// dropped (removed) instead.
+    pub fn give_back(&self, mut jail: Jail) {
+        if jail.reset().is_ok() {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(jail);
+        }
+    }
 }
 
 /// Where jails go by default: `/dev/shm` when it is a writable directory (a tmpfs: cases
@@ -277,12 +430,13 @@ pub fn default_jail_base() -> Option<PathBuf> {
 
 impl Drop for Jail {
     fn drop(&mut self) {
-        // A tmpfs of the `enospc` fault is unmounted by its own guard; this sweep catches one
-        // left by a panic or by a tool under test that mounted something itself.
-        crate::cleanup::unmount_under(&self.path);
-        // `remove_dir_all` is the fast path (root may enter 0000 directories); `remove_tree`
-        // copes with what it leaves when not root (0000 and read-only directories).
-        if std::fs::remove_dir_all(&self.path).is_err() {
+        // The remover never crosses into another mount; a mount inside the jail (a tmpfs of
+        // the `enospc` fault left by a panic, or one a tool under test made) makes it stop
+        // with an error, and only then is `/proc/self/mountinfo` read to unmount what is
+        // under the jail before trying again. Reading it on every drop cost more than the
+        // rest of the removal.
+        if remove_tree(&self.path).is_err() {
+            crate::cleanup::unmount_under(&self.path);
             let _ = remove_tree(&self.path);
         }
         if let Some(d) = self.dir.take() {

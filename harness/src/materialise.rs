@@ -11,7 +11,7 @@ use crate::spec::{EntryKind, Placeholders, SpecError, WorkspaceSpec};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, CWD};
 use std::ffi::OsStr;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -283,110 +283,12 @@ fn make_socket(path: &Path) -> io::Result<Result<(), String>> {
     }
 }
 
-/// Remove everything under `root` but not `root` itself, never following symlinks.
-///
-/// Directories below are made `u+rwx` as needed so that `0555` and `0000` directories can
-/// be emptied; `root`'s own mode is restored afterwards if it had to be changed. All work is
-/// done relative to directory handles opened with `O_NOFOLLOW`, so a symlink swapped in
-/// for a directory is unlinked, not entered (the `chmod` before opening a directory goes by
-/// name right after `lstat`; a race there could change a link target's mode, acceptable
-/// in a jail nobody else writes to).
-///
-/// # Errors
-/// `InvalidInput` if `root` is not a directory (or is a symlink); otherwise the first
-/// `openat`, `unlinkat` or `chmod` failure.
-pub fn clear_dir(root: &Path) -> io::Result<()> {
-    let meta = std::fs::symlink_metadata(root)?;
-    if !meta.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("`{}` is not a directory", root.display()),
-        ));
-    }
-    let mode = meta_mode(&meta);
-    let opened = mode & 0o700 != 0o700;
-    if opened {
-        rustix::fs::chmod(root, Mode::from_raw_mode(mode | 0o700))?;
-    }
-    let result = open_dir_nofollow(CWD, root).and_then(|fd| clear_at(&fd));
-    if opened {
-        rustix::fs::chmod(root, Mode::from_raw_mode(mode))?;
-    }
-    result
-}
-
-/// Remove `path` and everything under it, never following symlinks (a symlink at `path` is
-/// removed itself), making read-only and `0000` directories writable as it goes. A missing
-/// `path` is not an error. Used to clean jails.
-///
-/// # Errors
-/// The first `lstat`, `openat`, `unlinkat` or `chmod` failure.
-pub fn remove_tree(path: &Path) -> io::Result<()> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    if !meta.is_dir() {
-        return std::fs::remove_file(path);
-    }
-    let mode = meta_mode(&meta);
-    if mode & 0o700 != 0o700 {
-        rustix::fs::chmod(path, Mode::from_raw_mode(mode | 0o700))?;
-    }
-    open_dir_nofollow(CWD, path).and_then(|fd| clear_at(&fd))?;
-    std::fs::remove_dir(path)
-}
-
-fn meta_mode(meta: &std::fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o7777
-}
-
-fn open_dir_nofollow<Fd: std::os::fd::AsFd, P: rustix::path::Arg>(
-    dir: Fd,
-    name: P,
-) -> io::Result<OwnedFd> {
-    Ok(rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
-}
-
-/// Empty the directory open at `dir` (depth-first, one fd per level).
-fn clear_at(dir: &OwnedFd) -> io::Result<()> {
-    let mut names = Vec::new();
-    for item in rustix::fs::Dir::read_from(dir)? {
-        let item = item?;
-        let name = item.file_name().to_bytes();
-        if name != b"." && name != b".." {
-            names.push(item.file_name().to_owned());
-        }
-    }
-    for name in names {
-        let st = rustix::fs::statat(dir, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)?;
-        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
-            let mode = st.st_mode & 0o7777;
-            if mode & 0o700 != 0o700 {
-                rustix::fs::chmodat(
-                    dir,
-                    name.as_c_str(),
-                    Mode::from_raw_mode(mode | 0o700),
-                    AtFlags::empty(),
-                )?;
-            }
-            let sub = open_dir_nofollow(dir, name.as_c_str())?;
-            clear_at(&sub)?;
-            drop(sub);
-            rustix::fs::unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR)?;
-        } else {
-            rustix::fs::unlinkat(dir, name.as_c_str(), AtFlags::empty())?;
-        }
-    }
-    Ok(())
-}
+/// Remove everything under a directory but not the directory itself, and remove a tree:
+/// the reference extractor's removers (never follow a symlink, make `0555` and `0000`
+/// directories writable as they go, never cross into another mount), shared so that the
+/// jails, the adapters and the extractor clean up the same way. See
+/// [`snapconf_extract::remove`] for shapes and errors.
+pub use snapconf_extract::remove::{clear_dir, remove_tree};
 
 #[cfg(test)]
 mod tests {
@@ -605,7 +507,12 @@ mod tests {
         clear_dir(&root).expect("clear_dir");
         assert_eq!(std::fs::read_dir(&root).expect("read root").count(), 0);
         let mode = std::fs::symlink_metadata(&root).expect("lstat root");
-        assert_eq!(meta_mode(&mode), 0o500, "root mode restored");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            mode.permissions().mode() & 0o7777,
+            0o500,
+            "root mode restored"
+        );
         let link = jail.path().join("link");
         std::os::unix::fs::symlink(&root, &link).expect("symlink");
         assert!(clear_dir(&link).is_err(), "a symlink root is refused");

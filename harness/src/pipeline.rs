@@ -29,6 +29,8 @@ pub struct Env {
     pub jail_base: Option<std::path::PathBuf>,
     /// Faults injected into hydrations over the prior workspace (`--faults`; none by default).
     pub faults: crate::faults::FaultOptions,
+    /// The spare jail reused by the next case (`Default::default()` starts empty).
+    pub jails: crate::jail::JailPool,
 }
 
 /// A violated check in one case.
@@ -105,7 +107,31 @@ pub fn run_case(
     env: &Env,
     keep: Option<&Path>,
 ) -> Result<CaseOutcome, HarnessError> {
-    let mut jail = Jail::new(env.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
+    let mut jail = env
+        .jails
+        .take(env.jail_base.as_deref())
+        .ctx(|| "cannot create a jail".into())?;
+    let out = run_in(&mut jail, case, producer, extractors, env, keep)?;
+    // A jail whose decoys or canaries something changed, or where a tool hung (and was
+    // killed at its timeout), is not handed to another case.
+    if !out
+        .findings
+        .iter()
+        .any(|f| matches!(f.check, Check::Containment | Check::Hang))
+    {
+        env.jails.give_back(jail);
+    }
+    Ok(out)
+}
+
+fn run_in(
+    jail: &mut Jail,
+    case: &Case,
+    producer: &dyn Producer,
+    extractors: &[&dyn Extractor],
+    env: &Env,
+    keep: Option<&Path>,
+) -> Result<CaseOutcome, HarnessError> {
     let src = jail.src();
     let ph = jail.placeholders(&src);
     let made = materialise(&case.spec, &src, &ph).map_err(|e| HarnessError::Materialise {
@@ -124,7 +150,7 @@ pub fn run_case(
         fault_plans: Vec::new(),
     };
 
-    crate::canary::plant(&jail, &[&case.spec, &case.prior])
+    crate::canary::plant(jail, &[&case.spec, &case.prior])
         .ctx(|| "cannot plant the jail's decoys".into())?;
 
     // Capture.
@@ -145,7 +171,7 @@ pub fn run_case(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
-    containment(&jail, &src, &mut last, None, "capture", &mut out)?;
+    containment(jail, &src, &mut last, None, "capture", &mut out)?;
     match outcome {
         Outcome::Success => {}
         Outcome::Refused { message } => {
@@ -177,7 +203,7 @@ pub fn run_case(
         )
     })?;
     let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
-    capture_canaries(&jail, &archive, producer.name(), &mut out)?;
+    capture_canaries(jail, &archive, producer.name(), &mut out)?;
     out.capture = Capture::Archived {
         members: members.len(),
     };
@@ -223,7 +249,7 @@ pub fn run_case(
             expected_tree: &exp.tree,
             env,
         };
-        hydrate_and_check(&mut jail, &mut last, &ctx, None, &mut out)?;
+        hydrate_and_check(jail, &mut last, &ctx, None, &mut out)?;
         if !case.prior.entries.is_empty() {
             let root = jail
                 .fresh_dir("h")
@@ -241,7 +267,7 @@ pub fn run_case(
                 expected_tree: &exp.tree,
                 env,
             };
-            hydrate_and_check(&mut jail, &mut last, &ctx, Some(&w0), &mut out)?;
+            hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
     let step = crate::faults::FaultStep {
@@ -251,7 +277,7 @@ pub fn run_case(
         extractors,
         env,
     };
-    crate::faults::run_faults(&mut jail, &mut last, &step, &mut out)?;
+    crate::faults::run_faults(jail, &mut last, &step, &mut out)?;
     Ok(out)
 }
 
@@ -398,6 +424,9 @@ fn capture_canaries(
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
     let bytes = std::fs::read(archive).ctx(|| format!("cannot read `{}`", archive.display()))?;
+    if !crate::canary::may_hold_canaries(&bytes, jail) {
+        return Ok(());
+    }
     let canaries = crate::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?;
     let stored = crate::canary::stored_canaries(&bytes, &canaries);
     if let Some(first) = stored.first() {

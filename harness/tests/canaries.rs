@@ -44,6 +44,7 @@ fn env() -> Env {
         timeout: Duration::from_secs(20),
         jail_base: snapconf_harness::jail::default_jail_base(),
         faults: Default::default(),
+        jails: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ fn env() -> Env {
         profile: Profile::default_profile(),
         timeout: Duration::from_secs(20),
         faults: Default::default(),
+        jails: Default::default(),
         jail_base: snapconf_harness::jail::default_jail_base(),
     }
 }

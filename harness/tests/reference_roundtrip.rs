@@ -20,6 +20,7 @@ proptest! {
             profile: profile.clone(),
             timeout: Duration::from_secs(20),
             faults: Default::default(),
+            jails: Default::default(),
         jail_base: snapconf_harness::jail::default_jail_base(),
         };
         let producer = snapconf_producers::producer("tar-rs").expect("tar-rs is built in");

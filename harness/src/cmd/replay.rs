@@ -73,6 +73,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
             kinds: fault.iter().map(|p| p.kind).collect(),
             bin: std::env::current_exe().ok(),
         },
+        jails: Default::default(),
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome =

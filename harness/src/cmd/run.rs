@@ -71,6 +71,7 @@ pub fn setup(
                 timeout: Duration::from_secs(pairs.timeout.max(1)),
                 jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
                 faults: Default::default(),
+                jails: Default::default(),
             },
             shrink: ShrinkBudget {
                 steps: shrink.steps,

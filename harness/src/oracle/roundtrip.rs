@@ -175,6 +175,7 @@ pub fn check_roundtrip(ws: &FuzzWorkspace, base: Option<&Path>) -> Result<bool, 
         profile,
         timeout: Duration::from_secs(10),
         faults: Default::default(),
+        jails: Default::default(),
         jail_base: base
             .map(Path::to_path_buf)
             .or_else(crate::jail::default_jail_base),

@@ -97,6 +97,9 @@ impl Jail {
         prune(out.as_fd(), &[b"target", b"x", b"decoy"])?;
         let decoy = open_dir(&out, "decoy")?;
         prune(decoy.as_fd(), &[b"file"])?;
+        // Root names (`h-1`, ...) start again, so a case's messages do not depend on the
+        // cases before it.
+        self.counter = 0;
         Ok(())
     }
 
@@ -411,6 +414,12 @@ impl JailPool {
         }
     }
 
+    /// The path of the spare jail, if there is one.
+    pub fn spare(&self) -> Option<PathBuf> {
+        let spare = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        spare.as_ref().map(|j| j.path.clone())
+    }
+
     /// Keep `jail` as the spare after [`Jail::reset`]; a jail that cannot be reset is
     /// dropped (removed) instead.
     pub fn give_back(&self, mut jail: Jail) {
@@ -442,5 +451,114 @@ impl Drop for Jail {
         if let Some(d) = self.dir.take() {
             let _ = d.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `reset` leaves exactly what `Jail::new` and the canary directory made: roots,
+    /// scratch dirs, the archive and planted decoys go, `src/` is empty again, and the
+    /// decoys keep their inode and content.
+    #[test]
+    fn reset_keeps_only_the_fixed_part() {
+        let mut jail = Jail::new(None).expect("jail");
+        let spec = crate::spec::WorkspaceSpec::from_json(
+            r#"{"entries": [{"path": "l", "kind": "symlink", "target": "{out}/deep/er"}]}"#,
+        )
+        .expect("spec");
+        crate::canary::plant(&jail, &[&spec]).expect("plant");
+        let before = jail.snapshot().expect("snapshot");
+        std::fs::write(jail.src().join("f"), "x").expect("write");
+        std::fs::write(jail.archive(), "tar").expect("write");
+        let h = jail.fresh_dir("h").expect("h");
+        std::fs::create_dir_all(h.join("a/b")).expect("mkdir");
+        std::fs::set_permissions(h.join("a"), std::os::unix::fs::PermissionsExt::from_mode(0))
+            .expect("chmod");
+        jail.fresh_dir("scratch-h").expect("scratch");
+        jail.reset().expect("reset");
+        assert_eq!(listing(jail.path()), ["canary", "canary-dir", "out", "src"]);
+        assert!(listing(&jail.src()).is_empty());
+        assert_eq!(listing(&jail.path().join("out")), ["decoy", "target", "x"]);
+        let after = jail.snapshot().expect("snapshot");
+        for name in [
+            "out/target",
+            "out/x",
+            "out/decoy/file",
+            "canary",
+            "canary-dir/file",
+        ] {
+            let (a, b) = (&before.0[name.as_bytes()], &after.0[name.as_bytes()]);
+            assert_eq!(
+                (a.ino, &a.sha256, a.size),
+                (b.ino, &b.sha256, b.size),
+                "{name}"
+            );
+        }
+        assert_eq!(jail.fresh_dir("h").expect("h"), jail.path().join("h-1"));
+    }
+
+    /// Digests kept between snapshots never hide a write: a decoy rewritten with other
+    /// bytes of the same length is a change, a second name for it is not.
+    #[test]
+    fn decoy_writes_are_seen_through_the_digest_cache() {
+        let mut jail = Jail::new(None).expect("jail");
+        let target = jail.path().join("out/target");
+        let first = jail.snapshot().expect("snapshot");
+        let second = jail.snapshot().expect("snapshot");
+        assert!(first.changes(&second, &[]).is_empty());
+        let link = jail.fresh_dir("h").expect("h").join("link");
+        std::fs::hard_link(&target, &link).expect("link");
+        let linked = jail.snapshot().expect("snapshot");
+        assert!(
+            second.changes(&linked, &[b"h-1"]).is_empty(),
+            "a new name only"
+        );
+        let len = std::fs::read(&target).expect("read").len();
+        std::fs::write(&target, vec![b'#'; len]).expect("write");
+        let written = jail.snapshot().expect("snapshot");
+        let changes = linked.changes(&written, &[b"h-1"]);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].starts_with("changed out/target"), "{changes:?}");
+    }
+
+    /// The pool hands the same jail back for the same base, a new one for another base,
+    /// and removes its spare when the last clone goes.
+    #[test]
+    fn pool_reuses_a_jail_and_removes_it_when_dropped() {
+        let pool = JailPool::default();
+        let other = tempfile::tempdir().expect("tempdir");
+        let first = pool.take(None).expect("take");
+        let path = first.path().to_path_buf();
+        pool.give_back(first);
+        assert_eq!(pool.spare(), Some(path.clone()));
+        let again = pool.take(None).expect("take");
+        assert_eq!(again.path(), path);
+        pool.give_back(again);
+        let elsewhere = pool.take(Some(other.path())).expect("take");
+        assert!(elsewhere
+            .path()
+            .starts_with(other.path().canonicalize().expect("canon")));
+        assert!(
+            !path.exists(),
+            "a spare of another base is dropped, not kept"
+        );
+        pool.give_back(elsewhere);
+        let spare = pool.spare().expect("spare");
+        let clone = pool.clone();
+        drop(pool);
+        assert!(spare.exists(), "a clone still holds the spare");
+        drop(clone);
+        assert!(!spare.exists(), "the spare is removed with the last clone");
     }
 }

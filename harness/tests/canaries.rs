@@ -72,6 +72,26 @@ fn a_producer_reading_through_a_link_is_a_containment_finding() {
     }
 }
 
+/// A jail is reused by the next case only after a case without a `containment` finding:
+/// decoys a tool may have read through (or written) are never handed on.
+#[test]
+fn a_jail_with_a_containment_finding_is_not_reused() {
+    let env = env();
+    let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
+    run_case(&case("{out}/target"), tar_rs.as_ref(), &[], &env, None).expect("run");
+    let clean = env.jails.spare().expect("a clean case hands its jail back");
+    run_case(&case("{out}/target"), tar_rs.as_ref(), &[], &env, None).expect("run");
+    assert_eq!(
+        env.jails.spare(),
+        Some(clean.clone()),
+        "the same jail again"
+    );
+    let out = run_case(&case("{out}/target"), &FollowingProducer, &[], &env, None).expect("run");
+    assert!(out.has(Check::Containment, None), "{:?}", out.findings);
+    assert_eq!(env.jails.spare(), None, "not handed back");
+    assert!(!clean.exists(), "and removed");
+}
+
 #[test]
 fn a_producer_storing_the_link_is_not() {
     let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");

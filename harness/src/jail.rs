@@ -483,8 +483,11 @@ mod tests {
         std::fs::write(jail.archive(), "tar").expect("write");
         let h = jail.fresh_dir("h").expect("h");
         std::fs::create_dir_all(h.join("a/b")).expect("mkdir");
-        std::fs::set_permissions(h.join("a"), std::os::unix::fs::PermissionsExt::from_mode(0))
-            .expect("chmod");
+        std::fs::set_permissions(
+            h.join("a"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o000),
+        )
+        .expect("chmod");
         jail.fresh_dir("scratch-h").expect("scratch");
         jail.reset().expect("reset");
         assert_eq!(listing(jail.path()), ["canary", "canary-dir", "out", "src"]);

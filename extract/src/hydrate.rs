@@ -216,7 +216,7 @@ fn apply(
     data: &File,
     root: &Path,
 ) -> Result<HydrateReport, HydrateError> {
-    recover_in(sib)?;
+    // Both callers ran `recover_in` under the same lock before building the plan.
     let state = root_state(sib, root)?;
     let stage = sib.new_stage_name();
     journal::write(sib, Phase::Staged, &stage)
@@ -231,8 +231,10 @@ fn apply(
         return Err(e);
     }
     // Committed. From here on the new tree is in place whatever happens; failures only
-    // leave garbage (the old tree under the staging name) that `recover` removes.
-    let _ = journal::write(sib, Phase::Swapped, &stage);
+    // leave garbage (the old tree under the staging name) that `recover` removes. The
+    // journal is not rewritten to `swapped`: the exchange is the commit record, and a
+    // `staged` journal over a staging name that holds the old tree is resolved the same way
+    // (see `journal`); the rewrite cost a file creation and a rename per hydration.
     if remove_tree(sib.parent(), &stage).is_ok() {
         let _ = journal::remove(sib);
     }

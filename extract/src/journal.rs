@@ -5,10 +5,12 @@
 //! sees either the old or the new content, never a torn one.
 //!
 //! Phases and what [`crate::recover`] does:
-//! - `staged`: the staging tree may be partial and the root is the prior tree: roll back,
-//!   delete the staging tree;
-//! - `swapped`: the exchange happened, the staging name holds the *old* tree: finish, delete
-//!   it.
+//! - `staged` (written before the staging tree is built): the staging tree may be partial
+//!   and the root is the prior tree, or the exchange happened and the staging name holds
+//!   the *old* tree: either way, delete it;
+//! - `swapped` (the exchange happened, the staging name holds the old tree: delete it) is
+//!   read but no longer written: `hydrate` goes from the exchange straight to removing the
+//!   old tree, so rewriting the journal in between recorded nothing `recover` needs.
 //!
 //! Both end in "delete whatever is under the staging name", and that is deliberate: the
 //! `renameat2(RENAME_EXCHANGE)` is the single commit point, so a crash between the exchange
@@ -29,11 +31,11 @@ pub(crate) enum Phase {
     Swapped,
 }
 
-/// A parsed journal.
+/// A parsed journal. Its `stage=` line must be present, but recovery does not act on the
+/// name it gives: every staging-shaped sibling is removed anyway (see [`crate::recover`]).
 #[derive(Debug)]
 pub(crate) struct Journal {
     pub(crate) phase: Phase,
-    pub(crate) stage: Vec<u8>,
 }
 
 /// Writes (atomically replaces) the journal.
@@ -84,7 +86,7 @@ pub(crate) fn read(sib: &Sibling) -> io::Result<Option<Journal>> {
     if lines.next() != Some(b"snapconf-journal 1") {
         return Err(bad());
     }
-    let (mut phase, mut stage) = (None, None);
+    let (mut phase, mut stage) = (None, false);
     for line in lines {
         if let Some(p) = line.strip_prefix(b"phase=") {
             phase = match p {
@@ -92,12 +94,12 @@ pub(crate) fn read(sib: &Sibling) -> io::Result<Option<Journal>> {
                 b"swapped" => Some(Phase::Swapped),
                 _ => return Err(bad()),
             };
-        } else if let Some(s) = line.strip_prefix(b"stage=") {
-            stage = Some(s.to_vec());
+        } else if line.starts_with(b"stage=") {
+            stage = true;
         }
     }
     match (phase, stage) {
-        (Some(phase), Some(stage)) => Ok(Some(Journal { phase, stage })),
+        (Some(phase), true) => Ok(Some(Journal { phase })),
         _ => Err(bad()),
     }
 }

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use rustix::fs::Dir;
+use std::mem::MaybeUninit;
+
+use rustix::fs::{seek, RawDir, SeekFrom};
 
 use crate::error::io_err;
 use crate::journal::{self, Phase};
@@ -33,28 +35,41 @@ pub fn recover(root: &Path) -> Result<(), HydrateError> {
 }
 
 /// [`recover`] with the parent already open and locked; returns the phase found, if any.
+///
+/// The parent is listed once (by its handle, from offset 0): with no journal and no
+/// staging-shaped name in it, which is every hydration after a clean one, that listing is
+/// all the work.
 pub(crate) fn recover_in(sib: &Sibling) -> Result<Option<Phase>, HydrateError> {
-    let found = journal::read(sib).map_err(|e| io_err("reading the snapconf journal", e))?;
-    if let Some(j) = &found {
-        // Only a name of the exact staging shape is ever deleted, whatever the journal says.
-        if sib.is_stage_name(&j.stage) {
-            remove_tree(sib.parent(), &j.stage)
-                .map_err(|e| io_err(format!("removing leftover `{}`", show(&j.stage)), e))?;
-        }
-    }
-    let dir = Dir::read_from(sib.parent()).map_err(|e| io_err("listing the root's parent", e))?;
+    let listing_err = |e: rustix::io::Errno| io_err("listing the root's parent", e);
+    let (journal, journal_tmp) = (sib.journal_name(), sib.journal_tmp_name());
     let mut strays = Vec::new();
-    for entry in dir {
-        let entry = entry.map_err(|e| io_err("listing the root's parent", e))?;
+    let mut journals = false;
+    seek(sib.parent(), SeekFrom::Start(0)).map_err(listing_err)?;
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut dir = RawDir::new(sib.parent(), &mut buf);
+    while let Some(entry) = dir.next() {
+        let entry = entry.map_err(listing_err)?;
         let name = entry.file_name().to_bytes();
         if sib.is_stage_name(name) {
             strays.push(name.to_vec());
+        } else if name == journal.as_slice() || name == journal_tmp.as_slice() {
+            journals = true;
         }
     }
+    // An unreadable journal stops everything before anything is removed (left for a human).
+    let found = if journals {
+        journal::read(sib).map_err(|e| io_err("reading the snapconf journal", e))?
+    } else {
+        None
+    };
+    // Only names of the exact staging shape are ever deleted, whatever the journal says; the
+    // one the journal names is among them if it still exists.
     for name in strays {
         remove_tree(sib.parent(), &name)
             .map_err(|e| io_err(format!("removing leftover `{}`", show(&name)), e))?;
     }
-    journal::remove(sib).map_err(|e| io_err("removing the snapconf journal", e))?;
+    if journals {
+        journal::remove(sib).map_err(|e| io_err("removing the snapconf journal", e))?;
+    }
     Ok(found.map(|j| j.phase))
 }

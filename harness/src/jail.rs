@@ -19,6 +19,7 @@ use rustix::fs::{
     openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
 };
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::io::Read;
 use std::mem::MaybeUninit;
@@ -32,7 +33,7 @@ pub struct Jail {
     dir: Option<tempfile::TempDir>,
     path: PathBuf,
     counter: u32,
-    digests: Mutex<Digests>,
+    memo: Mutex<Memo>,
     /// The `base` it was created under, so a [`JailPool`] only hands it out for the same one.
     base: Option<PathBuf>,
 }
@@ -76,7 +77,7 @@ impl Jail {
             dir: Some(dir),
             path,
             counter: 0,
-            digests: Mutex::default(),
+            memo: Mutex::default(),
             base: base.map(Path::to_path_buf),
         })
     }
@@ -147,8 +148,8 @@ impl Jail {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let mut digests = self.digests.lock().unwrap_or_else(|e| e.into_inner());
-        snapshot_dir(top.as_fd(), &[], &mut map, true, &mut digests)?;
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        snapshot_dir(top.as_fd(), &[], &mut map, true, &mut memo)?;
         Ok(Snapshot(map))
     }
 
@@ -251,42 +252,52 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
     what.join(", ")
 }
 
-/// Contents of the decoys already hashed, by jail-relative path and the `statx` identity
-/// they had then (inode, size, mtime, ctime): a file whose identity is unchanged has
-/// unchanged content (any write moves its ctime, which no process can set back), so it is
-/// not read again.
+/// What one jail's snapshots remember from the last: the decoys' digests.
+///
+/// (Directory listings are not kept: a kept listing needs something that says when a
+/// directory's names changed. Timestamps cannot: on tmpfs an `rmdir` may leave the
+/// parent's ctime as it was, seen here with multigrain timestamps on Linux 6.18. An inotify
+/// watch per directory can, but measured no faster than listing again.)
 #[derive(Default)]
-struct Digests(std::collections::HashMap<Vec<u8>, (Identity, String)>);
+struct Memo {
+    /// Contents of the decoys already hashed, by jail-relative path and the `statx`
+    /// identity they had then (inode, size, mtime, ctime): a file whose identity is
+    /// unchanged has unchanged content (any write moves its ctime, which no process can set
+    /// back), so it is not read again.
+    digests: HashMap<Vec<u8>, (Identity, String)>,
+}
 
 type Identity = (u64, u64, (i64, u32), (i64, u32));
 
-/// Walks the directory open at `dir`, every step relative to a handle (`statx`,
-/// `readlinkat` and `openat` with `O_NOFOLLOW` on the entry's name), so a path is never
-/// resolved from `/` and a link is never followed.
+/// Walks the directory open at `dir` (jail-relative path `prefix`),
+/// every step relative to a handle (`statx`, `readlinkat` and `openat` with `O_NOFOLLOW` on
+/// the entry's name), so a path is never resolved from `/` and a link is never followed.
 fn snapshot_dir(
     dir: BorrowedFd<'_>,
     prefix: &[u8],
     map: &mut BTreeMap<Vec<u8>, StatKey>,
     top: bool,
-    digests: &mut Digests,
+    memo: &mut Memo,
 ) -> std::io::Result<()> {
-    for name in names(dir)? {
+    let listed = names(dir).map_err(|e| named(prefix, e))?;
+    for name in listed {
         let n = name.to_bytes();
         if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
             continue;
         }
-        let x = statx(
-            dir,
-            name.as_c_str(),
-            AtFlags::SYMLINK_NOFOLLOW,
-            StatxFlags::BASIC_STATS,
-        )?;
-        let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
         let mut key = prefix.to_vec();
         if !key.is_empty() {
             key.push(b'/');
         }
         key.extend_from_slice(n);
+        let x = statx(
+            dir,
+            name.as_c_str(),
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::BASIC_STATS,
+        )
+        .map_err(|e| named(&key, e.into()))?;
+        let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
         let kind = match ft {
             FileType::Symlink => "symlink",
             FileType::Directory => "dir",
@@ -297,12 +308,16 @@ fn snapshot_dir(
         let mtime = (x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec);
         let ctime = (x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec);
         let target = match ft {
-            FileType::Symlink => Some(readlinkat(dir, name.as_c_str(), Vec::new())?.into_bytes()),
+            FileType::Symlink => Some(
+                readlinkat(dir, name.as_c_str(), Vec::new())
+                    .map_err(|e| named(&key, e.into()))?
+                    .into_bytes(),
+            ),
             _ => None,
         };
         let sha256 = if ft == FileType::RegularFile && key.starts_with(b"out/") {
             let id = (x.stx_ino, x.stx_size, mtime, ctime);
-            match digests.0.get(&key) {
+            match memo.digests.get(&key) {
                 Some((seen, sha)) if *seen == id => Some(sha.clone()),
                 _ => {
                     let fd = openat(
@@ -310,11 +325,14 @@ fn snapshot_dir(
                         name.as_c_str(),
                         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                         Mode::empty(),
-                    )?;
+                    )
+                    .map_err(|e| named(&key, e.into()))?;
                     let mut content = Vec::new();
-                    std::fs::File::from(fd).read_to_end(&mut content)?;
+                    std::fs::File::from(fd)
+                        .read_to_end(&mut content)
+                        .map_err(|e| named(&key, e))?;
                     let sha = crate::observe::sha256_hex(&content);
-                    digests.0.insert(key.clone(), (id, sha.clone()));
+                    memo.digests.insert(key.clone(), (id, sha.clone()));
                     Some(sha)
                 }
             }
@@ -343,11 +361,22 @@ fn snapshot_dir(
                 name.as_c_str(),
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::empty(),
-            )?;
-            snapshot_dir(sub.as_fd(), &key, map, false, digests)?;
+            )
+            .map_err(|e| named(&key, e.into()))?;
+            snapshot_dir(sub.as_fd(), &key, map, false, memo)?;
         }
     }
     Ok(())
+}
+
+/// `e` with the jail-relative path it is about (`.` for the jail itself).
+fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
+    let shown = if key.is_empty() {
+        ".".into()
+    } else {
+        escape(key)
+    };
+    std::io::Error::new(e.kind(), format!("`{shown}`: {e}"))
 }
 
 /// The entry names of the directory open at `dir`, without `.` and `..`, read with
@@ -533,6 +562,43 @@ mod tests {
         let changes = linked.changes(&written, &[b"h-1"]);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(changes[0].starts_with("changed out/target"), "{changes:?}");
+    }
+
+    /// Snapshots taken in quick succession see every entry change: a rename inside a
+    /// directory (same number of entries), and a directory removed and made again at the
+    /// same path with other contents, each right after a snapshot, are seen every time.
+    #[test]
+    fn entry_changes_are_seen_by_every_snapshot() {
+        // On `/dev/shm` where there is one: tmpfs, where timestamps alone would miss some.
+        let jail = Jail::new(default_jail_base().as_deref()).expect("jail");
+        let d = jail.src().join("d");
+        std::fs::create_dir_all(d.join("sub")).expect("mkdir");
+        std::fs::write(d.join("f-0"), "x").expect("write");
+        let mut last = jail.snapshot().expect("snapshot");
+        for i in 1..200 {
+            std::fs::rename(d.join(format!("f-{}", i - 1)), d.join(format!("f-{i}")))
+                .expect("rename");
+            let now = jail.snapshot().expect("snapshot");
+            let changes = last.changes(&now, &[]);
+            assert!(
+                changes
+                    .iter()
+                    .any(|c| c.starts_with(&format!("new src/d/f-{i} "))),
+                "round {i}: {changes:?}"
+            );
+            std::fs::remove_dir_all(d.join("sub")).expect("rmdir");
+            std::fs::create_dir(d.join("sub")).expect("mkdir");
+            std::fs::write(d.join("sub").join(format!("g-{i}")), "y").expect("write");
+            let again = jail.snapshot().expect("snapshot");
+            let changes = now.changes(&again, &[]);
+            assert!(
+                changes
+                    .iter()
+                    .any(|c| c.starts_with(&format!("new src/d/sub/g-{i} "))),
+                "round {i}: {changes:?}"
+            );
+            last = again;
+        }
     }
 
     /// The pool hands the same jail back for the same base, a new one for another base,

@@ -3,12 +3,16 @@
 
 use crate::bytes::{RawBytes, RelPath};
 use crate::tree::{Node, NodeKind, Tree};
+use rustix::fs::{
+    openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
+};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fs::Metadata;
-use std::io::{self, Read};
+use std::ffi::{CStr, CString};
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Observe the tree under `root` (the root itself is not a node).
@@ -33,9 +37,19 @@ pub fn observe(root: &Path) -> io::Result<Tree> {
 
 /// [`observe`], with the "bypasses permission checks" decision made by the caller (tests
 /// exercise the non-root chmod-and-restore path while running as root).
+///
+/// The walk goes by directory handle: each directory is opened `O_NOFOLLOW | O_DIRECTORY`
+/// relative to its parent's handle, and each entry is examined with `statx`, `readlinkat`
+/// or `openat` on its name in that handle, so no path is resolved from `/` again.
 fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
-    let meta = std::fs::symlink_metadata(root).map_err(|e| at(root, e))?;
-    if !meta.is_dir() {
+    let x = statx(
+        CWD,
+        root,
+        AtFlags::SYMLINK_NOFOLLOW,
+        StatxFlags::BASIC_STATS,
+    )
+    .map_err(|e| at(root, e.into()))?;
+    if FileType::from_raw_mode(u32::from(x.stx_mode)) != FileType::Directory {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("`{}` is not a directory", root.display()),
@@ -45,8 +59,13 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
         tree: Tree::default(),
         inodes: BTreeMap::new(),
         is_root,
+        root,
     };
-    walk.dir(root, None, &meta)?;
+    let mode = u32::from(x.stx_mode) & 0o7777;
+    with_access(CWD, root, mode, 0o500, is_root, root, || {
+        let fd = open_dir(CWD, root).map_err(|e| at(root, e))?;
+        walk.dir(fd.as_fd(), None)
+    })?;
     let mut groups: Vec<Vec<RelPath>> = walk
         .inodes
         .into_values()
@@ -61,101 +80,125 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
     Ok(walk.tree)
 }
 
-struct Walk {
+struct Walk<'a> {
     tree: Tree,
     inodes: BTreeMap<(u64, u64), Vec<RelPath>>,
     is_root: bool,
+    root: &'a Path,
 }
 
-impl Walk {
-    /// Record the children of the directory at `path` (`rel` is `None` for the root).
-    fn dir(&mut self, path: &Path, rel: Option<&RelPath>, meta: &Metadata) -> io::Result<()> {
-        with_access(path, meta, 0o500, self.is_root, || {
-            let mut children = Vec::new();
-            for item in std::fs::read_dir(path).map_err(|e| at(path, e))? {
-                let item = item.map_err(|e| at(path, e))?;
-                children.push(item.file_name());
-            }
-            children.sort();
-            for name in children {
-                let name = name.as_bytes();
-                let child_rel = match rel {
-                    Some(r) => r.join(name),
-                    None => RelPath::new(name.to_vec()),
-                }
-                .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, why))?;
-                let child = path.join(std::ffi::OsStr::from_bytes(name));
-                self.node(&child, child_rel)?;
-            }
-            Ok(())
-        })
+impl Walk<'_> {
+    /// The path of `rel` for messages.
+    fn shown(&self, rel: Option<&RelPath>) -> std::path::PathBuf {
+        match rel {
+            Some(r) => self.root.join(std::ffi::OsStr::from_bytes(r.as_bytes())),
+            None => self.root.to_path_buf(),
+        }
     }
 
-    fn node(&mut self, path: &Path, rel: RelPath) -> io::Result<()> {
-        let meta = std::fs::symlink_metadata(path).map_err(|e| at(path, e))?;
-        let ft = meta.file_type();
-        let mode = meta.mode() & 0o7777;
-        let kind = if ft.is_dir() {
-            self.dir(path, Some(&rel), &meta)?;
-            NodeKind::Dir
-        } else if ft.is_symlink() {
-            let target = std::fs::read_link(path).map_err(|e| at(path, e))?;
-            NodeKind::Symlink {
-                target: RawBytes(target.as_os_str().as_bytes().to_vec()),
+    /// Record the children of the directory open at `dir` (`rel` is `None` for the root).
+    fn dir(&mut self, dir: BorrowedFd<'_>, rel: Option<&RelPath>) -> io::Result<()> {
+        let mut children = names(dir).map_err(|e| at(&self.shown(rel), e))?;
+        children.sort();
+        for name in children {
+            let child_rel = match rel {
+                Some(r) => r.join(name.to_bytes()),
+                None => RelPath::new(name.to_bytes().to_vec()),
             }
-        } else if ft.is_file() {
-            let sha256 = with_access(path, &meta, 0o400, self.is_root, || hash_file(path))?;
-            NodeKind::File {
-                size: meta.len(),
-                sha256,
+            .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, why))?;
+            self.node(dir, &name, child_rel)?;
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, dir: BorrowedFd<'_>, name: &CStr, rel: RelPath) -> io::Result<()> {
+        let x = statx(
+            dir,
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::BASIC_STATS,
+        )
+        .map_err(|e| at(&self.shown(Some(&rel)), e.into()))?;
+        let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
+        let mode = u32::from(x.stx_mode) & 0o7777;
+        let shown = || self.shown(Some(&rel));
+        let kind = match ft {
+            FileType::Directory => {
+                let is_root = self.is_root;
+                let path = shown();
+                with_access(dir, name, mode, 0o500, is_root, &path, || {
+                    let fd = open_dir(dir, name).map_err(|e| at(&path, e))?;
+                    self.dir(fd.as_fd(), Some(&rel))
+                })?;
+                NodeKind::Dir
             }
-        } else if ft.is_fifo() {
-            NodeKind::Fifo
-        } else if ft.is_socket() {
-            NodeKind::Socket
-        } else if ft.is_char_device() {
-            NodeKind::CharDevice {
-                major: rustix::fs::major(meta.rdev()),
-                minor: rustix::fs::minor(meta.rdev()),
+            FileType::Symlink => {
+                let target =
+                    readlinkat(dir, name, Vec::new()).map_err(|e| at(&shown(), e.into()))?;
+                NodeKind::Symlink {
+                    target: RawBytes(target.into_bytes()),
+                }
             }
-        } else if ft.is_block_device() {
-            NodeKind::BlockDevice {
-                major: rustix::fs::major(meta.rdev()),
-                minor: rustix::fs::minor(meta.rdev()),
+            FileType::RegularFile => {
+                let path = shown();
+                let sha256 = with_access(dir, name, mode, 0o400, self.is_root, &path, || {
+                    hash_file(dir, name).map_err(|e| at(&path, e))
+                })?;
+                NodeKind::File {
+                    size: x.stx_size,
+                    sha256,
+                }
             }
-        } else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("`{}` has an unknown file type", path.display()),
-            ));
+            FileType::Fifo => NodeKind::Fifo,
+            FileType::Socket => NodeKind::Socket,
+            FileType::CharacterDevice => NodeKind::CharDevice {
+                major: x.stx_rdev_major,
+                minor: x.stx_rdev_minor,
+            },
+            FileType::BlockDevice => NodeKind::BlockDevice {
+                major: x.stx_rdev_major,
+                minor: x.stx_rdev_minor,
+            },
+            FileType::Unknown => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("`{}` has an unknown file type", shown().display()),
+                ))
+            }
         };
-        if !ft.is_dir() {
+        if ft != FileType::Directory {
+            let dev = rustix::fs::makedev(x.stx_dev_major, x.stx_dev_minor);
             self.inodes
-                .entry((meta.dev(), meta.ino()))
+                .entry((dev, x.stx_ino))
                 .or_default()
                 .push(rel.clone());
         }
-        let mode = if ft.is_symlink() { 0 } else { mode };
+        let mode = if ft == FileType::Symlink { 0 } else { mode };
         self.tree.nodes.insert(rel, Node { kind, mode });
         Ok(())
     }
 }
 
-/// Run `f` with at least the owner bits `need` set on `path` when not root, restoring the
-/// original mode afterwards (also when `f` fails).
-fn with_access<T>(
-    path: &Path,
-    meta: &Metadata,
+/// Run `f` with at least the owner bits `need` set on the entry `name` of `dir` (whose mode
+/// is `mode`) when not root, restoring the original mode afterwards (also when `f` fails).
+/// `shown` is the path for messages.
+fn with_access<T, P: rustix::path::Arg + Copy>(
+    dir: impl AsFd + Copy,
+    name: P,
+    mode: u32,
     need: u32,
     is_root: bool,
+    shown: &Path,
     f: impl FnOnce() -> io::Result<T>,
 ) -> io::Result<T> {
-    let mode = meta.mode() & 0o7777;
     if is_root || mode & need == need {
         return f();
     }
+    // `chmodat` follows a symlink in the last component; the entry was just seen as a
+    // directory or file by `statx` without following, and the walk owns the tree.
     let set = |m: u32| {
-        rustix::fs::chmod(path, rustix::fs::Mode::from_raw_mode(m)).map_err(|e| at(path, e.into()))
+        rustix::fs::chmodat(dir, name, Mode::from_raw_mode(m), AtFlags::empty())
+            .map_err(|e| at(shown, e.into()))
     };
     set(mode | need)?;
     let result = f();
@@ -163,24 +206,56 @@ fn with_access<T>(
     result
 }
 
-/// SHA-256 of a regular file, lower-case hex. `O_NOFOLLOW | O_NONBLOCK`: a symlink or FIFO
-/// swapped in after `lstat` fails or reads empty instead of being followed or blocking.
-fn hash_file(path: &Path) -> io::Result<String> {
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| at(path, e))?;
+/// SHA-256 of the regular file `name` in `dir`, lower-case hex. `O_NOFOLLOW | O_NONBLOCK`:
+/// a symlink or FIFO swapped in after `statx` fails or reads empty instead of being
+/// followed or blocking.
+fn hash_file(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<String> {
+    let fd = openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| at(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
+    io::copy(&mut std::fs::File::from(fd), &mut HashWriter(&mut hasher))?;
     Ok(hex::encode(hasher.finalize()))
+}
+
+/// Feeds what `io::copy` writes into a hasher.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn open_dir<P: rustix::path::Arg>(dir: impl AsFd, name: P) -> io::Result<OwnedFd> {
+    Ok(openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// The entry names of the directory open at `dir`, without `.` and `..`.
+fn names(dir: BorrowedFd<'_>) -> io::Result<Vec<CString>> {
+    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
+    let mut raw = RawDir::new(dir, &mut buf);
+    let mut out = Vec::new();
+    while let Some(entry) = raw.next() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            out.push(name.to_owned());
+        }
+    }
+    Ok(out)
 }
 
 /// SHA-256 of `bytes`, lower-case hex (the form [`NodeKind::File`] holds).

@@ -236,7 +236,7 @@ fn apply(
     // `staged` journal over a staging name that holds the old tree is resolved the same way
     // (see `journal`); the rewrite cost a file creation and a rename per hydration.
     if remove_tree(sib.parent(), &stage).is_ok() {
-        let _ = journal::remove(sib);
+        let _ = journal::remove_written(sib);
     }
     Ok(plan.report)
 }

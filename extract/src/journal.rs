@@ -104,6 +104,19 @@ pub(crate) fn read(sib: &Sibling) -> io::Result<Option<Journal>> {
     }
 }
 
+/// Removes the journal alone (absent is fine): after [`write`] succeeded there is no
+/// temporary file, since it was renamed over the journal.
+pub(crate) fn remove_written(sib: &Sibling) -> io::Result<()> {
+    match unlinkat(
+        sib.parent(),
+        sib.journal_name().as_slice(),
+        AtFlags::empty(),
+    ) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Removes the journal and its temporary file (absent is fine).
 pub(crate) fn remove(sib: &Sibling) -> io::Result<()> {
     for name in [sib.journal_tmp_name(), sib.journal_name()] {

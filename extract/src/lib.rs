@@ -5,6 +5,7 @@
 
 mod beneath;
 mod copy;
+pub mod dirs;
 mod error;
 mod hydrate;
 mod input;

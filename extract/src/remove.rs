@@ -18,14 +18,14 @@
 
 use std::ffi::CString;
 use std::io;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 use rustix::fs::{
-    fchmod, openat, seek, statx, unlinkat, AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom,
-    StatxFlags, CWD,
+    fchmod, seek, statx, unlinkat, AtFlags, FileType, Mode, SeekFrom, StatxFlags, CWD,
 };
+
+use crate::dirs::{entries, open_dir};
 use rustix::io::Errno;
 
 /// How many times a directory is listed and emptied before removal gives up on it (a
@@ -198,32 +198,13 @@ fn empty_dir(dir: BorrowedFd<'_>, mount: &Mount) -> io::Result<usize> {
     Ok(names.len())
 }
 
-/// Entry names of a directory (without `.` and `..`) and whether each may be a directory
-/// (`DT_DIR` or `DT_UNKNOWN`), read with `getdents64` straight from `dir` (no second handle).
+/// Entry names of a directory and whether each may be a directory (`DT_DIR` or
+/// `DT_UNKNOWN`).
 fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<(CString, bool)>> {
-    let mut buf = vec![MaybeUninit::<u8>::uninit(); 8192];
-    let mut raw = RawDir::new(dir, &mut buf);
-    let mut out = Vec::new();
-    while let Some(entry) = raw.next() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_bytes() == b"." || name.to_bytes() == b".." {
-            continue;
-        }
-        let ft = entry.file_type();
-        let maybe_dir = ft == FileType::Directory || ft == FileType::Unknown;
-        out.push((name.to_owned(), maybe_dir));
-    }
-    Ok(out)
-}
-
-fn open_dir<P: rustix::path::Arg>(dir: impl AsFd, name: P) -> io::Result<std::os::fd::OwnedFd> {
-    Ok(openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
+    Ok(entries(dir)?
+        .into_iter()
+        .map(|(name, ft)| (name, ft == FileType::Directory || ft == FileType::Unknown))
+        .collect())
 }
 
 /// `path` as (parent directory, last component); `.`, `..` and `/` are refused.

@@ -15,14 +15,11 @@
 use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
-use rustix::fs::{
-    openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
-};
+use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
+use snapconf_extract::dirs::{names, open_dir};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::io::Read;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -379,22 +376,6 @@ fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("`{shown}`: {e}"))
 }
 
-/// The entry names of the directory open at `dir`, without `.` and `..`, read with
-/// `getdents64` from the handle itself.
-fn names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
-    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
-    let mut raw = RawDir::new(dir, &mut buf);
-    let mut out = Vec::new();
-    while let Some(entry) = raw.next() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            out.push(name.to_owned());
-        }
-    }
-    Ok(out)
-}
-
 /// Removes every entry of the directory open at `dir` whose name is not in `keep`.
 fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
     for name in names(dir)? {
@@ -403,18 +384,6 @@ fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-fn open_dir<P: rustix::path::Arg>(
-    dir: impl AsFd,
-    name: P,
-) -> std::io::Result<std::os::fd::OwnedFd> {
-    Ok(openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
 }
 
 /// At most one spare jail, shared by the clones of one [`crate::pipeline::Env`]: a case

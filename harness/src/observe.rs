@@ -3,15 +3,13 @@
 
 use crate::bytes::{RawBytes, RelPath};
 use crate::tree::{Node, NodeKind, Tree};
-use rustix::fs::{
-    openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
-};
+use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
 use sha2::{Digest, Sha256};
+use snapconf_extract::dirs::{names, open_dir};
 use std::collections::BTreeMap;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -232,30 +230,6 @@ impl io::Write for HashWriter<'_> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-fn open_dir<P: rustix::path::Arg>(dir: impl AsFd, name: P) -> io::Result<OwnedFd> {
-    Ok(openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
-}
-
-/// The entry names of the directory open at `dir`, without `.` and `..`.
-fn names(dir: BorrowedFd<'_>) -> io::Result<Vec<CString>> {
-    let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
-    let mut raw = RawDir::new(dir, &mut buf);
-    let mut out = Vec::new();
-    while let Some(entry) = raw.next() {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            out.push(name.to_owned());
-        }
-    }
-    Ok(out)
 }
 
 /// SHA-256 of `bytes`, lower-case hex (the form [`NodeKind::File`] holds).

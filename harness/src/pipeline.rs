@@ -85,6 +85,12 @@ impl CaseOutcome {
         self.push_new(f);
     }
 
+    fn push_opt(&mut self, f: Option<Finding>) {
+        if let Some(f) = f {
+            self.push_new(f);
+        }
+    }
+
     /// Add `f` unless the (extractor, check) cell already has a finding; true if added.
     pub(crate) fn push_new(&mut self, f: Finding) -> bool {
         let new = !self
@@ -325,22 +331,14 @@ fn hydrate_and_check(
         Outcome::Success => {
             let seen = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
             let seen = normalise(&seen, &env.profile);
-            let d = diff_trees(expected_tree, &seen);
-            if !d.is_empty() {
-                out.push(Finding {
-                    check: Check::Roundtrip,
-                    extractor: Some(name),
-                    message: format!(
-                        "hydration {into} differs from the expected tree: {}",
-                        first_line(&d.to_string())
-                    ),
-                    expected: Some(listing(expected_tree)),
-                    observed: Some(format!(
-                        "{}\ndiff (- expected, + observed):\n{d}",
-                        listing(&seen)
-                    )),
-                });
-            }
+            out.push_opt(tree_finding(
+                Check::Roundtrip,
+                &name,
+                format!("hydration {into} differs from the expected tree"),
+                (expected_tree, "expected"),
+                (&seen, "observed"),
+                String::new(),
+            ));
         }
         Outcome::Refused { message } => {
             out.push(Finding {
@@ -355,22 +353,14 @@ fn hydrate_and_check(
             });
             if let Some(w0) = prior {
                 let now = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
-                let d = diff_trees(w0, &now);
-                if !d.is_empty() {
-                    out.push(Finding {
-                        check: Check::AtomicHydration,
-                        extractor: Some(name),
-                        message: format!(
-                            "refused hydration changed the prior workspace: {}",
-                            first_line(&d.to_string())
-                        ),
-                        expected: Some(listing(w0)),
-                        observed: Some(format!(
-                            "hydration refused:\n{message}\n\n{}\ndiff (- prior, + after):\n{d}",
-                            listing(&now)
-                        )),
-                    });
-                }
+                out.push_opt(tree_finding(
+                    Check::AtomicHydration,
+                    &name,
+                    "refused hydration changed the prior workspace".to_string(),
+                    (w0, "prior"),
+                    (&now, "after"),
+                    format!("hydration refused:\n{message}\n\n"),
+                ));
             }
         }
         Outcome::Hang { message } => {
@@ -384,6 +374,30 @@ fn hydrate_and_check(
         }
     }
     Ok(())
+}
+
+/// A `check` finding for `extractor` if the tree `seen` differs from `want`: the message is
+/// `what` and the diff's first line; the expected side is `want`'s listing, the observed
+/// side `preamble`, `seen`'s listing and the diff (its sides named by the two labels).
+fn tree_finding(
+    check: Check,
+    extractor: &str,
+    what: String,
+    (want, want_label): (&Tree, &str),
+    (seen, seen_label): (&Tree, &str),
+    preamble: String,
+) -> Option<Finding> {
+    let d = diff_trees(want, seen);
+    (!d.is_empty()).then(|| Finding {
+        check,
+        extractor: Some(extractor.to_string()),
+        message: format!("{what}: {}", first_line(&d.to_string())),
+        expected: Some(listing(want)),
+        observed: Some(format!(
+            "{preamble}{}\ndiff (- {want_label}, + {seen_label}):\n{d}",
+            listing(seen)
+        )),
+    })
 }
 
 /// Record a `containment` finding if anything in the jail outside `root` changed since

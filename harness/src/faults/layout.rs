@@ -2,6 +2,8 @@
 //! (no parser of ours or the `tar` crate's: a fault must be placed even in an archive those
 //! would refuse).
 
+use crate::oracle::parse_numeric;
+
 /// One header block and its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemberSpan {
@@ -52,7 +54,7 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
         if block.iter().all(|b| *b == 0) {
             break at;
         }
-        let size = parse_size(&block[124..136]).unwrap_or(0);
+        let size = parse_numeric(&block[124..136]).unwrap_or(0);
         members.push(MemberSpan {
             header: at,
             size,
@@ -69,43 +71,10 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
     TarLayout { members, end, len }
 }
 
-/// A tar numeric field: octal digits (space/NUL padded), or base-256 when the high bit of
-/// the first byte is set.
-pub(crate) fn parse_size(field: &[u8]) -> Option<u64> {
-    if field.first().is_some_and(|b| b & 0x80 != 0) {
-        let mut v: u64 = u64::from(field[0] & 0x7f);
-        for b in &field[1..] {
-            v = v.checked_mul(256)?.checked_add(u64::from(*b))?;
-        }
-        return Some(v);
-    }
-    let s: Vec<u8> = field
-        .iter()
-        .copied()
-        .skip_while(|b| *b == b' ')
-        .take_while(|b| (b'0'..=b'7').contains(b))
-        .collect();
-    if s.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(std::str::from_utf8(&s).ok()?, 8).ok()
-}
-
-/// Write a correct checksum into the header block `h` (512 bytes): the sum of all bytes with
-/// the checksum field taken as spaces, as six octal digits, NUL, space.
-pub(crate) fn fix_checksum(h: &mut [u8]) {
-    if h.len() < 512 {
-        return;
-    }
-    h[148..156].fill(b' ');
-    let sum: u32 = h[..512].iter().map(|b| u32::from(*b)).sum();
-    let text = format!("{sum:06o}\0 ");
-    h[148..156].copy_from_slice(&text.as_bytes()[..8]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::set_checksum;
 
     fn archive(sizes: &[usize]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());
@@ -139,10 +108,10 @@ mod tests {
         let mut h = a[..512].to_vec();
         let want = h[148..156].to_vec();
         h[148..156].fill(b'0');
-        fix_checksum(&mut h);
+        set_checksum(&mut h);
         assert_eq!(
-            parse_size(&h[148..155]),
-            parse_size(&want[..7]),
+            parse_numeric(&h[148..155]),
+            parse_numeric(&want[..7]),
             "checksum differs"
         );
     }

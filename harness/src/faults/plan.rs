@@ -2,7 +2,8 @@
 //! from the case itself, so a replay or a shrinking step re-applies the same kind of fault.
 
 use super::kind::FaultKind;
-use super::layout::{fix_checksum, TarLayout};
+use super::layout::TarLayout;
+use crate::oracle::{parse_numeric, set_checksum};
 use crate::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -194,11 +195,11 @@ impl FaultPlan {
                     // Claim far more payload than there is (with a valid checksum, so the
                     // header itself is believed): the reader runs into the next headers
                     // and then off the end.
-                    let size = super::layout::parse_size(&h[124..136]).unwrap_or(0);
+                    let size = parse_numeric(&h[124..136]).unwrap_or(0);
                     let bigger = size + 512 * 1024 + 7;
                     let text = format!("{bigger:011o}\0");
                     h[field..field + 12].copy_from_slice(&text.as_bytes()[..12]);
-                    fix_checksum(h);
+                    set_checksum(h);
                 } else {
                     // A checksum that cannot match: every digit changed.
                     for b in &mut h[field..field + 6] {

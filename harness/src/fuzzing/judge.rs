@@ -59,7 +59,7 @@ pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
     let strips = profile.modes != ModeRule::Exact;
     let privileged_mode = strips
         && Records::parse(bytes).records.iter().any(|r| {
-            let mode = super::records::header_size_like_octal(&r.header[100..108]);
+            let mode = crate::oracle::parse_octal(&r.header[100..108]);
             !r.is_extension() && mode.is_some_and(|m| m & 0o6000 != 0)
         });
     Judged {

@@ -1,7 +1,7 @@
 //! An archive as a list of records (one 512-byte header and its padded payload each), read
 //! tolerantly so that damaged archives can still be mutated and shrunk.
 
-use crate::oracle::set_checksum;
+use crate::oracle::{parse_numeric, set_checksum};
 
 /// One header block and the payload blocks that follow it (padded to 512 bytes). Extension
 /// headers (PAX `x`/`g`, GNU `L`/`K`) are records of their own.
@@ -23,27 +23,9 @@ pub struct Records {
     pub tail: Vec<u8>,
 }
 
-/// The size field (bytes 124..136) as octal, or GNU base-256 when the first byte has its
-/// high bit set; `None` if it cannot be read.
+/// The size field (bytes 124..136), as [`parse_numeric`] reads it.
 pub fn header_size(h: &[u8; 512]) -> Option<u64> {
-    let f = &h[124..136];
-    if f[0] & 0x80 != 0 {
-        let mut v: u64 = 0;
-        for &b in &f[4..] {
-            v = v.checked_mul(256)?.checked_add(u64::from(b))?;
-        }
-        return Some(v);
-    }
-    let s: Vec<u8> = f
-        .iter()
-        .copied()
-        .skip_while(|b| *b == b' ')
-        .take_while(|b| (b'0'..=b'7').contains(b))
-        .collect();
-    if s.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(std::str::from_utf8(&s).ok()?, 8).ok()
+    parse_numeric(&h[124..136])
 }
 
 impl Records {
@@ -135,20 +117,6 @@ fn put_field(f: &mut [u8], v: &[u8]) {
     f.fill(0);
     let n = v.len().min(f.len());
     f[..n].copy_from_slice(&v[..n]);
-}
-
-/// An octal header field (mode, uid, ...) as a number; `None` if it is not octal.
-pub fn header_size_like_octal(f: &[u8]) -> Option<u64> {
-    let s: Vec<u8> = f
-        .iter()
-        .copied()
-        .skip_while(|b| *b == b' ')
-        .take_while(|b| (b'0'..=b'7').contains(b))
-        .collect();
-    if s.is_empty() {
-        return None;
-    }
-    u64::from_str_radix(std::str::from_utf8(&s).ok()?, 8).ok()
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ pub use parsers::{
     reference_vs_tar_crate, tar_crate_listing, ParsedMember, ParserListing,
 };
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
-pub use raw_tar::{header, pax_records, put_octal, set_checksum, RawTar};
+pub use raw_tar::{
+    header, parse_numeric, parse_octal, pax_records, put_octal, set_checksum, RawTar,
+};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};

@@ -23,12 +23,56 @@ pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 
     h
 }
 
-/// Recompute the header checksum (bytes 148..156: six octal digits, NUL, space).
-pub fn set_checksum(h: &mut [u8; 512]) {
+/// Recompute the checksum of the header block at the start of `h` (bytes 148..156: the
+/// unsigned sum of the 512 bytes with the field taken as spaces, as six octal digits, NUL,
+/// space; POSIX ustar). A slice shorter than a block is left alone.
+pub fn set_checksum(h: &mut [u8]) {
+    if h.len() < 512 {
+        return;
+    }
     h[148..156].copy_from_slice(b"        ");
-    let sum: u64 = h.iter().map(|&b| u64::from(b)).sum();
+    let sum: u64 = h[..512].iter().map(|&b| u64::from(b)).sum();
     let s = format!("{sum:06o}\0 ");
     h[148..156].copy_from_slice(s.as_bytes());
+}
+
+/// An octal header field (mode, uid, size, ...) as a number: leading spaces skipped, then
+/// octal digits up to the first other byte (NUL or space); `None` if there is no digit.
+pub fn parse_octal(field: &[u8]) -> Option<u64> {
+    let digits: Vec<u8> = field
+        .iter()
+        .copied()
+        .skip_while(|b| *b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .collect();
+    if digits.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(std::str::from_utf8(&digits).ok()?, 8).ok()
+}
+
+/// A numeric header field as a lenient reader takes it: GNU base-256 (big-endian, the first
+/// byte's high bit set and the rest of it part of the number) or octal as in
+/// [`parse_octal`], a field without an octal digit being 0. `None` if it overflows `u64`.
+pub fn parse_numeric(field: &[u8]) -> Option<u64> {
+    if let Some((&first, rest)) = field.split_first() {
+        if first & 0x80 != 0 {
+            let mut v = u64::from(first & 0x7f);
+            for &b in rest {
+                v = v.checked_mul(256)?.checked_add(u64::from(b))?;
+            }
+            return Some(v);
+        }
+    }
+    let digits = field
+        .iter()
+        .skip_while(|b| **b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(*b))
+        .count();
+    if digits == 0 {
+        return Some(0);
+    }
+    parse_octal(field)
 }
 
 /// Write `v` as zero-padded octal with a trailing NUL into `field`; values too large for the
@@ -140,5 +184,57 @@ impl RawTar {
         let mut b = self.bytes.clone();
         b.extend(std::iter::repeat_n(0u8, 1024));
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numeric fields as GNU tar writes them (octal with NUL or space, base-256 for large
+    /// values) read back; damaged fields give 0 or `None` as documented.
+    #[test]
+    fn numeric_fields_read_back() {
+        let mut f = [0u8; 12];
+        put_octal(&mut f, 0o755);
+        assert_eq!(
+            (parse_octal(&f), parse_numeric(&f)),
+            (Some(0o755), Some(0o755))
+        );
+        assert_eq!(parse_numeric(b"  644 \0"), Some(0o644));
+        let big = 1u64 << 40;
+        let mut b = [0u8; 12];
+        b[0] = 0x80;
+        b[4..].copy_from_slice(&big.to_be_bytes());
+        assert_eq!(parse_numeric(&b), Some(big));
+        assert_eq!(parse_numeric(&[0xff; 12]), None, "base-256 overflow");
+        assert_eq!(
+            (parse_octal(b"xyz"), parse_numeric(b"xyz")),
+            (None, Some(0))
+        );
+        assert_eq!(
+            (parse_octal(&[0; 8]), parse_numeric(&[0; 8])),
+            (None, Some(0))
+        );
+        assert_eq!(parse_numeric(&[b'7'; 40]), None, "octal overflow");
+    }
+
+    /// The checksum agrees with the `tar` crate's, and a short slice is left alone.
+    #[test]
+    fn checksum_matches_the_tar_crate() {
+        let mut h = tar::Header::new_ustar();
+        h.set_path("some/file").expect("path");
+        h.set_size(1234);
+        h.set_cksum();
+        let mut ours = *h.as_bytes();
+        ours[148..156].fill(b'9');
+        set_checksum(&mut ours);
+        assert_eq!(
+            parse_octal(&ours[148..156]),
+            parse_octal(&h.as_bytes()[148..156])
+        );
+        let mut short = [1u8; 100];
+        set_checksum(&mut short);
+        assert_eq!(short, [1u8; 100]);
     }
 }

@@ -32,7 +32,9 @@ pub struct FindingMeta {
 }
 
 /// Write a reproducer into `dir` (created; must not exist or be empty). `bin` is the
-/// snapconf binary `repro.sh` prefers (it falls back to `snapconf` on `PATH`).
+/// snapconf binary `repro.sh` prefers (it falls back to `snapconf` on `PATH`); `backends`
+/// are the backend descriptions `repro.sh` passes to `snapconf replay` as `--backend`
+/// (none for the built-in adapters).
 pub fn write_case_dir(
     dir: &Path,
     meta: &FindingMeta,
@@ -40,6 +42,7 @@ pub fn write_case_dir(
     finding: &Finding,
     tools: &[String],
     bin: &Path,
+    backends: &[std::path::PathBuf],
 ) -> Result<(), HarnessError> {
     std::fs::create_dir_all(dir).ctx(|| format!("cannot create `{}`", dir.display()))?;
     let write = |name: &str, text: &str| {
@@ -71,7 +74,7 @@ pub fn write_case_dir(
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\
-         exec \"$SNAPCONF\" replay \"$here\"\n",
+         exec \"$SNAPCONF\" replay \"$here\"{backend_args}\n",
         check = meta.check,
         pair = match &meta.extractor {
             Some(e) => format!("{} x {}", meta.producer, e),
@@ -83,6 +86,10 @@ pub fn write_case_dir(
             tools.join(", ")
         },
         bin = shell_quote(&bin.display().to_string()),
+        backend_args = backends
+            .iter()
+            .map(|b| format!(" --backend {}", shell_quote(&b.display().to_string())))
+            .collect::<String>(),
     );
     write("repro.sh", &script)?;
     use std::os::unix::fs::PermissionsExt;

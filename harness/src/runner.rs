@@ -38,6 +38,10 @@ pub struct RunOptions {
     pub skipped_adapters: Vec<SkippedAdapter>,
     /// The binary `repro.sh` calls.
     pub bin: PathBuf,
+    /// The `--backend` descriptions of this run (absolute paths), which `repro.sh` passes
+    /// back to `snapconf replay` so that a backend's finding replays without
+    /// `SNAPCONF_BACKEND`.
+    pub backend_files: Vec<PathBuf>,
     /// Which case indices this process runs (`--shard K/N`; [`Shard::ALL`] by default).
     pub shard: Shard,
 }
@@ -378,7 +382,15 @@ where
     };
     let mut tools = vec![producer.name().to_string()];
     tools.extend(ex_name.iter().cloned());
-    write_case_dir(&dir, &meta, &min, &shrunk, &tools, &opts.bin)?;
+    write_case_dir(
+        &dir,
+        &meta,
+        &min,
+        &shrunk,
+        &tools,
+        &opts.bin,
+        &opts.backend_files,
+    )?;
     Ok(FindingRecord {
         check,
         producer: producer.name().to_string(),

@@ -587,4 +587,18 @@ fn a_backend_reproducer_replays_with_the_backend() {
         err.contains("unknown producer `escapes`") && err.contains("--backend FILE"),
         "{err}"
     );
+    // `repro.sh` names the backend itself: it reproduces with no `SNAPCONF_BACKEND` set.
+    let script = std::fs::read_to_string(format!("{case}/repro.sh")).expect("repro.sh");
+    assert!(script.contains("--backend"), "{script}");
+    let repro = std::process::Command::new(format!("{case}/repro.sh"))
+        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .env_remove("SNAPCONF_BACKEND")
+        .output()
+        .expect("repro.sh runs");
+    assert_eq!(
+        repro.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&repro.stderr)
+    );
 }

@@ -83,6 +83,11 @@ pub fn setup(
             extractors: extractors.run,
             skipped_adapters: skipped,
             bin,
+            backend_files: pairs
+                .backends
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
             shard: snapconf_harness::shard::Shard::ALL,
         },
         backends,

@@ -283,6 +283,7 @@ where
         fixed: Vec::new(),
         faults: fault_rows.into_rows(),
         notes,
+        audited: None,
     })
 }
 

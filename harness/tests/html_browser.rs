@@ -76,6 +76,7 @@ fn report() -> RunReport {
         fixed: vec![],
         faults: vec![],
         notes: vec![],
+        audited: None,
     }
 }
 

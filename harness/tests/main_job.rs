@@ -189,6 +189,12 @@ fn audit_of_a_real_directory_runs_every_pair() {
     );
     assert!(code == 0 || code == 1, "audit exit {code}");
     assert_eq!(report["cases"], 1);
+    assert_eq!(report["audited"], ws_s, "the report says what was audited");
+    let summary = std::fs::read_to_string(rd.join("summary.md")).expect("summary.md");
+    assert!(
+        summary.starts_with(&format!("# snapconf audit of {ws_s}:")),
+        "{summary}"
+    );
     if available("python-tarfile") {
         let hit = report["findings"]
             .as_array()

@@ -72,6 +72,7 @@ fn sample() -> RunReport {
         fixed: vec![],
         faults: vec![],
         notes: vec![],
+        audited: None,
     }
 }
 

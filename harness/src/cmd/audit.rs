@@ -48,5 +48,6 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();
+    report.audited = Some(a.dir.display().to_string());
     finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

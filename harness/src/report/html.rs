@@ -76,7 +76,8 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
     );
     let _ = writeln!(
         s,
-        "<h1>snapconf run</h1>\n<p>{} cases, seed {}, profile <code>{}</code>: <strong>{}</strong></p>",
+        "<h1>{}</h1>\n<p>{} cases, seed {}, profile <code>{}</code>: <strong>{}</strong></p>",
+        h(&report.title()),
         report.cases,
         report.seed,
         h(&report.profile),

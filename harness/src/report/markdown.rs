@@ -10,8 +10,11 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# snapconf run: {} cases, seed {}, profile `{}`\n",
-        report.cases, report.seed, report.profile
+        "# {}: {} cases, seed {}, profile `{}`\n",
+        report.title(),
+        report.cases,
+        report.seed,
+        report.profile
     );
     let known = report.findings.iter().filter(|f| f.known).count();
     let verdict = if report.has_findings() {

@@ -33,6 +33,19 @@ pub struct RunReport {
     /// Things the run could not do on this machine (no private mount namespace, no tmpfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The directory `snapconf audit` ran on (absent for `snapconf run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audited: Option<String>,
+}
+
+impl RunReport {
+    /// The report's title: `snapconf run` or `snapconf audit of <dir>`.
+    pub fn title(&self) -> String {
+        match &self.audited {
+            Some(dir) => format!("snapconf audit of {dir}"),
+            None => "snapconf run".to_string(),
+        }
+    }
 }
 
 impl RunReport {

@@ -149,8 +149,10 @@ pub struct RunArgs {
     /// Most candidate cases tried when shrinking one finding
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
-    /// Most seconds spent shrinking one finding
-    #[arg(long, default_value_t = 30, env = "SNAPCONF_SHRINK_TIME")]
+    /// Most seconds spent shrinking one finding (a bound for a loaded machine: shrinking a
+    /// Python producer's finding takes about 15 s on an idle 2-core VM and 35 s at load 3.5;
+    /// it normally ends before, when nothing smaller reproduces)
+    #[arg(long, default_value_t = 120, env = "SNAPCONF_SHRINK_TIME")]
     pub shrink_time: u64,
     /// Most seconds spent shrinking in the whole run; later findings are written unshrunk
     #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]

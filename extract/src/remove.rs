@@ -70,7 +70,15 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
         // directory, and the `O_NOFOLLOW` open below refuses it if it was swapped since.
         rustix::fs::chmod(path, Mode::from_raw_mode(mode | 0o700))?;
     }
-    let fd = open_dir(CWD, path)?;
+    let fd = match open_dir(CWD, path) {
+        Ok(fd) => fd,
+        Err(e) => {
+            if opened {
+                let _ = rustix::fs::chmod(path, Mode::from_raw_mode(mode));
+            }
+            return Err(e);
+        }
+    };
     let mount = Mount::of(&here);
     let result = (|| {
         for _ in 0..ROUNDS {

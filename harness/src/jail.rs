@@ -387,8 +387,8 @@ fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
 }
 
 /// At most one spare jail, shared by the clones of one [`crate::pipeline::Env`]: a case
-/// that ends without a `containment` finding hands its jail back (after [`Jail::reset`])
-/// and the next case takes it, which saves creating and removing the decoys and the canary
+/// whose adapters all ran in process and that ends without a `containment` or `hang`
+/// finding hands its jail back (after [`Jail::reset`]) and the next case takes it, which saves creating and removing the decoys and the canary
 /// directory for every case. The spare is removed when the last clone is dropped.
 #[derive(Clone, Default)]
 pub struct JailPool(Arc<Mutex<Option<Jail>>>);

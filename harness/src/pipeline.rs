@@ -118,16 +118,30 @@ pub fn run_case(
         .take(env.jail_base.as_deref())
         .ctx(|| "cannot create a jail".into())?;
     let out = run_in(&mut jail, case, producer, extractors, env, keep)?;
-    // A jail whose decoys or canaries something changed, or where a tool hung (and was
-    // killed at its timeout), is not handed to another case.
-    if !out
-        .findings
-        .iter()
-        .any(|f| matches!(f.check, Check::Containment | Check::Hang))
-    {
+    if jail_reusable(producer, extractors, env, &out) {
         env.jails.give_back(jail);
     }
     Ok(out)
+}
+
+/// Whether the jail of a finished case may serve the next one. Only if no process but
+/// this one ever saw it: every adapter ran in process and no fault ran the extractor in a
+/// child (a tool's straggler, say a daemon that left its process group, could otherwise
+/// write into the jail during the next case and be blamed on that case's pair); and no
+/// `containment` or `hang` finding says the jail was changed or a tool was killed.
+fn jail_reusable(
+    producer: &dyn Producer,
+    extractors: &[&dyn Extractor],
+    env: &Env,
+    out: &CaseOutcome,
+) -> bool {
+    producer.in_process()
+        && extractors.iter().all(|x| x.in_process())
+        && env.faults.kinds.is_empty()
+        && !out
+            .findings
+            .iter()
+            .any(|f| matches!(f.check, Check::Containment | Check::Hang))
 }
 
 fn run_in(

@@ -90,6 +90,14 @@ pub trait Producer: Send + Sync {
     fn limitations(&self) -> Option<&str> {
         None
     }
+    /// True if the capture runs in this process and starts no other process (the `tar`
+    /// crate). The harness reuses a jail only when every adapter of the case was in
+    /// process: a tool run as a child may leave a process behind (a daemon that left its
+    /// process group) that writes into the jail later, and a reused jail would then blame
+    /// the next case. Default `false`, which is always safe.
+    fn in_process(&self) -> bool {
+        false
+    }
 }
 
 /// Turns (archive, root that may hold a prior workspace) into a hydrated root, or refuses.
@@ -110,6 +118,11 @@ pub trait Extractor: Send + Sync {
     /// killed and keep the default `false`; fault injection then runs them in a child
     /// process where it can, or skips them.
     fn honours_limits(&self) -> bool {
+        false
+    }
+    /// True if the hydration runs in this process and starts no other process (the
+    /// reference extractor, the `tar` crate); see [`Producer::in_process`]. Default `false`.
+    fn in_process(&self) -> bool {
         false
     }
     /// The backend's recovery step after a killed hydration of `req.root` (e.g. the

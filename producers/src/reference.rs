@@ -82,6 +82,10 @@ impl Extractor for ReferenceExtractor {
         Some("in process: the timeout and fault limits are not enforced (fault injection runs `snapconf hydrate` in a child instead)")
     }
 
+    fn in_process(&self) -> bool {
+        true
+    }
+
     /// `snapconf_extract::recover(root)`: finish or roll back what a killed hydration left
     /// beside the root. An error is a refused recovery (data), not a [`ToolError`].
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {

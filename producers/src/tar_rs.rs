@@ -79,6 +79,10 @@ impl Producer for TarRsProducer {
     fn limitations(&self) -> Option<&str> {
         Some(IN_PROCESS_LIMITATION)
     }
+
+    fn in_process(&self) -> bool {
+        true
+    }
 }
 
 /// The `tar-rs` extractor: clear the root, then `tar::Archive::new(file).unpack(root)`.
@@ -116,6 +120,10 @@ impl Extractor for TarRsExtractor {
 
     fn limitations(&self) -> Option<&str> {
         Some(IN_PROCESS_LIMITATION)
+    }
+
+    fn in_process(&self) -> bool {
+        true
     }
 }
 

@@ -232,9 +232,7 @@ fn apply(
     }
     // Committed. From here on the new tree is in place whatever happens; failures only
     // leave garbage (the old tree under the staging name) that `recover` removes. The
-    // journal is not rewritten to `swapped`: the exchange is the commit record, and a
-    // `staged` journal over a staging name that holds the old tree is resolved the same way
-    // (see `journal`); the rewrite cost a file creation and a rename per hydration.
+    // journal is not rewritten: the exchange is the commit record (see `journal`).
     if remove_tree(sib.parent(), &stage).is_ok() {
         let _ = journal::remove_written(sib);
     }

@@ -1,33 +1,33 @@
-//! The journal beside the root: which phase a hydration reached, and the staging name.
+//! The journal beside the root: a hydration of this root began, and under which staging name.
 //!
-//! Format (text, one `key=value` per line): `snapconf-journal 1`, `phase=staged|swapped`,
+//! Format (text, one `key=value` per line): `snapconf-journal 1`, `phase=staged`,
 //! `stage=<name>`. It is written to `<journal>.tmp` and renamed over the journal, so a reader
 //! sees either the old or the new content, never a torn one.
 //!
-//! Phases and what [`crate::recover`] does:
-//! - `staged` (written before the staging tree is built): the staging tree may be partial
-//!   and the root is the prior tree, or the exchange happened and the staging name holds
-//!   the *old* tree: either way, delete it;
-//! - `swapped` (the exchange happened, the staging name holds the old tree: delete it) is
-//!   read but no longer written: `hydrate` goes from the exchange straight to removing the
-//!   old tree, so rewriting the journal in between recorded nothing `recover` needs.
+//! What a journal left behind (the hydration was killed) tells an auditor: the root holds a
+//! complete tree, the prior one or, if the kill came after the exchange, the new one; the
+//! staging name holds the other (or a partial staging tree), and [`crate::recover`] deletes
+//! it. The journal does not say which of the two the root holds: the
+//! `renameat2(RENAME_EXCHANGE)` is the single commit point, and recording "swapped" after it
+//! would be a second write that recovery never needs (`phase=swapped`, which earlier
+//! versions wrote, is still read and means the same).
 //!
-//! Both end in "delete whatever is under the staging name", and that is deliberate: the
-//! `renameat2(RENAME_EXCHANGE)` is the single commit point, so a crash between the exchange
-//! and the journal update (journal still says `staged`, name holds the old tree) is resolved
-//! correctly too. The phase is kept for reporting and for auditors.
+//! A non-regular file at the journal's name (a FIFO, say) is an error, never opened in a way
+//! that could block.
 
 use std::io::{self, Read, Write};
 
-use rustix::fs::{openat, renameat, unlinkat, AtFlags, Mode, OFlags};
+use rustix::fs::{openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::sibling::Sibling;
 
-/// How far a hydration got.
+/// How far a hydration got, as its journal says (see the module doc: both phases are
+/// recovered the same way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Staged,
+    /// Written by earlier versions after the exchange; still read.
     Swapped,
 }
 
@@ -41,10 +41,16 @@ pub(crate) struct Journal {
 /// Writes (atomically replaces) the journal.
 pub(crate) fn write(sib: &Sibling, phase: Phase, stage: &[u8]) -> io::Result<()> {
     let tmp = sib.journal_tmp_name();
+    // A stale temporary file (or anything else under its name, a FIFO included) goes first,
+    // so the exclusive create below never opens an existing node.
+    match unlinkat(sib.parent(), tmp.as_slice(), AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
     let fd = openat(
         sib.parent(),
         tmp.as_slice(),
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )?;
     let mut f = std::fs::File::from(fd);
@@ -72,13 +78,23 @@ pub(crate) fn read(sib: &Sibling) -> io::Result<Option<Journal>> {
     let fd = match openat(
         sib.parent(),
         sib.journal_name().as_slice(),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        // `O_NONBLOCK`: a FIFO planted at the name must not block the open.
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::empty(),
     ) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    if !rustix::fs::fstat(&fd)
+        .map(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+        .unwrap_or(false)
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the snapconf journal is not a regular file",
+        ));
+    }
     let mut text = Vec::new();
     std::fs::File::from(fd).take(4096).read_to_end(&mut text)?;
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "unreadable snapconf journal");

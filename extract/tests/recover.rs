@@ -175,3 +175,62 @@ fn nothing_to_do() {
     jail.prior(&[("a", "prior")]);
     recover(&jail.root()).expect("clean root");
 }
+
+/// Runs `f` in a thread and fails the test if it has not returned within 20 s (a FIFO open
+/// would block forever).
+fn within_deadline<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{what} blocked"))
+}
+
+/// A FIFO at the journal's name is an unreadable journal (an error, left for a human), not
+/// a `recover` or `hydrate` that blocks on opening it; one at the temporary name is removed
+/// like a stale temporary file, and the hydration goes on.
+#[test]
+fn fifos_at_journal_names_never_block() {
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    let fifo = jail.path().join(".root.snapconf-journal");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    let root = jail.root();
+    let e = within_deadline("recover", move || recover(&root)).expect_err("an error");
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let (root, ar) = (jail.root(), Raw::new().file("b", b"new").finish());
+    let got = within_deadline("hydrate", move || {
+        hydrate(&ar[..], &root, &Policy::default())
+    });
+    assert!(got.is_err(), "hydrate stops at the FIFO journal");
+    assert_eq!(
+        fs::read(jail.root().join("a")).expect("prior kept"),
+        b"prior"
+    );
+    fs::remove_file(&fifo).expect("rm fifo");
+
+    let tmp = jail.path().join(".root.snapconf-journal.tmp");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &tmp,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    let (root, ar) = (jail.root(), Raw::new().file("b", b"new").finish());
+    within_deadline("hydrate", move || {
+        hydrate(&ar[..], &root, &Policy::default())
+    })
+    .expect("hydrate");
+    assert_eq!(fs::read(jail.root().join("b")).expect("read"), b"new");
+    assert!(!tmp.exists() && !fifo.exists());
+}

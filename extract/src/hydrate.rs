@@ -12,7 +12,6 @@ use rustix::io::Errno;
 
 use crate::error::io_err;
 use crate::input::{FileInput, StreamInput};
-use crate::journal::{self, Phase};
 use crate::plan::{self, Plan};
 use crate::recover::recover_in;
 use crate::remove::remove_tree_at as remove_tree;
@@ -66,9 +65,8 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///
 /// # Security
 /// What is guaranteed, for any archive bytes:
-/// - **Nothing is written outside `root`'s parent, and in the parent only our three sibling
-///   names** (`.<root>.snapconf-stage-<hex>`, `.<root>.snapconf-journal[.tmp]`), all gone on
-///   return. Every write is relative to a directory handle inside the private staging tree,
+/// - **Nothing is written outside `root`'s parent, and in the parent only one sibling
+///   name** (`.<root>.snapconf-stage-<16 hex>`), gone on return. Every write is relative to a directory handle inside the private staging tree,
 ///   opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` or a component-wise
 ///   `O_NOFOLLOW` walk; files are created `O_CREAT | O_EXCL | O_NOFOLLOW`. No archive path is
 ///   ever resolved against the live root, so a planted link in the prior workspace, or a
@@ -219,23 +217,17 @@ fn apply(
     // Both callers ran `recover_in` under the same lock before building the plan.
     let state = root_state(sib, root)?;
     let stage = sib.new_stage_name();
-    journal::write(sib, Phase::Staged, &stage)
-        .map_err(|e| io_err("writing the snapconf journal", e))?;
     let built = build_stage(sib, &stage, &plan, data, &state);
     let swapped = built.and_then(|()| swap(sib, &stage, &state, root));
     if let Err(e) = swapped {
         // Roll back: the root was never touched. A failure here is left for `recover`.
-        if remove_tree(sib.parent(), &stage).is_ok() {
-            let _ = journal::remove(sib);
-        }
+        let _ = remove_tree(sib.parent(), &stage);
         return Err(e);
     }
-    // Committed. From here on the new tree is in place whatever happens; failures only
-    // leave garbage (the old tree under the staging name) that `recover` removes. The
-    // journal is not rewritten: the exchange is the commit record (see `journal`).
-    if remove_tree(sib.parent(), &stage).is_ok() {
-        let _ = journal::remove_written(sib);
-    }
+    // Committed: the exchange is the commit record. From here on the new tree is in place
+    // whatever happens; a failure only leaves the old tree under the staging name, which
+    // `recover` (and the next hydration) removes, as it removes any staging-shaped name.
+    let _ = remove_tree(sib.parent(), &stage);
     Ok(plan.report)
 }
 

@@ -9,7 +9,6 @@ pub mod dirs;
 mod error;
 mod hydrate;
 mod input;
-mod journal;
 mod list;
 mod listing;
 mod name;

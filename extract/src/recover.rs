@@ -4,46 +4,45 @@ use std::path::Path;
 
 use std::mem::MaybeUninit;
 
-use rustix::fs::{seek, RawDir, SeekFrom};
+use rustix::fs::{seek, unlinkat, AtFlags, RawDir, SeekFrom};
+use rustix::io::Errno;
 
 use crate::error::io_err;
-use crate::journal::{self, Phase};
 use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::{show, Sibling};
 use crate::HydrateError;
 
 /// Resolves whatever a crashed [`crate::hydrate`] of `root` left in `root`'s parent, so that
-/// `root` is exactly the prior tree or exactly the new tree and no staging, old tree or
-/// journal remains beside it.
+/// `root` is exactly the prior tree or exactly the new tree and nothing of ours remains
+/// beside it.
 ///
-/// - Journal phase `staged` (killed before the swap): the staging tree is deleted (roll back;
-///   `root` is the prior tree).
-/// - Journal phase `swapped` (killed after the swap): the old tree, now under the staging
-///   name, is deleted (finish; `root` is the new tree).
-/// - Any other `.<root>.snapconf-stage-<16 hex>` sibling is a leftover too and is deleted.
+/// A hydration leaves at most one thing behind: a `.<root>.snapconf-stage-<16 hex>`
+/// sibling. Killed before the exchange, it is a partial staging tree and `root` is the prior
+/// tree (rolled back); killed after it, it holds the old tree and `root` is the new tree
+/// (finished). Either way the sibling is deleted, and no record is needed to tell the two
+/// apart: the `renameat2(RENAME_EXCHANGE)` is the single commit point. Journals that earlier
+/// versions wrote beside the root (`.<root>.snapconf-journal[.tmp]`) are unlinked unread.
 ///
 /// `root` itself is never modified. Doing nothing is success. [`crate::hydrate`] calls this
 /// first, so an explicit call is only needed to clean up without hydrating.
 ///
 /// # Errors
-/// [`HydrateError::Io`] if the parent cannot be opened or locked, the journal is unreadable
-/// (it is then left for a human), or a leftover cannot be removed (e.g. a mount point inside
-/// it). Hydrations of roots in the same parent directory wait for each other (`flock`).
+/// [`HydrateError::Io`] if the parent cannot be opened or locked, or a leftover cannot be
+/// removed (e.g. a mount point inside it; it is then left in place).
 pub fn recover(root: &Path) -> Result<(), HydrateError> {
     let sib = Sibling::open(root)?;
-    recover_in(&sib).map(|_| ())
+    recover_in(&sib)
 }
 
-/// [`recover`] with the parent already open and locked; returns the phase found, if any.
+/// [`recover`] with the parent already open and locked.
 ///
-/// The parent is listed once (by its handle, from offset 0): with no journal and no
-/// staging-shaped name in it, which is every hydration after a clean one, that listing is
-/// all the work.
-pub(crate) fn recover_in(sib: &Sibling) -> Result<Option<Phase>, HydrateError> {
+/// The parent is listed once (by its handle, from offset 0): with no staging-shaped name in
+/// it, which is every hydration after a clean one, that listing is all the work.
+pub(crate) fn recover_in(sib: &Sibling) -> Result<(), HydrateError> {
     let listing_err = |e: rustix::io::Errno| io_err("listing the root's parent", e);
-    let (journal, journal_tmp) = (sib.journal_name(), sib.journal_tmp_name());
+    let legacy = [sib.legacy_journal_name(), sib.legacy_journal_tmp_name()];
     let mut strays = Vec::new();
-    let mut journals = false;
+    let mut journals = Vec::new();
     seek(sib.parent(), SeekFrom::Start(0)).map_err(listing_err)?;
     let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
     let mut dir = RawDir::new(sib.parent(), &mut buf);
@@ -52,24 +51,22 @@ pub(crate) fn recover_in(sib: &Sibling) -> Result<Option<Phase>, HydrateError> {
         let name = entry.file_name().to_bytes();
         if sib.is_stage_name(name) {
             strays.push(name.to_vec());
-        } else if name == journal.as_slice() || name == journal_tmp.as_slice() {
-            journals = true;
+        } else if legacy.iter().any(|l| l.as_slice() == name) {
+            journals.push(name.to_vec());
         }
     }
-    // An unreadable journal stops everything before anything is removed (left for a human).
-    let found = if journals {
-        journal::read(sib).map_err(|e| io_err("reading the snapconf journal", e))?
-    } else {
-        None
-    };
-    // Only names of the exact staging shape are ever deleted, whatever the journal says; the
-    // one the journal names is among them if it still exists.
+    // Only names of the exact staging shape are ever deleted as trees.
     for name in strays {
         remove_tree(sib.parent(), &name)
             .map_err(|e| io_err(format!("removing leftover `{}`", show(&name)), e))?;
     }
-    if journals {
-        journal::remove(sib).map_err(|e| io_err("removing the snapconf journal", e))?;
+    // A journal name is unlinked as a name (never opened: it may be anything, a FIFO too);
+    // a directory there was never ours and is left alone.
+    for name in journals {
+        match unlinkat(sib.parent(), name.as_slice(), AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT | Errno::ISDIR) => {}
+            Err(e) => return Err(io_err(format!("removing leftover `{}`", show(&name)), e)),
+        }
     }
-    Ok(found.map(|j| j.phase))
+    Ok(())
 }

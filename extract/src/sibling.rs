@@ -1,13 +1,11 @@
 //! The root's parent directory and the names we keep beside the root while a hydration runs.
 //!
-//! For a root named `ws` the siblings are:
-//! - `.ws.snapconf-stage-<16 hex>`: the staging tree; after the swap, the same name holds the
-//!   old tree until it is removed;
-//! - `.ws.snapconf-journal`: the journal naming the phase and the staging name;
-//! - `.ws.snapconf-journal.tmp`: the journal being rewritten (renamed over the journal).
+//! For a root named `ws` the one sibling is `.ws.snapconf-stage-<16 hex>`: the staging tree;
+//! after the swap, the same name holds the old tree until it is removed.
 //!
 //! Nothing else outside the root is ever created, and after a successful call (or `recover`)
-//! none of these remain. The parent is held through one handle, so a rename of the parent's
+//! it does not remain. (Earlier versions also kept a journal, `.ws.snapconf-journal[.tmp]`;
+//! `recover` unlinks such leftovers.) The parent is held through one handle, so a rename of the parent's
 //! path during the call cannot move our writes elsewhere; concurrent hydrations of roots in
 //! the same parent are serialised by `flock` on that handle (released by the kernel if the
 //! process dies, so a crash never leaves a stale lock).
@@ -102,11 +100,13 @@ impl Sibling {
         &self.name
     }
 
-    pub(crate) fn journal_name(&self) -> Vec<u8> {
+    /// The journal name earlier versions wrote beside the root (`recover` unlinks it).
+    pub(crate) fn legacy_journal_name(&self) -> Vec<u8> {
         [&self.prefix[..], b"journal"].concat()
     }
 
-    pub(crate) fn journal_tmp_name(&self) -> Vec<u8> {
+    /// Its temporary name (`recover` unlinks it too).
+    pub(crate) fn legacy_journal_tmp_name(&self) -> Vec<u8> {
         [&self.prefix[..], b"journal.tmp"].concat()
     }
 

@@ -1,5 +1,6 @@
 //! `recover` (and the next `hydrate`) resolve what a killed hydration left beside the root,
-//! for each state the journal can describe, and never delete a name that is not ours.
+//! before and after the exchange, and never delete a name that is not ours; journals left by
+//! earlier versions are unlinked unread.
 
 mod common;
 
@@ -23,8 +24,8 @@ fn stage_name() -> String {
     format!(".root.snapconf-stage-{HEX}")
 }
 
-/// A partial staging tree (with a read-only directory inside) and a `staged` journal: rolled
-/// back, root untouched.
+/// A partial staging tree (with a read-only directory inside; killed before the exchange):
+/// rolled back, root untouched, nothing behind the tree's symlink touched.
 #[test]
 fn staged_is_rolled_back() {
     let jail = Jail::new();
@@ -35,7 +36,6 @@ fn staged_is_rolled_back() {
     fs::write(stage.join("ro/sub/f"), "partial").expect("write");
     std::os::unix::fs::symlink(jail.out(), stage.join("ro/link-out")).expect("symlink");
     fs::set_permissions(stage.join("ro"), fs::Permissions::from_mode(0o555)).expect("chmod");
-    journal(&jail, "staged", &stage_name());
     let outside_before = snapshot(&jail.out(), &[]);
     recover(&jail.root()).expect("recover");
     assert_eq!(jail.inside(), before);
@@ -48,14 +48,14 @@ fn staged_is_rolled_back() {
     );
 }
 
-/// `swapped`: the staging name holds the old tree; it is deleted, root (the new tree) kept.
+/// Killed after the exchange: the staging name holds the old tree; it is deleted, root (the
+/// new tree) kept.
 #[test]
 fn swapped_is_finished() {
     let jail = Jail::new();
     jail.prior(&[("new", "new tree")]);
     let stage = jail.path().join(stage_name());
     fs::create_dir_all(stage.join("old")).expect("mkdir");
-    journal(&jail, "swapped", &stage_name());
     recover(&jail.root()).expect("recover");
     assert_eq!(
         fs::read(jail.root().join("new")).expect("read"),
@@ -88,9 +88,10 @@ fn strays_are_removed() {
     );
 }
 
-/// A journal naming anything but a staging name of this root is never acted on.
+/// A journal of an earlier version is unlinked unread, whatever it names: nothing else is
+/// touched.
 #[test]
-fn tampered_journal_deletes_nothing() {
+fn legacy_journals_delete_nothing_else() {
     let jail = Jail::new();
     jail.prior(&[("a", "prior")]);
     for stage in [
@@ -111,15 +112,23 @@ fn tampered_journal_deletes_nothing() {
     }
 }
 
-/// An unreadable journal is an error and is left for a human; root untouched.
+/// A leftover journal of any content is unlinked; a directory at the journal's name was
+/// never ours and is left alone; the root is untouched either way.
 #[test]
-fn unreadable_journal_is_an_error() {
+fn leftover_journals_are_unlinked_unread() {
     let jail = Jail::new();
     jail.prior(&[("a", "prior")]);
-    fs::write(jail.path().join(".root.snapconf-journal"), "garbage").expect("write");
-    assert!(recover(&jail.root()).is_err());
-    assert!(jail.path().join(".root.snapconf-journal").exists());
-    fs::remove_file(jail.path().join(".root.snapconf-journal")).expect("rm");
+    let before = jail.inside();
+    let journal = jail.path().join(".root.snapconf-journal");
+    fs::write(&journal, "garbage").expect("write");
+    recover(&jail.root()).expect("recover");
+    assert!(!journal.exists());
+    fs::create_dir(&journal).expect("mkdir");
+    fs::write(journal.join("keep"), "k").expect("write");
+    recover(&jail.root()).expect("recover");
+    assert_eq!(fs::read(journal.join("keep")).expect("kept"), b"k");
+    assert_eq!(jail.inside(), before);
+    fs::remove_dir_all(&journal).expect("rm");
 }
 
 /// The next `hydrate` recovers first, then hydrates.
@@ -187,50 +196,36 @@ fn within_deadline<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send +
         .unwrap_or_else(|_| panic!("{what} blocked"))
 }
 
-/// A FIFO at the journal's name is an unreadable journal (an error, left for a human), not
-/// a `recover` or `hydrate` that blocks on opening it; one at the temporary name is removed
-/// like a stale temporary file, and the hydration goes on.
+/// FIFOs at the journal names (an earlier version's, or planted) are unlinked, never
+/// opened: neither `recover` nor `hydrate` blocks on them.
 #[test]
 fn fifos_at_journal_names_never_block() {
     let jail = Jail::new();
     jail.prior(&[("a", "prior")]);
-    let fifo = jail.path().join(".root.snapconf-journal");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .expect("mkfifo");
+    let names = [
+        jail.path().join(".root.snapconf-journal"),
+        jail.path().join(".root.snapconf-journal.tmp"),
+    ];
+    let mkfifo = |p: &std::path::Path| {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            p,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo")
+    };
+    names.iter().for_each(|p| mkfifo(p));
     let root = jail.root();
-    let e = within_deadline("recover", move || recover(&root)).expect_err("an error");
-    assert!(e.to_string().contains("not a regular file"), "{e}");
-    let (root, ar) = (jail.root(), Raw::new().file("b", b"new").finish());
-    let got = within_deadline("hydrate", move || {
-        hydrate(&ar[..], &root, &Policy::default())
-    });
-    assert!(got.is_err(), "hydrate stops at the FIFO journal");
-    assert_eq!(
-        fs::read(jail.root().join("a")).expect("prior kept"),
-        b"prior"
-    );
-    fs::remove_file(&fifo).expect("rm fifo");
-
-    let tmp = jail.path().join(".root.snapconf-journal.tmp");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &tmp,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .expect("mkfifo");
+    within_deadline("recover", move || recover(&root)).expect("recover");
+    assert!(names.iter().all(|p| !p.exists()));
+    names.iter().for_each(|p| mkfifo(p));
     let (root, ar) = (jail.root(), Raw::new().file("b", b"new").finish());
     within_deadline("hydrate", move || {
         hydrate(&ar[..], &root, &Policy::default())
     })
     .expect("hydrate");
     assert_eq!(fs::read(jail.root().join("b")).expect("read"), b"new");
-    assert!(!tmp.exists() && !fifo.exists());
+    assert!(names.iter().all(|p| !p.exists()));
 }

@@ -163,11 +163,17 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                 .map_err(|x| err(tree, *node, "creating symlink", x))?;
         }
     }
-    drop(cache);
+    // Deepest first. A handle still cached from the write pass is the same directory (the
+    // staging tree is ours alone), so only evicted ones are opened again.
     for action in plan.actions.iter().rev() {
         if let Action::Dir { node, mode, mtime } = action {
             let e = |what, x| err(tree, *node, what, x);
-            let fd = open_dir(stage, &tree.path(*node)).map_err(|x| e("reopening directory", x))?;
+            let fd = match cache.fds.remove(node) {
+                Some(fd) => fd,
+                None => {
+                    open_dir(stage, &tree.path(*node)).map_err(|x| e("reopening directory", x))?
+                }
+            };
             fchmod(&fd, Mode::from_raw_mode(*mode))
                 .map_err(|x| e("setting the mode of", x.into()))?;
             if let Some(t) = mtime.and_then(times) {

@@ -38,7 +38,7 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
-use crate::dirs::entries;
+use crate::dirs::{entries, entries_until};
 
 /// How many times a directory is listed and emptied before removal gives up on it (a
 /// process that keeps creating entries in a tree being removed).
@@ -114,7 +114,7 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
     // The mount of the tree is the directory's own (in the fallback, children are compared
     // with it).
     walk.mount = Some(Mount::of_fd(fd.as_fd())?);
-    let pending = entries(fd.as_fd()).map_err(|e| walk.error(None, e))?;
+    let pending = entries_until(fd.as_fd(), true).map_err(|e| walk.error(None, e))?;
     walk.stack.push(Level::new(fd, CString::default(), pending));
     let result = walk.run();
     // Put the mode back if it was widened (through the handle: never a path).
@@ -132,7 +132,7 @@ fn remove_named(parent: BorrowedFd<'_>, name: &[u8], shown: &[u8]) -> io::Result
         Opened::Gone => Ok(()),
         Opened::NotDir => walk.unlink_top(parent, &name),
         Opened::Dir(fd, _) => {
-            let pending = entries(fd.as_fd()).map_err(|e| walk.error(None, e))?;
+            let pending = entries_until(fd.as_fd(), true).map_err(|e| walk.error(None, e))?;
             walk.stack.push(Level::new(fd, name, pending));
             walk.run()
         }
@@ -271,7 +271,10 @@ impl<'a> Walk<'a> {
                 Err(e) => self.retry_widened(child, FileType::RegularFile, e),
             },
             Opened::Dir(fd, _) => {
-                let pending = entries(fd.as_fd()).map_err(|e| self.error(Some(&child), e))?;
+                // A short first read is taken as the end: an entry it missed makes the
+                // `rmdir` fail with `ENOTEMPTY`, and the level is then listed in full.
+                let pending =
+                    entries_until(fd.as_fd(), true).map_err(|e| self.error(Some(&child), e))?;
                 self.push(Level::new(fd, child, pending))
             }
         }

@@ -16,7 +16,7 @@ use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
-use snapconf_extract::dirs::{names, open_dir};
+use snapconf_extract::dirs::{fills_reads, names, open_dir};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::io::Read;
@@ -146,7 +146,8 @@ impl Jail {
             Mode::empty(),
         )?;
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        snapshot_dir(top.as_fd(), &[], &mut map, true, &mut memo)?;
+        let fills = fills_reads(top.as_fd());
+        snapshot_dir(top.as_fd(), &[], &mut map, true, fills, &mut memo)?;
         Ok(Snapshot(map))
     }
 
@@ -266,7 +267,8 @@ struct Memo {
 
 type Identity = (u64, u64, (i64, u32), (i64, u32));
 
-/// Walks the directory open at `dir` (jail-relative path `prefix`),
+/// Walks the directory open at `dir` (jail-relative path `prefix`; `fills`: the jail's
+/// filesystem [`fills_reads`], so a short directory read ends a listing),
 /// every step relative to a handle (`statx`, `readlinkat` and `openat` with `O_NOFOLLOW` on
 /// the entry's name), so a path is never resolved from `/` and a link is never followed.
 fn snapshot_dir(
@@ -274,9 +276,10 @@ fn snapshot_dir(
     prefix: &[u8],
     map: &mut BTreeMap<Vec<u8>, StatKey>,
     top: bool,
+    fills: bool,
     memo: &mut Memo,
 ) -> std::io::Result<()> {
-    let listed = names(dir).map_err(|e| named(prefix, e))?;
+    let listed = names(dir, fills).map_err(|e| named(prefix, e))?;
     for name in listed {
         let n = name.to_bytes();
         if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
@@ -360,7 +363,7 @@ fn snapshot_dir(
                 Mode::empty(),
             )
             .map_err(|e| named(&key, e.into()))?;
-            snapshot_dir(sub.as_fd(), &key, map, false, memo)?;
+            snapshot_dir(sub.as_fd(), &key, map, false, fills, memo)?;
         }
     }
     Ok(())
@@ -378,7 +381,7 @@ fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
 
 /// Removes every entry of the directory open at `dir` whose name is not in `keep`.
 fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
-    for name in names(dir)? {
+    for name in names(dir, false)? {
         if !keep.contains(&name.to_bytes()) {
             snapconf_extract::remove::remove_tree_at(dir, name.to_bytes())?;
         }

@@ -5,7 +5,7 @@ use crate::bytes::{RawBytes, RelPath};
 use crate::tree::{Node, NodeKind, Tree};
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
 use sha2::{Digest, Sha256};
-use snapconf_extract::dirs::{names, open_dir};
+use snapconf_extract::dirs::{fills_reads, names, open_dir};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::io;
@@ -58,10 +58,12 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
         inodes: BTreeMap::new(),
         is_root,
         root,
+        fills: false,
     };
     let mode = u32::from(x.stx_mode) & 0o7777;
     with_access(CWD, root, mode, 0o500, is_root, root, || {
         let fd = open_dir(CWD, root).map_err(|e| at(root, e))?;
+        walk.fills = fills_reads(fd.as_fd());
         walk.dir(fd.as_fd(), None)
     })?;
     let mut groups: Vec<Vec<RelPath>> = walk
@@ -83,6 +85,8 @@ struct Walk<'a> {
     inodes: BTreeMap<(u64, u64), Vec<RelPath>>,
     is_root: bool,
     root: &'a Path,
+    /// The tree's filesystem [`fills_reads`]: a short directory read ends a listing.
+    fills: bool,
 }
 
 impl Walk<'_> {
@@ -96,7 +100,7 @@ impl Walk<'_> {
 
     /// Record the children of the directory open at `dir` (`rel` is `None` for the root).
     fn dir(&mut self, dir: BorrowedFd<'_>, rel: Option<&RelPath>) -> io::Result<()> {
-        let mut children = names(dir).map_err(|e| at(&self.shown(rel), e))?;
+        let mut children = names(dir, self.fills).map_err(|e| at(&self.shown(rel), e))?;
         children.sort();
         for name in children {
             let child_rel = match rel {

@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,10 +110,24 @@ pub fn materialise(
                 source,
             }
         };
-        match &entry.kind {
-            EntryKind::Dir => std::fs::create_dir(&path).map_err(fail("create dir"))?,
+        // Created with its final mode where the umask lets it (and, for a directory, where
+        // that mode still lets us fill it); the rest is `chmod`-ed after everything exists.
+        let mode = entry.effective_mode();
+        let exact = umask().is_some_and(|u| mode & (u | 0o7000) == 0);
+        let chmod_later = match &entry.kind {
+            EntryKind::Dir => {
+                let now = exact && mode & 0o700 == 0o700;
+                let initial = if now { mode } else { 0o755 };
+                std::fs::DirBuilder::new()
+                    .mode(initial)
+                    .create(&path)
+                    .map_err(fail("create dir"))?;
+                !now
+            }
             EntryKind::File { content } => {
-                write_new_file(&path, content.as_bytes()).map_err(fail("write file"))?
+                let initial = if exact { mode } else { 0o600 };
+                write_new_file(&path, content.as_bytes(), initial).map_err(fail("write file"))?;
+                !exact
             }
             EntryKind::Hardlink { target } => {
                 let from = if target.as_bytes().starts_with(b"{out}/") {
@@ -122,21 +137,27 @@ pub fn materialise(
                 };
                 rustix::fs::linkat(CWD, from, CWD, &path, AtFlags::empty())
                     .map_err(io::Error::from)
-                    .map_err(fail("hardlink"))?
+                    .map_err(fail("hardlink"))?;
+                false
             }
             EntryKind::Symlink { target } => {
                 let resolved = ph.resolve(target.as_bytes());
                 std::os::unix::fs::symlink(OsStr::from_bytes(&resolved), &path)
-                    .map_err(fail("symlink"))?
+                    .map_err(fail("symlink"))?;
+                false
             }
-            EntryKind::Fifo => rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
-                .map_err(io::Error::from)
-                .map_err(fail("mkfifo"))?,
+            EntryKind::Fifo => {
+                rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
+                    .map_err(io::Error::from)
+                    .map_err(fail("mkfifo"))?;
+                true
+            }
             EntryKind::Socket => {
                 if let Err(why) = make_socket(&path).map_err(fail("bind socket"))? {
                     out.skipped.push((entry.path.clone(), why));
                     continue;
                 }
+                true
             }
             EntryKind::CharDevice { major, minor } => {
                 if !can_create(&entry.kind) {
@@ -162,12 +183,10 @@ pub fn materialise(
                     }
                     Err(e) => return Err(fail("mknod")(io::Error::from(e))),
                 }
+                true
             }
-        }
-        if !matches!(
-            entry.kind,
-            EntryKind::Symlink { .. } | EntryKind::Hardlink { .. }
-        ) {
+        };
+        if chmod_later {
             to_chmod.push(entry);
         }
     }
@@ -222,11 +241,22 @@ fn prepare_root(root: &Path) -> io::Result<()> {
     }
 }
 
-fn write_new_file(path: &Path, content: &[u8]) -> io::Result<()> {
+/// The process's umask, from `/proc/self/status` (read once; snapconf never changes it);
+/// `None` where that line is missing, and every entry is then `chmod`-ed.
+fn umask() -> Option<u32> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    })
+}
+
+fn write_new_file(path: &Path, content: &[u8], mode: u32) -> io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .mode(mode)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     f.write_all(content)

@@ -143,8 +143,9 @@ impl Walk<'_> {
             }
             FileType::RegularFile => {
                 let path = shown();
+                let fills = self.fills;
                 let sha256 = with_access(dir, name, mode, 0o400, self.is_root, &path, || {
-                    hash_file(dir, name).map_err(|e| at(&path, e))
+                    hash_file(dir, name, fills).map_err(|e| at(&path, e))
                 })?;
                 NodeKind::File {
                     size: x.stx_size,
@@ -210,8 +211,10 @@ fn with_access<T, P: rustix::path::Arg + Copy>(
 
 /// SHA-256 of the regular file `name` in `dir`, lower-case hex. `O_NOFOLLOW | O_NONBLOCK`:
 /// a symlink or FIFO swapped in after `statx` fails or reads empty instead of being
-/// followed or blocking.
-fn hash_file(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<String> {
+/// followed or blocking. With `short_read_ends` (the filesystem [`fills_reads`]: a local
+/// one, where a regular file reads short only at its end) a read that fills less than the
+/// buffer ends the file, saving the final read that returns nothing.
+fn hash_file(dir: BorrowedFd<'_>, name: &CStr, short_read_ends: bool) -> io::Result<String> {
     let fd = openat(
         dir,
         name,
@@ -219,21 +222,19 @@ fn hash_file(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<String> {
         Mode::empty(),
     )?;
     let mut hasher = Sha256::new();
-    io::copy(&mut std::fs::File::from(fd), &mut HashWriter(&mut hasher))?;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match rustix::io::read(&fd, &mut buf) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        hasher.update(&buf[..n]);
+        if n == 0 || (short_read_ends && n < buf.len()) {
+            break;
+        }
+    }
     Ok(hex::encode(hasher.finalize()))
-}
-
-/// Feeds what `io::copy` writes into a hasher.
-struct HashWriter<'a>(&'a mut Sha256);
-
-impl io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// SHA-256 of `bytes`, lower-case hex (the form [`NodeKind::File`] holds).
@@ -361,5 +362,26 @@ mod tests {
             "modes restored"
         );
         remove_tree(&root).expect("cleanup");
+    }
+
+    /// Digests are right at every size around the read buffer, with the short-read end on
+    /// (tmpfs, ext4) and off.
+    #[test]
+    fn digests_span_read_boundaries() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let dir = open_dir(CWD, t.path()).expect("open");
+        for size in [0usize, 1, 4095, 8191, 8192, 8193, 16384, 100_000] {
+            let content: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+            let name = format!("f{size}");
+            std::fs::write(t.path().join(&name), &content).expect("write");
+            let c = std::ffi::CString::new(name).expect("name");
+            for short in [false, true] {
+                assert_eq!(
+                    hash_file(dir.as_fd(), &c, short).expect("hash"),
+                    sha256_hex(&content),
+                    "{size} bytes, short reads end: {short}"
+                );
+            }
+        }
     }
 }

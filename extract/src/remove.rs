@@ -90,7 +90,7 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
         )
     };
     // No mount to compare the directory itself with: any mount may be cleared.
-    let mut walk = Walk::new(None, shown, None);
+    let mut walk = Walk::new(None, shown, false);
     let (fd, restore) = match walk.open(CWD, path.as_os_str().as_encoded_bytes()) {
         Ok(Opened::Dir(fd, restore)) => (fd, restore),
         Ok(Opened::Gone) => {
@@ -111,9 +111,9 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
     };
     walk.restore = restore;
-    // The mount of the tree is the directory's own (in the fallback, children are compared
-    // with it).
-    walk.mount = Some(Mount::of_fd(fd.as_fd())?);
+    // From here on every directory opened must be on the mount of the one it is opened
+    // from, which is the cleared directory's.
+    walk.check_mounts = true;
     let pending = entries_until(fd.as_fd(), true).map_err(|e| walk.error(None, e))?;
     walk.stack.push(Level::new(fd, CString::default(), pending));
     let result = walk.run();
@@ -126,7 +126,7 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
 }
 
 fn remove_named(parent: BorrowedFd<'_>, name: &[u8], shown: &[u8]) -> io::Result<()> {
-    let mut walk = Walk::new(Some(parent), shown, Some(Mount::of_fd(parent)?));
+    let mut walk = Walk::new(Some(parent), shown, true);
     let name = cstring(name)?;
     match walk.open(parent, name.as_bytes())? {
         Opened::Gone => Ok(()),
@@ -156,15 +156,6 @@ impl Mount {
         } else {
             Mount::Dev(x.stx_dev_major, x.stx_dev_minor)
         }
-    }
-
-    fn of_fd(fd: BorrowedFd<'_>) -> io::Result<Mount> {
-        Ok(Mount::of(&statx(
-            fd,
-            "",
-            AtFlags::EMPTY_PATH,
-            StatxFlags::MNT_ID,
-        )?))
     }
 }
 
@@ -213,8 +204,10 @@ struct Walk<'a> {
     parent: Option<BorrowedFd<'a>>,
     /// How the top is named in messages.
     shown: &'a [u8],
-    /// The tree's mount, for the fallback without `openat2` (`None`: not checked).
-    mount: Option<Mount>,
+    /// Whether an opened directory must be on the mount of the directory it is opened
+    /// from (always, but for `clear_dir`'s own directory). Every handle the walk holds is
+    /// on the tree's mount, so this keeps the whole walk on it.
+    check_mounts: bool,
     stack: Vec<Level>,
     /// `clear_dir`: the directory's original mode, if it was widened.
     restore: Option<u32>,
@@ -223,11 +216,11 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(parent: Option<BorrowedFd<'a>>, shown: &'a [u8], mount: Option<Mount>) -> Self {
+    fn new(parent: Option<BorrowedFd<'a>>, shown: &'a [u8], check_mounts: bool) -> Self {
         Walk {
             parent,
             shown,
-            mount,
+            check_mounts,
             stack: Vec::new(),
             restore: None,
             root_fd: None,
@@ -445,12 +438,13 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// `openat2(RESOLVE_NO_XDEV)`, or `openat` and a mount check where there is no
-    /// `openat2`; `EXDEV` means "on another mount" either way.
+    /// `openat2(RESOLVE_NO_XDEV)`, or where there is no `openat2`, `openat` and a check that
+    /// the opened handle is on the mount of `dir`; `EXDEV` means "on another mount" either
+    /// way.
     fn open_raw(&self, dir: BorrowedFd<'_>, name: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
-        let Some(mount) = self.mount else {
+        if !self.check_mounts {
             return openat(dir, name, flags, Mode::empty());
-        };
+        }
         if !NO_OPENAT2.load(Ordering::Relaxed) {
             match openat2(dir, name, flags, Mode::empty(), ResolveFlags::NO_XDEV) {
                 Err(Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
@@ -461,7 +455,8 @@ impl<'a> Walk<'a> {
         }
         let fd = openat(dir, name, flags, Mode::empty())?;
         let x = statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
-        let same = match (mount, Mount::of(&x)) {
+        let here = statx(dir, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
+        let same = match (Mount::of(&here), Mount::of(&x)) {
             (Mount::Id(a), Mount::Id(b)) => a == b,
             (m, _) => m == Mount::Dev(x.stx_dev_major, x.stx_dev_minor),
         };
@@ -810,7 +805,7 @@ mod tests {
         let walk = Walk {
             parent: None,
             shown: b"top",
-            mount: None,
+            check_mounts: false,
             stack: vec![],
             restore: None,
             root_fd: None,

@@ -227,8 +227,14 @@ fn apply(
     // Committed: the exchange is the commit record. From here on the new tree is in place
     // whatever happens; a failure only leaves the old tree under the staging name, which
     // `recover` (and the next hydration) removes, as it removes any staging-shaped name.
-    let _ = remove_tree(sib.parent(), &stage);
-    Ok(plan.report)
+    let mut report = plan.report;
+    if let Err(e) = remove_tree(sib.parent(), &stage) {
+        report.leftover = Some(format!(
+            "the old tree, now `{}` beside the root, could not be removed: {e}",
+            crate::sibling::show(&stage)
+        ));
+    }
+    Ok(report)
 }
 
 fn build_stage(

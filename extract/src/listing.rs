@@ -76,4 +76,10 @@ pub struct HydrateReport {
     /// Names (raw bytes, as in the archive) of members left out: dropped by the policy
     /// (special files, absolute symlinks under `Drop`) or no-ops (a hardlink to itself, H12).
     pub dropped: Vec<Vec<u8>>,
+    /// Set when the new tree is in place but the old one could not be removed from beside
+    /// the root (say a mount point or an entry this user may not delete inside it): why,
+    /// naming the entry. The old tree stays under `.<root>.snapconf-stage-<16 hex>`, and the
+    /// next [`crate::hydrate`] or [`crate::recover`] of this root tries again and fails
+    /// until it can be removed.
+    pub leftover: Option<String>,
 }

@@ -12,9 +12,10 @@
 //! checked with `statx` (`STATX_MNT_ID`, else the device) before it is used.
 //!
 //! The walk is iterative: depth costs heap, not stack. At most [`OPEN_LEVELS`] directory
-//! handles are open at once; deeper down, the handles of the upper levels are closed and
-//! reopened through `..` on the way back, checked against the inode and mount remembered,
-//! so a tree deeper than the open-file limit is removed too.
+//! handles are open at once, fewer when opening one more fails with `EMFILE`; deeper down,
+//! the handles of the upper levels are closed and reopened through `..` on the way back,
+//! checked against the inode and mount remembered, so a tree deeper than the open-file
+//! limit allows handles for is removed too.
 //!
 //! Permissions: root needs no help. For other users a directory that cannot be opened
 //! (`0000`, `0300`) is opened as `O_PATH`, made `u+rwx` through `/proc/self/fd` (which names
@@ -44,7 +45,9 @@ use crate::dirs::{entries, entries_until};
 /// process that keeps creating entries in a tree being removed).
 const ROUNDS: usize = 16;
 
-/// Directory handles a walk keeps open at once (far below any open-file limit).
+/// Directory handles a walk keeps open at most. Where the open-file limit is lower than that
+/// plus what the process already holds, an `EMFILE` closes one more upper level and the open
+/// is tried again, down to one handle.
 pub const OPEN_LEVELS: usize = 64;
 
 /// Set once `openat2` has answered `ENOSYS`, so later opens go straight to the fallback.
@@ -83,15 +86,19 @@ pub fn remove_tree_at(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
 /// included: it is refused, not followed).
 pub fn clear_dir(path: &Path) -> io::Result<()> {
     let shown = path.as_os_str().as_encoded_bytes();
+    // `link/.` or `link/` would resolve through a symlink; the last component must name
+    // the directory itself.
+    let (parent, name) = split(path)?;
     let not_dir = |what: &str| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("`{}` is {what}, not a directory", path.display()),
         )
     };
+    let parent = crate::dirs::open_dir(CWD, parent)?;
     // No mount to compare the directory itself with: any mount may be cleared.
     let mut walk = Walk::new(None, shown, false);
-    let (fd, restore) = match walk.open(CWD, path.as_os_str().as_encoded_bytes()) {
+    let (fd, restore) = match walk.open(parent.as_fd(), name) {
         Ok(Opened::Dir(fd, restore)) => (fd, restore),
         Ok(Opened::Gone) => {
             return Err(io::Error::new(
@@ -100,7 +107,7 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
             ))
         }
         Ok(Opened::NotDir) => {
-            let x = statx(CWD, path, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)?;
+            let x = statx(&parent, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)?;
             let is_link = FileType::from_raw_mode(u32::from(x.stx_mode)) == FileType::Symlink;
             return Err(not_dir(if is_link {
                 "a symlink"
@@ -108,19 +115,26 @@ pub fn clear_dir(path: &Path) -> io::Result<()> {
                 "something else"
             }));
         }
+        Ok(Opened::Denied | Opened::TooMany) => return Err(walk.error(None, Errno::ACCESS.into())),
         Err(e) => return Err(e),
     };
     walk.restore = restore;
     // From here on every directory opened must be on the mount of the one it is opened
     // from, which is the cleared directory's.
     walk.check_mounts = true;
-    let pending = entries_until(fd.as_fd(), true).map_err(|e| walk.error(None, e))?;
-    walk.stack.push(Level::new(fd, CString::default(), pending));
-    let result = walk.run();
-    // Put the mode back if it was widened (through the handle: never a path).
-    let restored = match (walk.restore, walk.root_fd) {
-        (Some(mode), Some(fd)) => fchmod(&fd, Mode::from_raw_mode(mode)).map_err(io::Error::from),
-        _ => Ok(()),
+    // A second handle, to give the mode back whatever happens to the walk's.
+    let keep = fd.try_clone()?;
+    let result = entries_until(fd.as_fd(), true)
+        .map_err(|e| walk.error(None, e))
+        .and_then(|pending| {
+            walk.stack.push(Level::new(fd, CString::default(), pending));
+            walk.run()
+        });
+    // Put the mode back if it was widened (through the handle: never a path), also when
+    // the walk failed.
+    let restored = match walk.restore {
+        Some(mode) => fchmod(&keep, Mode::from_raw_mode(mode)).map_err(io::Error::from),
+        None => Ok(()),
     };
     result.and(restored)
 }
@@ -136,6 +150,8 @@ fn remove_named(parent: BorrowedFd<'_>, name: &[u8], shown: &[u8]) -> io::Result
             walk.stack.push(Level::new(fd, name, pending));
             walk.run()
         }
+        // Only returned below the top.
+        Opened::Denied | Opened::TooMany => Err(walk.error(None, Errno::ACCESS.into())),
     }
 }
 
@@ -167,6 +183,11 @@ enum Opened {
     /// A directory on the tree's mount, and its original mode if it had to be widened to
     /// be opened at all.
     Dir(OwnedFd, Option<u32>),
+    /// `EACCES` in a current directory not yet widened (not root, a `0600` or `0400`
+    /// directory has no search permission): widen it and try again.
+    Denied,
+    /// Out of file descriptors (`EMFILE`, `ENFILE`): close an upper level and try again.
+    TooMany,
 }
 
 /// One directory on the way down.
@@ -211,8 +232,6 @@ struct Walk<'a> {
     stack: Vec<Level>,
     /// `clear_dir`: the directory's original mode, if it was widened.
     restore: Option<u32>,
-    /// `clear_dir`: the directory's handle once the walk is done with it.
-    root_fd: Option<OwnedFd>,
 }
 
 impl<'a> Walk<'a> {
@@ -223,7 +242,6 @@ impl<'a> Walk<'a> {
             check_mounts,
             stack: Vec::new(),
             restore: None,
-            root_fd: None,
         }
     }
 
@@ -259,6 +277,21 @@ impl<'a> Walk<'a> {
         let opened = self.open(self.current()?, child.as_bytes())?;
         match opened {
             Opened::Gone => Ok(()),
+            Opened::Denied => {
+                let i = self.stack.len() - 1;
+                self.widen(i)?;
+                self.stack[i].pending.push((child, ft));
+                Ok(())
+            }
+            Opened::TooMany => {
+                if !self.close_oldest()? {
+                    return Err(self.error(Some(&child), Errno::MFILE.into()));
+                }
+                if let Some(l) = self.stack.last_mut() {
+                    l.pending.push((child, ft));
+                }
+                Ok(())
+            }
             Opened::NotDir => match unlinkat(self.current()?, child.as_c_str(), AtFlags::empty()) {
                 Ok(()) | Err(Errno::NOENT) => Ok(()),
                 Err(e) => self.retry_widened(child, FileType::RegularFile, e),
@@ -301,6 +334,28 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// Closes the handle of the uppermost level that still has one (not the current
+    /// level), after remembering its inode and mount; false if there is none to close.
+    fn close_oldest(&mut self) -> io::Result<bool> {
+        let n = self.stack.len();
+        let Some(far) = self.stack[..n.saturating_sub(1)]
+            .iter_mut()
+            .find(|l| l.fd.is_some())
+        else {
+            return Ok(false);
+        };
+        if let Some(fd) = far.fd.take() {
+            let x = statx(
+                &fd,
+                "",
+                AtFlags::EMPTY_PATH,
+                StatxFlags::INO | StatxFlags::MNT_ID,
+            )?;
+            far.id = Some((x.stx_ino, Mount::of(&x)));
+        }
+        Ok(true)
+    }
+
     /// Goes one level down; past [`OPEN_LEVELS`] the handle of the level that many above is
     /// closed, after remembering its inode and mount.
     fn push(&mut self, level: Level) -> io::Result<()> {
@@ -333,10 +388,23 @@ impl<'a> Walk<'a> {
             .ok_or_else(|| io::Error::other("remover: the current directory has no handle"))?;
         let removed = match (self.stack.last_mut(), self.parent) {
             (Some(up), _) => {
+                let up_id = up.id;
                 if up.fd.is_none() {
-                    up.fd = Some(reopen_parent(fd.as_fd(), up.id)?);
+                    let reopened = loop {
+                        match reopen_parent(fd.as_fd(), up_id) {
+                            Err(e) if out_of_fds(&e) => {
+                                if !self.close_oldest()? {
+                                    return Err(e);
+                                }
+                            }
+                            other => break other?,
+                        }
+                    };
+                    if let Some(up) = self.stack.last_mut() {
+                        up.fd = Some(reopened);
+                    }
                 }
-                match up.fd.as_ref() {
+                match self.stack.last().and_then(|up| up.fd.as_ref()) {
                     Some(up_fd) => unlinkat(up_fd, level.name.as_c_str(), AtFlags::REMOVEDIR),
                     None => Err(Errno::BADF),
                 }
@@ -347,7 +415,6 @@ impl<'a> Walk<'a> {
                 seek(&fd, SeekFrom::Start(0))?;
                 let again = entries(fd.as_fd()).map_err(|e| self.error(None, e))?;
                 if again.is_empty() {
-                    self.root_fd = Some(fd);
                     return Ok(());
                 }
                 return self.relist(level, fd, Some(again));
@@ -417,6 +484,12 @@ impl<'a> Walk<'a> {
             Err(Errno::NOENT) => Ok(Opened::Gone),
             Err(Errno::NOTDIR | Errno::LOOP) => Ok(Opened::NotDir),
             Err(Errno::XDEV) => Err(self.mount_point(name)),
+            Err(Errno::MFILE | Errno::NFILE) if !self.stack.is_empty() => Ok(Opened::TooMany),
+            // Not root, and the directory we open from has no `x` for us (`0600`, `0400`):
+            // it is widened first.
+            Err(Errno::ACCESS) if self.stack.last().is_some_and(|l| !l.widened) => {
+                Ok(Opened::Denied)
+            }
             // Not root, and the directory has no `r` or no `x` for us: open it as a path,
             // widen it through that handle, and open it for reading from the same handle.
             Err(Errno::ACCESS) => {
@@ -533,6 +606,12 @@ fn reopen_parent(child: BorrowedFd<'_>, id: Option<(u64, Mount)>) -> io::Result<
     }
 }
 
+/// `EMFILE` or `ENFILE`.
+fn out_of_fds(e: &io::Error) -> bool {
+    let code = e.raw_os_error();
+    code == Some(Errno::MFILE.raw_os_error()) || code == Some(Errno::NFILE.raw_os_error())
+}
+
 fn cstring(name: &[u8]) -> io::Result<CString> {
     CString::new(name).map_err(|_| {
         io::Error::new(
@@ -615,8 +694,16 @@ mod tests {
         assert_eq!(std::fs::read_dir(&root).expect("read").count(), 0);
         let link = t.path().join("link");
         symlink(&root, &link).expect("symlink");
-        let e = clear_dir(&link).expect_err("a symlink is refused");
-        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        std::fs::write(root.join("kept"), "k").expect("write");
+        for via in [link.clone(), link.join("."), t.path().join("link/")] {
+            let e = clear_dir(&via).expect_err("a symlink is refused");
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{}", via.display());
+        }
+        assert!(
+            root.join("kept").exists(),
+            "nothing behind the link was removed"
+        );
+        std::fs::remove_file(root.join("kept")).expect("rm");
         assert_eq!(
             clear_dir(&root.join("nope")).expect_err("missing").kind(),
             io::ErrorKind::NotFound
@@ -673,9 +760,10 @@ mod tests {
         assert!(!root.exists());
     }
 
-    /// Run by [`deep_trees_need_few_descriptors`] in a child process: with at most 40 open
-    /// files, a chain 3,000 deep (the recursive remover needed one descriptor per level) is
-    /// removed; `OPEN_LEVELS` handles plus the test harness's own fit.
+    /// Run by [`deep_trees_need_few_descriptors`] in a child process: with at most 24 open
+    /// files (fewer than `OPEN_LEVELS`, so `EMFILE` makes the walk close more levels), a
+    /// chain 3,000 deep (the recursive remover needed one descriptor per level) is removed
+    /// and cleared.
     #[test]
     #[ignore = "run by deep_trees_need_few_descriptors in a child with a low RLIMIT_NOFILE"]
     fn inner_deep_tree_under_a_low_open_file_limit() {
@@ -683,7 +771,7 @@ mod tests {
         let root = t.path().join("root");
         std::fs::create_dir(&root).expect("mkdir");
         deep_chain(&root, 3_000);
-        let limit = (OPEN_LEVELS + 24) as u64;
+        let limit = 24;
         let old = rustix::process::getrlimit(rustix::process::Resource::Nofile);
         rustix::process::setrlimit(
             rustix::process::Resource::Nofile,
@@ -693,6 +781,9 @@ mod tests {
             },
         )
         .expect("lower RLIMIT_NOFILE");
+        clear_dir(&root).expect("clear under the limit");
+        assert_eq!(std::fs::read_dir(&root).expect("list").count(), 0);
+        deep_chain(&root, 3_000);
         remove_tree(&root).expect("remove under the limit");
         assert!(!root.exists());
     }
@@ -727,9 +818,15 @@ mod tests {
         let t = tempfile::tempdir().expect("tempdir");
         let base = t.path().to_path_buf();
         let root_user = rustix::process::geteuid().is_root();
+        // As root, also a directory the unprivileged user may enter but not change, inside
+        // one it owns: clearing the outer one then fails, and must give its mode back.
+        let stuck = base.join("stuck");
         if root_user {
             let nobody = Some(rustix::process::Uid::from_raw(65534));
             let nogroup = Some(rustix::process::Gid::from_raw(65534));
+            std::fs::create_dir_all(stuck.join("roots")).expect("mkdir");
+            std::fs::write(stuck.join("roots/f"), "x").expect("write");
+            rustix::fs::chown(&stuck, nobody, nogroup).expect("chown");
             rustix::fs::chown(&base, nobody, nogroup).expect("chown the temp dir");
         }
         let worker = std::thread::spawn(move || {
@@ -744,18 +841,23 @@ mod tests {
             std::fs::create_dir(&keep).expect("mkdir keep");
             chmod(&keep, 0o751);
             let root = base.join("root");
-            for (dir, mode) in [("a", 0o000), ("b", 0o300), ("c", 0o555), ("c/d", 0o000)] {
-                std::fs::create_dir_all(root.join(dir)).expect("mkdir");
-                std::fs::write(root.join(dir).join("f"), "x").expect("write");
-                symlink(&keep, root.join(dir).join("link")).expect("symlink");
-                let _ = mode;
+            // Every mode without full owner rights, each with a file, a link and a
+            // subdirectory (a directory without `x`, 0400 or 0600, cannot even be entered).
+            let modes = [0o000, 0o100, 0o200, 0o300, 0o400, 0o500, 0o555, 0o600];
+            for mode in modes {
+                let dir = root.join(format!("m{mode:o}"));
+                std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+                std::fs::write(dir.join("f"), "x").expect("write");
+                std::fs::write(dir.join("sub/g"), "y").expect("write");
+                symlink(&keep, dir.join("link")).expect("symlink");
             }
-            for (dir, mode) in [("c/d", 0o000), ("a", 0o000), ("b", 0o300), ("c", 0o555)] {
-                chmod(&root.join(dir), mode);
+            for mode in modes {
+                chmod(&root.join(format!("m{mode:o}/sub")), mode);
+                chmod(&root.join(format!("m{mode:o}")), mode);
             }
             remove_tree(&root).expect("remove protected dirs");
             assert!(!root.exists());
-            for mode in [0o555, 0o000] {
+            for mode in [0o555, 0o000, 0o400, 0o600] {
                 std::fs::create_dir_all(root.join("sub")).expect("mkdir");
                 std::fs::write(root.join("sub/f"), "x").expect("write");
                 symlink(&keep, root.join("link")).expect("symlink");
@@ -770,6 +872,19 @@ mod tests {
                 chmod(&root, 0o700);
                 assert_eq!(std::fs::read_dir(&root).expect("list").count(), 0);
                 std::fs::remove_dir(&root).expect("rmdir");
+            }
+            if root_user {
+                // 0400: entering `roots` needs `stuck` widened first.
+                chmod(&stuck, 0o400);
+                clear_dir(&stuck).expect_err("a root-owned directory inside cannot be emptied");
+                let got = std::fs::symlink_metadata(&stuck)
+                    .expect("stat")
+                    .permissions();
+                assert_eq!(
+                    got.mode() & 0o7777,
+                    0o400,
+                    "a failed clear_dir gives it back"
+                );
             }
             let got = std::fs::metadata(&keep)
                 .expect("stat keep")
@@ -808,7 +923,6 @@ mod tests {
             check_mounts: false,
             stack: vec![],
             restore: None,
-            root_fd: None,
         };
         let mut walk = walk;
         for name in ["", "a", "b"] {

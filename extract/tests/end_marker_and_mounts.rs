@@ -104,8 +104,14 @@ fn old_tree_removal_never_enters_a_mount_point() {
     f.write_all(&archive(&[("new", "x")])).expect("write");
     use std::io::Seek;
     f.rewind().expect("rewind");
-    // Whatever the verdict, the mount source's files survive.
-    let _ = snapconf_extract::hydrate_file(&f, &root, &Policy::default());
+    // The new tree goes in; the old one, holding the mount point, stays beside the root,
+    // and the report says so. The mount source's files survive.
+    let report = snapconf_extract::hydrate_file(&f, &root, &Policy::default())
+        .expect("the new tree is swapped in");
+    let why = report
+        .leftover
+        .expect("the report names the old tree left behind");
+    assert!(why.contains("mount point"), "{why}");
     drop(guard);
     let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     assert!(

@@ -115,6 +115,12 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
                 report.members,
                 report.bytes
             );
+            if let Some(why) = &report.leftover {
+                eprintln!(
+                    "warning: {why}; later hydrations of `{}` fail until it is removed",
+                    a.root.display()
+                );
+            }
             Ok(exit::OK)
         }
         Err(e) => {

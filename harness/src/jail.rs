@@ -33,6 +33,8 @@ pub struct Jail {
     memo: Mutex<Memo>,
     /// The `base` it was created under, so a [`JailPool`] only hands it out for the same one.
     base: Option<PathBuf>,
+    /// The jail's filesystem [`fills_reads`] (asked once, when the jail is made).
+    fills: bool,
 }
 
 /// Names kept by [`Jail::reset`]: the decoys, the canary and the canary directory.
@@ -70,7 +72,9 @@ impl Jail {
         let mut canary = b"canary ".to_vec();
         canary.extend_from_slice(&stamp);
         std::fs::write(path.join("canary"), canary)?;
+        let fills = fills_reads(open_dir(CWD, &path)?.as_fd());
         Ok(Jail {
+            fills,
             dir: Some(dir),
             path,
             counter: 0,
@@ -89,12 +93,12 @@ impl Jail {
     /// The first failing removal or `mkdir`; the jail should then be dropped.
     pub fn reset(&mut self) -> std::io::Result<()> {
         let top = open_dir(CWD, &self.path)?;
-        prune(top.as_fd(), &FIXED)?;
+        prune(top.as_fd(), &FIXED, self.fills)?;
         rustix::fs::mkdirat(&top, "src", Mode::from_raw_mode(0o755))?;
         let out = open_dir(&top, "out")?;
-        prune(out.as_fd(), &[b"target", b"x", b"decoy"])?;
+        prune(out.as_fd(), &[b"target", b"x", b"decoy"], self.fills)?;
         let decoy = open_dir(&out, "decoy")?;
-        prune(decoy.as_fd(), &[b"file"])?;
+        prune(decoy.as_fd(), &[b"file"], self.fills)?;
         // Root names (`h-1`, ...) start again, so a case's messages do not depend on the
         // cases before it.
         self.counter = 0;
@@ -146,8 +150,7 @@ impl Jail {
             Mode::empty(),
         )?;
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let fills = fills_reads(top.as_fd());
-        snapshot_dir(top.as_fd(), &[], &mut map, true, fills, &mut memo)?;
+        snapshot_dir(top.as_fd(), &[], &mut map, true, self.fills, &mut memo)?;
         Ok(Snapshot(map))
     }
 
@@ -380,8 +383,8 @@ fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
 }
 
 /// Removes every entry of the directory open at `dir` whose name is not in `keep`.
-fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]]) -> std::io::Result<()> {
-    for name in names(dir, false)? {
+fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]], fills: bool) -> std::io::Result<()> {
+    for name in names(dir, fills)? {
         if !keep.contains(&name.to_bytes()) {
             snapconf_extract::remove::remove_tree_at(dir, name.to_bytes())?;
         }

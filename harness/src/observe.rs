@@ -30,7 +30,26 @@ use std::path::Path;
 /// The first failing `lstat`, `readdir`, `readlink`, `open` or `read`, with the path in
 /// the message; `root` itself must be a directory (a symlink root is `InvalidInput`).
 pub fn observe(root: &Path) -> io::Result<Tree> {
-    observe_as(root, rustix::process::geteuid().is_root())
+    // snapconf never changes its effective user: asked once.
+    static IS_ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    observe_as(
+        root,
+        *IS_ROOT.get_or_init(|| rustix::process::geteuid().is_root()),
+    )
+}
+
+/// [`fills_reads`] of the filesystem of `dir`, asked once per (device, mount id) that
+/// `statx` gave: every case observes roots in the same jail filesystem.
+fn fills_on(dir: BorrowedFd<'_>, mount: (u32, u32, u64)) -> bool {
+    type Seen = Vec<((u32, u32, u64), bool)>;
+    static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, fills)) = seen.iter().find(|(m, _)| *m == mount) {
+        return *fills;
+    }
+    let fills = fills_reads(dir);
+    seen.push((mount, fills));
+    fills
 }
 
 /// [`observe`], with the "bypasses permission checks" decision made by the caller (tests
@@ -44,7 +63,7 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
         CWD,
         root,
         AtFlags::SYMLINK_NOFOLLOW,
-        StatxFlags::BASIC_STATS,
+        StatxFlags::BASIC_STATS | StatxFlags::MNT_ID,
     )
     .map_err(|e| at(root, e.into()))?;
     if FileType::from_raw_mode(u32::from(x.stx_mode)) != FileType::Directory {
@@ -63,7 +82,8 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
     let mode = u32::from(x.stx_mode) & 0o7777;
     with_access(CWD, root, mode, 0o500, is_root, root, || {
         let fd = open_dir(CWD, root).map_err(|e| at(root, e))?;
-        walk.fills = fills_reads(fd.as_fd());
+        let mount = (x.stx_dev_major, x.stx_dev_minor, x.stx_mnt_id);
+        walk.fills = fills_on(fd.as_fd(), mount);
         walk.dir(fd.as_fd(), None)
     })?;
     let mut groups: Vec<Vec<RelPath>> = walk

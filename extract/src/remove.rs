@@ -207,6 +207,15 @@ struct Level {
 }
 
 impl Level {
+    /// Closes its handle, if open, after remembering its inode and mount for the reopening
+    /// through `..`.
+    fn close(&mut self) -> io::Result<()> {
+        if let Some(fd) = self.fd.take() {
+            self.id = Some(identity(fd.as_fd())?);
+        }
+        Ok(())
+    }
+
     fn new(fd: OwnedFd, name: CString, pending: Vec<(CString, FileType)>) -> Level {
         Level {
             fd: Some(fd),
@@ -344,15 +353,7 @@ impl<'a> Walk<'a> {
         else {
             return Ok(false);
         };
-        if let Some(fd) = far.fd.take() {
-            let x = statx(
-                &fd,
-                "",
-                AtFlags::EMPTY_PATH,
-                StatxFlags::INO | StatxFlags::MNT_ID,
-            )?;
-            far.id = Some((x.stx_ino, Mount::of(&x)));
-        }
+        far.close()?;
         Ok(true)
     }
 
@@ -361,16 +362,7 @@ impl<'a> Walk<'a> {
     fn push(&mut self, level: Level) -> io::Result<()> {
         let n = self.stack.len();
         if n >= OPEN_LEVELS {
-            let far = &mut self.stack[n - OPEN_LEVELS];
-            if let Some(fd) = far.fd.take() {
-                let x = statx(
-                    &fd,
-                    "",
-                    AtFlags::EMPTY_PATH,
-                    StatxFlags::INO | StatxFlags::MNT_ID,
-                )?;
-                far.id = Some((x.stx_ino, Mount::of(&x)));
-            }
+            self.stack[n - OPEN_LEVELS].close()?;
         }
         self.stack.push(level);
         Ok(())
@@ -582,6 +574,17 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The inode and mount of the directory open at `fd`.
+fn identity(fd: BorrowedFd<'_>) -> io::Result<(u64, Mount)> {
+    let x = statx(
+        fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::INO | StatxFlags::MNT_ID,
+    )?;
+    Ok((x.stx_ino, Mount::of(&x)))
+}
+
 /// Opens `..` of `child` as the level above, whose handle was closed; its inode and mount
 /// must be those remembered (else the tree was moved while being removed).
 fn reopen_parent(child: BorrowedFd<'_>, id: Option<(u64, Mount)>) -> io::Result<OwnedFd> {
@@ -591,13 +594,7 @@ fn reopen_parent(child: BorrowedFd<'_>, id: Option<(u64, Mount)>) -> io::Result<
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
-    let x = statx(
-        &fd,
-        "",
-        AtFlags::EMPTY_PATH,
-        StatxFlags::INO | StatxFlags::MNT_ID,
-    )?;
-    if id == Some((x.stx_ino, Mount::of(&x))) {
+    if id == Some(identity(fd.as_fd())?) {
         Ok(fd)
     } else {
         Err(io::Error::other(
@@ -750,13 +747,18 @@ mod tests {
     #[test]
     fn removes_trees_deeper_than_any_stack() {
         let t = tempfile::tempdir().expect("tempdir");
-        let root = t.path().join("root");
-        std::fs::create_dir(&root).expect("mkdir");
-        deep_chain(&root, 10_000);
-        clear_dir(&root).expect("clear a deep tree");
-        assert_eq!(std::fs::read_dir(&root).expect("list").count(), 0);
-        deep_chain(&root, 10_000);
-        remove_tree(&root).expect("remove a deep tree");
+        clear_then_remove_a_chain(&t.path().join("root"), 10_000);
+    }
+
+    /// Under a new directory `root`: a chain `depth` deep is cleared (`root` stays, empty),
+    /// then a new chain is removed with `root`.
+    fn clear_then_remove_a_chain(root: &Path, depth: usize) {
+        std::fs::create_dir(root).expect("mkdir");
+        deep_chain(root, depth);
+        clear_dir(root).expect("clear a deep tree");
+        assert_eq!(std::fs::read_dir(root).expect("list").count(), 0);
+        deep_chain(root, depth);
+        remove_tree(root).expect("remove a deep tree");
         assert!(!root.exists());
     }
 
@@ -768,9 +770,6 @@ mod tests {
     #[ignore = "run by deep_trees_need_few_descriptors in a child with a low RLIMIT_NOFILE"]
     fn inner_deep_tree_under_a_low_open_file_limit() {
         let t = tempfile::tempdir().expect("tempdir");
-        let root = t.path().join("root");
-        std::fs::create_dir(&root).expect("mkdir");
-        deep_chain(&root, 3_000);
         let limit = 24;
         let old = rustix::process::getrlimit(rustix::process::Resource::Nofile);
         rustix::process::setrlimit(
@@ -781,11 +780,7 @@ mod tests {
             },
         )
         .expect("lower RLIMIT_NOFILE");
-        clear_dir(&root).expect("clear under the limit");
-        assert_eq!(std::fs::read_dir(&root).expect("list").count(), 0);
-        deep_chain(&root, 3_000);
-        remove_tree(&root).expect("remove under the limit");
-        assert!(!root.exists());
+        clear_then_remove_a_chain(&t.path().join("root"), 3_000);
     }
 
     #[test]

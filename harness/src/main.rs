@@ -6,5 +6,9 @@ use clap::Parser;
 
 fn main() {
     let cli = cmd::Cli::parse();
+    // Orphans of the tools under test are reparented to us, so that each step's stragglers
+    // are killed and reported (snapconf_producers::stragglers); the pipeline runs one tool
+    // at a time, as that module requires.
+    snapconf_producers::stragglers::become_subreaper();
     std::process::exit(cmd::dispatch(cli));
 }

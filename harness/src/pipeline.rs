@@ -191,6 +191,9 @@ fn run_in(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
+    if !producer.in_process() {
+        stragglers(None, &format!("capture by `{}`", producer.name()), &mut out);
+    }
     containment(jail, &src, &mut last, None, "capture", &mut out)?;
     match outcome {
         Outcome::Success => {}
@@ -340,6 +343,9 @@ fn hydrate_and_check(
         timeout: env.timeout,
         limits: None,
     })?;
+    if !ex.in_process() {
+        stragglers(Some(&name), &format!("hydration {into}"), out);
+    }
     containment(jail, root, last, Some(&name), "hydration", out)?;
     match outcome {
         Outcome::Success => {
@@ -416,6 +422,25 @@ fn tree_finding(
 
 /// Record a `containment` finding if anything in the jail outside `root` changed since
 /// `last`, which then becomes the new state.
+/// A `hang` finding if the step just run left processes behind (killed and reaped by
+/// [`snapconf_producers::stragglers::reap_stragglers`] before the jail is compared, so they
+/// cannot touch a later step); `step` says which, e.g. "capture by `gnu-tar`".
+fn stragglers(extractor: Option<&str>, step: &str, out: &mut CaseOutcome) {
+    let left = snapconf_producers::stragglers::reap_stragglers();
+    if let Some(first) = left.first() {
+        out.push(Finding {
+            check: Check::Hang,
+            extractor: extractor.map(str::to_string),
+            message: format!(
+                "{step} left {} process(es) running after it ended (killed): {first}",
+                left.len()
+            ),
+            expected: Some("no process of the tool outlives its step\n".into()),
+            observed: Some(format!("killed:\n{}\n", left.join("\n"))),
+        });
+    }
+}
+
 pub(crate) fn containment(
     jail: &Jail,
     root: &Path,

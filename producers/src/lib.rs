@@ -15,6 +15,7 @@ pub mod python_tar;
 pub mod python_tarfile;
 pub mod reference;
 pub mod registry;
+pub mod stragglers;
 pub mod tar_rs;
 
 pub use adapter::{

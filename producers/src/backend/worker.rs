@@ -86,7 +86,9 @@ impl Running {
     /// Kill the whole group and reap the leader; the status, if it could be read.
     fn kill(mut self) -> Option<std::process::ExitStatus> {
         let _ = kill_process_group(self.pid, Signal::KILL);
-        self.child.wait().ok()
+        let status = self.child.wait().ok();
+        crate::stragglers::unregister_persistent(self.pid);
+        status
     }
 }
 
@@ -162,9 +164,11 @@ impl Worker {
             .process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
         let pid = Pid::from_child(&child);
+        crate::stragglers::register_persistent(pid);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = kill_process_group(pid, Signal::KILL);
             let _ = child.wait();
+            crate::stragglers::unregister_persistent(pid);
             return Err("could not open its stdin and stdout".into());
         };
         let (tx, rx) = std::sync::mpsc::channel();

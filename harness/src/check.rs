@@ -73,7 +73,10 @@ impl Check {
             Check::Containment => "something outside the root changed",
             Check::DanglingLink => "a hardlink member names a path that is not an earlier member",
             Check::ExclusionLeak => "a member is named under an excluded path",
-            Check::Hang => "a tool did not finish within the timeout or died of a signal",
+            Check::Hang => {
+                "a tool did not finish within the timeout, died of a signal, or left a process \
+                 running"
+            }
             Check::UnsafeAccept => {
                 "an extractor accepted an archive the reference refuses as unsafe, and something \
                  landed outside policy"

@@ -70,7 +70,8 @@ pub fn write_case_dir(
         "#!/bin/sh\n\
          # Re-runs snapconf finding `{check}` ({pair}).\n\
          # Exits 1 while the finding reproduces, 0 once it is fixed, 2/3 when it cannot run.\n\
-         # Needs: the snapconf binary (set SNAPCONF, or have it on PATH) and: {tools}.\n\
+         # Needs: the snapconf binary (set SNAPCONF, or have it on PATH) and the tools behind\n\
+         # the adapters: {tools} (`snapconf list` names each tool).\n\
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\

@@ -9,7 +9,8 @@
 //! a bind mount a user made in the prior workspace) is never entered, even if it appears
 //! while the walk runs, and removal stops with an error naming it; nothing is unmounted.
 //! Where `openat2` is unavailable (`ENOSYS`) the handle from `openat(O_NOFOLLOW)` is
-//! checked with `statx` (`STATX_MNT_ID`, else the device) before it is used.
+//! checked with `statx` (`STATX_MNT_ID`, else the device) against the directory it was
+//! opened from before it is used.
 //!
 //! The walk is iterative: depth costs heap, not stack. At most [`OPEN_LEVELS`] directory
 //! handles are open at once, fewer when opening one more fails with `EMFILE`; deeper down,
@@ -17,11 +18,12 @@
 //! checked against the inode and mount remembered, so a tree deeper than the open-file
 //! limit allows handles for is removed too.
 //!
-//! Permissions: root needs no help. For other users a directory that cannot be opened
-//! (`0000`, `0300`) is opened as `O_PATH`, made `u+rwx` through `/proc/self/fd` (which names
-//! the inode opened, never a path that could be swapped for a symlink) and reopened from
-//! that handle; one that cannot be written (`0555`) is `fchmod`-ed through its handle when
-//! an `unlinkat` in it answers `EACCES`.
+//! Permissions: root needs no help. For other users a directory that cannot be entered
+//! (`0400`, `0600`) or written (`0555`) is `fchmod`-ed `u+rwx` through its handle when an
+//! open or `unlinkat` in it answers `EACCES`; one that cannot even be opened (`0000`,
+//! `0300`) is opened as `O_PATH`, made `u+rwx` through `/proc/self/fd` (which names the inode
+//! opened, never a path that could be swapped for a symlink) and reopened from that handle.
+//! `clear_dir` gives its directory its mode back, also when it fails.
 //!
 //! System calls per directory: `openat2`, the `getdents64` reads, the `unlinkat` of each
 //! entry, `close`, and the final `unlinkat(AT_REMOVEDIR)`; the directory is listed again
@@ -58,8 +60,8 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 /// refused, as `rm -r` refuses it.
 ///
 /// # Errors
-/// `InvalidInput` for a `path` ending in `.` or `..`, and for `/`; else the first failing `openat2`,
-/// `getdents64`, `fchmod` or `unlinkat`, with the entry's path in the message; an error
+/// `InvalidInput` for a `path` ending in `.` or `..`, and for `/`; else the first failing
+/// `openat2`, `getdents64`, `fchmod` or `unlinkat`, with the entry's path in the message; an error
 /// naming the directory if a mount point lies inside the tree (it and everything behind it
 /// are left in place), if a directory keeps refilling while it is being removed, or if an
 /// upper directory was moved while a deep tree was removed.
@@ -79,11 +81,13 @@ pub fn remove_tree_at(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
     remove_named(parent, name, name)
 }
 
-/// Removes everything inside the directory `path`, keeping `path` itself and its mode.
+/// Removes everything inside the directory `path`, keeping `path` itself and its mode
+/// (given back also when clearing fails).
 ///
 /// # Errors
 /// As [`remove_tree`]; `InvalidInput` if `path` is not a directory (a symlink to one
-/// included: it is refused, not followed).
+/// included: it is refused, not followed, also as `link/` or `link/.`); `NotFound` if it is
+/// missing.
 pub fn clear_dir(path: &Path) -> io::Result<()> {
     let shown = path.as_os_str().as_encoded_bytes();
     // `link/.` or `link/` would resolve through a symlink; the last component must name

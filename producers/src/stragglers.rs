@@ -126,13 +126,12 @@ fn children_of(me: i32) -> Vec<(i32, bool)> {
     out
 }
 
-/// The command line of `pid` with NULs shown as spaces, at most 200 bytes.
+/// The command line of `pid` on one line (NULs and other control characters shown as
+/// spaces, runs of spaces as one), at most 200 bytes.
 fn cmdline(pid: i32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let mut text = String::from_utf8_lossy(&raw)
-        .replace('\0', " ")
-        .trim_end()
-        .to_owned();
+    let lossy = String::from_utf8_lossy(&raw).replace(|c: char| c.is_control(), " ");
+    let mut text = lossy.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.len() > 200 {
         let mut cut = 200;
         while !text.is_char_boundary(cut) {

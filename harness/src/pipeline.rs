@@ -425,7 +425,7 @@ fn tree_finding(
 /// A `hang` finding if the step just run left processes behind (killed and reaped by
 /// [`snapconf_producers::stragglers::reap_stragglers`] before the jail is compared, so they
 /// cannot touch a later step); `step` says which, e.g. "capture by `gnu-tar`".
-fn stragglers(extractor: Option<&str>, step: &str, out: &mut CaseOutcome) {
+pub(crate) fn stragglers(extractor: Option<&str>, step: &str, out: &mut CaseOutcome) {
     let left = snapconf_producers::stragglers::reap_stragglers();
     if let Some(first) = left.first() {
         out.push(Finding {

@@ -230,6 +230,9 @@ fn one(
         ..req
     })?;
     let what = format!("hydration under fault {plan}");
+    if !ex.in_process() {
+        crate::pipeline::stragglers(Some(&name), &what, out);
+    }
     // For `enospc` the whole mount is the extractor's: its staging sibling lives there.
     let inside = fs.as_ref().map_or(root.as_path(), |t| t.path());
     containment(jail, inside, last, Some(&name), &what, out)?;

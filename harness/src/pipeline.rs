@@ -420,8 +420,6 @@ fn tree_finding(
     })
 }
 
-/// Record a `containment` finding if anything in the jail outside `root` changed since
-/// `last`, which then becomes the new state.
 /// A `hang` finding if the step just run left processes behind (killed and reaped by
 /// [`snapconf_producers::stragglers::reap_stragglers`] before the jail is compared, so they
 /// cannot touch a later step); `step` says which, e.g. "capture by `gnu-tar`".
@@ -441,6 +439,8 @@ pub(crate) fn stragglers(extractor: Option<&str>, step: &str, out: &mut CaseOutc
     }
 }
 
+/// Record a `containment` finding if anything in the jail outside `root` changed since
+/// `last`, which then becomes the new state.
 pub(crate) fn containment(
     jail: &Jail,
     root: &Path,

@@ -525,11 +525,8 @@ impl<'a> Walk<'a> {
         let fd = openat(dir, name, flags, Mode::empty())?;
         let x = statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
         let here = statx(dir, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)?;
-        let same = match (Mount::of(&here), Mount::of(&x)) {
-            (Mount::Id(a), Mount::Id(b)) => a == b,
-            (m, _) => m == Mount::Dev(x.stx_dev_major, x.stx_dev_minor),
-        };
-        if same {
+        // Both answers come from one kernel: both carry a mount id, or neither does.
+        if Mount::of(&here) == Mount::of(&x) {
             Ok(fd)
         } else {
             Err(Errno::XDEV)
@@ -561,20 +558,23 @@ impl<'a> Walk<'a> {
     /// As [`Walk::error`] for an entry named by bytes (the top itself when the stack is
     /// empty).
     fn error_named(&self, name: &[u8], e: io::Error) -> io::Error {
-        match CString::new(name) {
-            Ok(c) if !self.stack.is_empty() => self.error(Some(&c), e),
-            _ => self.error(None, e),
-        }
+        io::Error::new(e.kind(), format!("`{}`: {e}", self.shown_named(name)))
     }
 
     fn mount_point(&self, name: &[u8]) -> io::Error {
-        let shown = match CString::new(name) {
+        io::Error::other(format!(
+            "`{}` is a mount point inside the tree; not removed",
+            self.shown_named(name)
+        ))
+    }
+
+    /// [`Walk::shown_path`] of the entry `name` of the current level (the top itself when
+    /// the stack is empty).
+    fn shown_named(&self, name: &[u8]) -> String {
+        match CString::new(name) {
             Ok(c) if !self.stack.is_empty() => self.shown_path(Some(&c)),
             _ => self.shown_path(None),
-        };
-        io::Error::other(format!(
-            "`{shown}` is a mount point inside the tree; not removed"
-        ))
+        }
     }
 }
 

@@ -79,24 +79,73 @@ impl<R: Read> Input for StreamInput<R> {
     }
 }
 
+/// Bytes a [`FileInput`] reads at once for reads smaller than this, in bytes: the headers of
+/// an archive of small files then cost one `pread` per window, not one per member.
+const WINDOW: usize = 32 * 1024;
+
 /// A regular file read with `pread` from a starting offset; skipping is arithmetic, clamped
 /// to the file's length so that a skip past EOF is reported as short.
+///
+/// Reads smaller than [`WINDOW`] are served from a window of up to `WINDOW` bytes read
+/// ahead (allocated on first use); larger ones go straight to the file.
 pub(crate) struct FileInput<'a> {
     file: &'a File,
     pos: u64,
     len: u64,
+    window: Vec<u8>,
+    /// File offset of `window[0]`.
+    window_at: u64,
+    /// Bytes of `window` that hold file content.
+    filled: usize,
 }
 
 impl<'a> FileInput<'a> {
     /// Reads `file` from byte offset `pos`; `len` is the file's length in bytes.
     pub(crate) fn new(file: &'a File, pos: u64, len: u64) -> Self {
-        FileInput { file, pos, len }
+        FileInput {
+            file,
+            pos,
+            len,
+            window: Vec::new(),
+            window_at: 0,
+            filled: 0,
+        }
+    }
+
+    /// Where `pos` falls in the window, if it does.
+    fn in_window(&self) -> Option<usize> {
+        let off = usize::try_from(self.pos.checked_sub(self.window_at)?).ok()?;
+        (off < self.filled).then_some(off)
     }
 }
 
 impl Input for FileInput<'_> {
     fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.read_at(buf, self.pos)?;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let off = match self.in_window() {
+            Some(off) => off,
+            None if buf.len() >= WINDOW => {
+                let n = self.file.read_at(buf, self.pos)?;
+                self.pos += n as u64;
+                return Ok(n);
+            }
+            None => {
+                if self.window.is_empty() {
+                    self.window = vec![0; WINDOW];
+                }
+                self.filled = 0;
+                self.window_at = self.pos;
+                self.filled = self.file.read_at(&mut self.window, self.pos)?;
+                if self.filled == 0 {
+                    return Ok(0);
+                }
+                0
+            }
+        };
+        let n = buf.len().min(self.filled - off);
+        buf[..n].copy_from_slice(&self.window[off..off + n]);
         self.pos += n as u64;
         Ok(n)
     }
@@ -105,5 +154,41 @@ impl Input for FileInput<'_> {
         let got = n.min(self.len.saturating_sub(self.pos));
         self.pos += got;
         Ok(got)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Reads through the window give the file's bytes at every offset, for reads of every
+    /// size around the window's, after skips inside and past the window, and report the
+    /// end of the file as 0.
+    #[test]
+    fn windowed_reads_match_the_file() {
+        let mut file = tempfile::tempfile().expect("tempfile");
+        let content: Vec<u8> = (0..3 * WINDOW + 777).map(|i| (i * 7 % 251) as u8).collect();
+        file.write_all(&content).expect("write");
+        let len = content.len() as u64;
+        for size in [1, 511, 512, WINDOW - 1, WINDOW, WINDOW + 1] {
+            for skip in [0u64, 100, 512, WINDOW as u64, 2 * WINDOW as u64 + 3] {
+                let mut input = FileInput::new(&file, 5, len);
+                let mut pos = 5u64;
+                let mut buf = vec![0u8; size];
+                loop {
+                    let n = input.read_full(&mut buf).expect("read");
+                    let want = &content[pos as usize..(pos as usize + size).min(content.len())];
+                    assert_eq!(&buf[..n], want, "size {size} skip {skip} at {pos}");
+                    pos += n as u64;
+                    if n < size {
+                        break;
+                    }
+                    pos += input.skip(skip).expect("skip");
+                }
+                assert_eq!(pos, len, "size {size} skip {skip}");
+                assert_eq!(input.read_some(&mut buf).expect("eof"), 0);
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@ use crate::tree::{Node, NodeKind, Tree};
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
 use sha2::{Digest, Sha256};
 use snapconf_extract::dirs::{fills_reads, names, open_dir};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -78,6 +78,8 @@ fn observe_as(root: &Path, is_root: bool) -> io::Result<Tree> {
         is_root,
         root,
         fills: false,
+        dev: rustix::fs::makedev(x.stx_dev_major, x.stx_dev_minor),
+        digests: HashMap::new(),
     };
     let mode = u32::from(x.stx_mode) & 0o7777;
     with_access(CWD, root, mode, 0o500, is_root, root, || {
@@ -105,8 +107,14 @@ struct Walk<'a> {
     inodes: BTreeMap<(u64, u64), Vec<RelPath>>,
     is_root: bool,
     root: &'a Path,
-    /// The tree's filesystem [`fills_reads`]: a short directory read ends a listing.
+    /// The tree's filesystem [`fills_reads`]: a short directory read ends a listing, and a
+    /// regular file's size is that of its content.
     fills: bool,
+    /// The root's device number ([`Walk::fills`] is about that filesystem).
+    dev: u64,
+    /// Digests of the regular files read so far, by device and inode: a second name of an
+    /// inode is not read again (nothing changes the tree during a walk).
+    digests: HashMap<(u64, u64), String>,
 }
 
 impl Walk<'_> {
@@ -162,11 +170,25 @@ impl Walk<'_> {
                 }
             }
             FileType::RegularFile => {
-                let path = shown();
-                let fills = self.fills;
-                let sha256 = with_access(dir, name, mode, 0o400, self.is_root, &path, || {
-                    hash_file(dir, name, fills).map_err(|e| at(&path, e))
-                })?;
+                let id = (
+                    rustix::fs::makedev(x.stx_dev_major, x.stx_dev_minor),
+                    x.stx_ino,
+                );
+                let sha256 = match self.digests.get(&id) {
+                    Some(sha) => sha.clone(),
+                    // On the root's own local filesystem the size is the content's: an
+                    // empty file has nothing to read.
+                    None if x.stx_size == 0 && self.fills && id.0 == self.dev => sha256_hex(b""),
+                    None => {
+                        let path = shown();
+                        let fills = self.fills;
+                        let sha = with_access(dir, name, mode, 0o400, self.is_root, &path, || {
+                            hash_file(dir, name, fills).map_err(|e| at(&path, e))
+                        })?;
+                        self.digests.insert(id, sha.clone());
+                        sha
+                    }
+                };
                 NodeKind::File {
                     size: x.stx_size,
                     sha256,

@@ -12,6 +12,12 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 
+/// How every decoy's content begins: `decoy <path> <jail path>`.
+pub const DECOY_PREFIX: &[u8] = b"decoy ";
+
+/// How the `canary` file's content begins: `canary <jail path>`.
+pub const CANARY_PREFIX: &[u8] = b"canary ";
+
 /// Sibling canary directory of the roots, with a file and a subdirectory inside.
 pub const CANARY_DIR: &str = "canary-dir";
 
@@ -62,7 +68,7 @@ pub fn plant(jail: &Jail, specs: &[&WorkspaceSpec]) -> io::Result<()> {
 }
 
 fn content(jail: &Jail, rel: &[u8]) -> Vec<u8> {
-    let mut c = b"decoy ".to_vec();
+    let mut c = DECOY_PREFIX.to_vec();
     c.extend_from_slice(rel);
     c.push(b' ');
     c.extend_from_slice(jail.path().as_os_str().as_bytes());
@@ -107,12 +113,14 @@ pub fn stored_canaries<'a>(archive: &[u8], canaries: &'a [(String, Vec<u8>)]) ->
         .collect()
 }
 
-/// True if `archive` may hold a canary of `jail`: every canary's content ends with the
-/// jail's path, so an archive without those bytes holds none, and the decoys need not be
-/// read at all. (An archive that has them, say in an absolute symlink's target, is then
+/// True if `archive` may hold a canary of `jail`: every canary's content starts with
+/// [`DECOY_PREFIX`] or [`CANARY_PREFIX`] and ends with the jail's path, so an archive
+/// without those bytes holds none, and the decoys need not be read at all (an absolute
+/// symlink into the jail puts the jail's path in the archive, but not the prefixes). (An archive that has them, say in an absolute symlink's target, is then
 /// searched canary by canary with [`stored_canaries`].)
 pub fn may_hold_canaries(archive: &[u8], jail: &Jail) -> bool {
-    memchr::memmem::find(archive, jail.path().as_os_str().as_bytes()).is_some()
+    let has = |needle: &[u8]| memchr::memmem::find(archive, needle).is_some();
+    has(jail.path().as_os_str().as_bytes()) && (has(DECOY_PREFIX) || has(CANARY_PREFIX))
 }
 
 #[cfg(test)]
@@ -150,5 +158,15 @@ mod tests {
         assert!(stored_canaries(&[0u8; 1024], &all).is_empty());
         assert!(may_hold_canaries(&archive, &jail));
         assert!(!may_hold_canaries(&[0u8; 1024], &jail));
+        // The prefilter passes every canary, and not an archive that only names the jail
+        // (an absolute symlink's target into a decoy).
+        for (path, content) in &all {
+            let mut archive = vec![0u8; 512];
+            archive.extend_from_slice(content);
+            assert!(may_hold_canaries(&archive, &jail), "{path}");
+        }
+        let mut named = vec![0u8; 157];
+        named.extend_from_slice(jail.path().join("out/decoy/file").as_os_str().as_bytes());
+        assert!(!may_hold_canaries(&named, &jail));
     }
 }

@@ -16,10 +16,12 @@ use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
+use rustix::time::{ClockId, Timespec};
 use snapconf_extract::dirs::{fills_reads, names, open_dir};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::io::Read;
+use std::ffi::{CStr, CString};
+use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ pub struct Jail {
     base: Option<PathBuf>,
     /// The jail's filesystem [`fills_reads`] (asked once, when the jail is made).
     fills: bool,
+    /// The jail is on tmpfs or ramfs, where snapshots may keep what they read (see [`Memo`]).
+    keeps: bool,
 }
 
 /// Names kept by [`Jail::reset`]: the decoys, the canary and the canary directory.
@@ -59,7 +63,7 @@ impl Jail {
         std::fs::create_dir(path.join("out"))?;
         let stamp = path.as_os_str().as_bytes().to_vec();
         for d in DECOYS {
-            let mut content = b"decoy ".to_vec();
+            let mut content = crate::canary::DECOY_PREFIX.to_vec();
             content.extend_from_slice(d.as_bytes());
             content.push(b' ');
             content.extend_from_slice(&stamp);
@@ -69,12 +73,15 @@ impl Jail {
             }
             std::fs::write(p, content)?;
         }
-        let mut canary = b"canary ".to_vec();
+        let mut canary = crate::canary::CANARY_PREFIX.to_vec();
         canary.extend_from_slice(&stamp);
         std::fs::write(path.join("canary"), canary)?;
-        let fills = fills_reads(open_dir(CWD, &path)?.as_fd());
+        let handle = open_dir(CWD, &path)?;
+        let fills = fills_reads(handle.as_fd());
+        let keeps = nanosecond_times(handle.as_fd());
         Ok(Jail {
             fills,
+            keeps,
             dir: Some(dir),
             path,
             counter: 0,
@@ -99,6 +106,15 @@ impl Jail {
         prune(out.as_fd(), &[b"target", b"x", b"decoy"], self.fills)?;
         let decoy = open_dir(&out, "decoy")?;
         prune(decoy.as_fd(), &[b"file"], self.fills)?;
+        // What snapshots kept of the removed part would only grow with every case.
+        let memo = self.memo.get_mut().unwrap_or_else(|e| e.into_inner());
+        let fixed = |k: &Vec<u8>| {
+            let first = k.split(|b| *b == b'/').next().unwrap_or_default();
+            FIXED.contains(&first)
+        };
+        memo.digests.retain(|k, _| fixed(k));
+        memo.targets.retain(|k, _| fixed(k));
+        memo.listings.retain(|k, _| fixed(k));
         // Root names (`h-1`, ...) start again, so a case's messages do not depend on the
         // cases before it.
         self.counter = 0;
@@ -142,7 +158,20 @@ impl Jail {
     /// `canary` are walked in full. Comparing `ctime` catches every write, chmod or link
     /// without reading contents (a process cannot set `ctime` back).
     pub fn snapshot(&self) -> std::io::Result<Snapshot> {
-        let mut map = BTreeMap::new();
+        self.walk(b"")
+    }
+
+    /// As [`Jail::snapshot`], but of `root` (a directory directly in the jail, such as
+    /// `src/`) only its own node is kept, not its contents: for the state before a step
+    /// whose comparison ignores `root` anyway ([`Snapshot::changes`]). A `root` deeper in
+    /// the jail is walked in full.
+    pub fn snapshot_outside(&self, root: &Path) -> std::io::Result<Snapshot> {
+        self.walk(&self.rel(root))
+    }
+
+    /// The walk of [`Jail::snapshot`], keeping only the node of the top-level entry `skip`
+    /// (none if empty).
+    fn walk(&self, skip: &[u8]) -> std::io::Result<Snapshot> {
         let top = openat(
             CWD,
             &self.path,
@@ -150,8 +179,27 @@ impl Jail {
             Mode::empty(),
         )?;
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        snapshot_dir(top.as_fd(), &[], &mut map, true, self.fills, &mut memo)?;
-        Ok(Snapshot(map))
+        let began = self.keeps.then(coarse_now);
+        if memo
+            .clock
+            .zip(began)
+            .is_some_and(|(last, now)| (now.tv_sec, now.tv_nsec) < (last.tv_sec, last.tv_nsec))
+        {
+            // The clock went back: a later change could stamp a ctime seen before.
+            *memo = Memo::default();
+        }
+        memo.clock = began;
+        let mut walk = Walk {
+            top: top.as_fd(),
+            skip,
+            map: BTreeMap::new(),
+            fills: self.fills,
+            began,
+            memo: &mut memo,
+        };
+        let listed = names(top.as_fd(), self.fills).map_err(|e| named(&[], e))?;
+        walk.dir(At::Handle(top.as_fd()), &[], &listed)?;
+        Ok(Snapshot(walk.map))
     }
 
     /// The name of `root` relative to the jail, for [`Snapshot::changes`].
@@ -253,123 +301,235 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
     what.join(", ")
 }
 
-/// What one jail's snapshots remember from the last: the decoys' digests.
+/// What one jail's snapshots remember from the last: the decoys' digests, symlink targets
+/// and the names of directories, each kept with the `statx` identity (inode, size, mtime, ctime) the entry
+/// had then and used only while the entry still has it.
 ///
-/// (Directory listings are not kept: a kept listing needs something that says when a
-/// directory's names changed. Timestamps cannot: on tmpfs an `rmdir` may leave the
-/// parent's ctime as it was, seen here with multigrain timestamps on Linux 6.18. An inotify
-/// watch per directory can, but measured no faster than listing again.)
+/// That is sound only for an entry that had *settled*: its ctime was older than the coarse
+/// clock (`CLOCK_REALTIME_COARSE`) read before the walk began. Every change to a file, and
+/// every name added, removed or renamed in a directory, stamps a ctime of at least the
+/// coarse clock at that moment, so a later change gives a settled entry a ctime it never
+/// had. An entry changed in the same clock tick may keep its ctime (on tmpfs an `rmdir`
+/// gives the parent the removed directory's ctime, so a parent made in the same tick keeps
+/// its own; seen on Linux 6.18 with multigrain timestamps), which is why unsettled entries
+/// are read in full every time. The clock is the kernel's timestamp source
+/// (`current_time()` in `fs/inode.c`).
+///
+/// Kept only on tmpfs and ramfs (nanosecond timestamps; a filesystem that stores seconds
+/// would give a same-second change the same ctime) and dropped whole if the clock is ever
+/// seen to go back. The test `kept_listings_never_hide_a_change` checks it on the running
+/// kernel.
 #[derive(Default)]
 struct Memo {
-    /// Contents of the decoys already hashed, by jail-relative path and the `statx`
-    /// identity they had then (inode, size, mtime, ctime): a file whose identity is
-    /// unchanged has unchanged content (any write moves its ctime, which no process can set
-    /// back), so it is not read again.
+    /// Contents of the decoys already hashed, by jail-relative path.
     digests: HashMap<Vec<u8>, (Identity, String)>,
+    /// Targets of symlinks already read, by jail-relative path.
+    targets: HashMap<Vec<u8>, (Identity, Vec<u8>)>,
+    /// Names in directories already listed, by jail-relative path.
+    listings: HashMap<Vec<u8>, (Identity, Arc<[CString]>)>,
+    /// The coarse clock at the start of the last walk.
+    clock: Option<Timespec>,
 }
 
 type Identity = (u64, u64, (i64, u32), (i64, u32));
 
-/// Walks the directory open at `dir` (jail-relative path `prefix`; `fills`: the jail's
-/// filesystem [`fills_reads`], so a short directory read ends a listing),
-/// every step relative to a handle (`statx`, `readlinkat` and `openat` with `O_NOFOLLOW` on
-/// the entry's name), so a path is never resolved from `/` and a link is never followed.
-fn snapshot_dir(
-    dir: BorrowedFd<'_>,
-    prefix: &[u8],
-    map: &mut BTreeMap<Vec<u8>, StatKey>,
-    top: bool,
+/// True if the filesystem of `dir` is tmpfs or ramfs, which stamp times in nanoseconds
+/// (`statfs(2)` magic numbers); false if `fstatfs` fails.
+fn nanosecond_times(dir: BorrowedFd<'_>) -> bool {
+    const TMPFS: u64 = 0x0102_1994;
+    const RAMFS: u64 = 0x8584_58f6;
+    // `f_type` is signed on some targets; the magic numbers fit in 32 bits.
+    rustix::fs::fstatfs(dir)
+        .is_ok_and(|st| matches!((st.f_type as u64) & 0xffff_ffff, TMPFS | RAMFS))
+}
+
+/// The coarse realtime clock, as the kernel stamps file times.
+fn coarse_now() -> Timespec {
+    rustix::time::clock_gettime(ClockId::RealtimeCoarse)
+}
+
+/// One snapshot's walk over a jail open at `top`.
+struct Walk<'a> {
+    top: BorrowedFd<'a>,
+    /// A top-level entry whose contents are not walked (none if empty).
+    skip: &'a [u8],
+    map: BTreeMap<Vec<u8>, StatKey>,
+    /// The jail's filesystem [`fills_reads`], so a short directory read ends a listing.
     fills: bool,
-    memo: &mut Memo,
-) -> std::io::Result<()> {
-    let listed = names(dir, fills).map_err(|e| named(prefix, e))?;
-    for name in listed {
-        let n = name.to_bytes();
-        if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
-            continue;
-        }
-        let mut key = prefix.to_vec();
-        if !key.is_empty() {
-            key.push(b'/');
-        }
-        key.extend_from_slice(n);
-        let x = statx(
-            dir,
-            name.as_c_str(),
-            AtFlags::SYMLINK_NOFOLLOW,
-            StatxFlags::BASIC_STATS,
-        )
-        .map_err(|e| named(&key, e.into()))?;
-        let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
-        let kind = match ft {
-            FileType::Symlink => "symlink",
-            FileType::Directory => "dir",
-            FileType::RegularFile => "file",
-            _ => "special",
-        };
-        let is_dir = ft == FileType::Directory;
-        let mtime = (x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec);
-        let ctime = (x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec);
-        let target = match ft {
-            FileType::Symlink => Some(
-                readlinkat(dir, name.as_c_str(), Vec::new())
-                    .map_err(|e| named(&key, e.into()))?
-                    .into_bytes(),
-            ),
-            _ => None,
-        };
-        let sha256 = if ft == FileType::RegularFile && key.starts_with(b"out/") {
-            let id = (x.stx_ino, x.stx_size, mtime, ctime);
-            match memo.digests.get(&key) {
-                Some((seen, sha)) if *seen == id => Some(sha.clone()),
-                _ => {
-                    let fd = openat(
-                        dir,
-                        name.as_c_str(),
-                        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )
-                    .map_err(|e| named(&key, e.into()))?;
-                    let mut content = Vec::new();
-                    std::fs::File::from(fd)
-                        .read_to_end(&mut content)
-                        .map_err(|e| named(&key, e))?;
-                    let sha = crate::observe::sha256_hex(&content);
-                    memo.digests.insert(key.clone(), (id, sha.clone()));
-                    Some(sha)
-                }
+    /// The coarse clock before the walk began, or `None` where nothing may be kept
+    /// (see [`Memo`]).
+    began: Option<Timespec>,
+    memo: &'a mut Memo,
+}
+
+/// Where a directory's entries are reached: through a handle on the directory, or (for a
+/// directory whose kept names were used, which is not opened) by its path from the jail.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Handle(BorrowedFd<'a>),
+    Path,
+}
+
+impl Walk<'_> {
+    /// Records every entry of the directory at jail-relative path `prefix` (the jail itself
+    /// when empty), reached through `at`, whose names are `listed`, and walks its subdirectories: every step is
+    /// relative to a handle on the jail or on the directory (`statx`, `readlinkat` and
+    /// `openat` with `O_NOFOLLOW` on the last component), so a path is never resolved from
+    /// `/` and a link is never followed. Path steps go only through directories this walk
+    /// has just seen as directories, while nothing else runs.
+    fn dir(&mut self, at: At<'_>, prefix: &[u8], listed: &[CString]) -> io::Result<()> {
+        let top = prefix.is_empty();
+        for name in listed {
+            let n = name.to_bytes();
+            if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
+                continue;
             }
-        } else {
-            None
-        };
-        map.insert(
-            key.clone(),
-            StatKey {
-                kind,
-                mode: u32::from(x.stx_mode) & 0o7777,
-                size: if is_dir { 0 } else { x.stx_size },
-                ino: x.stx_ino,
-                nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
-                mtime: (mtime.0, i64::from(mtime.1)),
-                ctime: (ctime.0, i64::from(ctime.1)),
-                target,
-                sha256,
-            },
-        );
-        // Hydration roots are compared by their own node only; their contents are the
-        // extractor's to write.
-        if is_dir && !(top && n.starts_with(b"h-")) {
+            let mut key = prefix.to_vec();
+            if !key.is_empty() {
+                key.push(b'/');
+            }
+            key.extend_from_slice(n);
+            let path;
+            let (fd, rel): (BorrowedFd<'_>, &CStr) = match at {
+                At::Handle(fd) => (fd, name.as_c_str()),
+                At::Path => {
+                    path = CString::new(key.clone()).map_err(|e| named(&key, e.into()))?;
+                    (self.top, path.as_c_str())
+                }
+            };
+            let x = statx(fd, rel, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS)
+                .map_err(|e| named(&key, e.into()))?;
+            let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
+            let mtime = (x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec);
+            let ctime = (x.stx_ctime.tv_sec, x.stx_ctime.tv_nsec);
+            let id: Identity = (x.stx_ino, x.stx_size, mtime, ctime);
+            let settled = self.began.is_some_and(|b| {
+                (i128::from(ctime.0), i128::from(ctime.1))
+                    < (i128::from(b.tv_sec), i128::from(b.tv_nsec))
+            });
+            let target = match ft {
+                FileType::Symlink => Some(self.target(fd, rel, &key, id, settled)?),
+                _ => None,
+            };
+            let sha256 = if ft == FileType::RegularFile && key.starts_with(b"out/") {
+                Some(self.digest(fd, rel, &key, id, settled)?)
+            } else {
+                None
+            };
+            let is_dir = ft == FileType::Directory;
+            let kind = match ft {
+                FileType::Symlink => "symlink",
+                FileType::Directory => "dir",
+                FileType::RegularFile => "file",
+                _ => "special",
+            };
+            self.map.insert(
+                key.clone(),
+                StatKey {
+                    kind,
+                    mode: u32::from(x.stx_mode) & 0o7777,
+                    size: if is_dir { 0 } else { x.stx_size },
+                    ino: x.stx_ino,
+                    nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
+                    mtime: (mtime.0, i64::from(mtime.1)),
+                    ctime: (ctime.0, i64::from(ctime.1)),
+                    target,
+                    sha256,
+                },
+            );
+            // Hydration roots are compared by their own node only; their contents are the
+            // extractor's to write.
+            if !is_dir || (top && (n.starts_with(b"h-") || n == self.skip)) {
+                continue;
+            }
+            let kept = self
+                .memo
+                .listings
+                .get(&key)
+                .filter(|(was, _)| *was == id)
+                .map(|(_, names)| Arc::clone(names));
+            if let Some(names) = kept {
+                self.dir(At::Path, &key, &names)?;
+                continue;
+            }
             let sub = openat(
-                dir,
-                name.as_c_str(),
+                fd,
+                rel,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::empty(),
             )
             .map_err(|e| named(&key, e.into()))?;
-            snapshot_dir(sub.as_fd(), &key, map, false, fills, memo)?;
+            let listed: Arc<[CString]> = names(sub.as_fd(), self.fills)
+                .map_err(|e| named(&key, e))?
+                .into();
+            if settled {
+                self.memo
+                    .listings
+                    .insert(key.clone(), (id, Arc::clone(&listed)));
+            }
+            self.dir(At::Handle(sub.as_fd()), &key, &listed)?;
         }
+        Ok(())
     }
-    Ok(())
+
+    /// The target of the symlink `rel` under `fd` (jail-relative `key`, identity `id`): the
+    /// kept one if the link still has the identity it had when read, else read (and kept if
+    /// `settled`).
+    fn target(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        rel: &CStr,
+        key: &[u8],
+        id: Identity,
+        settled: bool,
+    ) -> io::Result<Vec<u8>> {
+        if let Some((was, target)) = self.memo.targets.get(key) {
+            if *was == id {
+                return Ok(target.clone());
+            }
+        }
+        let target = readlinkat(fd, rel, Vec::new())
+            .map_err(|e| named(key, e.into()))?
+            .into_bytes();
+        if settled {
+            self.memo.targets.insert(key.to_vec(), (id, target.clone()));
+        }
+        Ok(target)
+    }
+
+    /// SHA-256 of the decoy `rel` under `fd` (jail-relative `key`, identity `id`): the kept
+    /// digest if the decoy still has the identity it had when hashed, else read and hashed
+    /// (and kept if `settled`).
+    fn digest(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        rel: &CStr,
+        key: &[u8],
+        id: Identity,
+        settled: bool,
+    ) -> io::Result<String> {
+        if let Some((was, sha)) = self.memo.digests.get(key) {
+            if *was == id {
+                return Ok(sha.clone());
+            }
+        }
+        let file = openat(
+            fd,
+            rel,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| named(key, e.into()))?;
+        let mut content = Vec::new();
+        std::fs::File::from(file)
+            .read_to_end(&mut content)
+            .map_err(|e| named(key, e))?;
+        let sha = crate::observe::sha256_hex(&content);
+        if settled {
+            self.memo.digests.insert(key.to_vec(), (id, sha.clone()));
+        }
+        Ok(sha)
+    }
 }
 
 /// `e` with the jail-relative path it is about (`.` for the jail itself).
@@ -574,6 +734,101 @@ mod tests {
             );
             last = again;
         }
+    }
+
+    /// What snapshots keep (directory names, symlink targets, decoy digests) never hides
+    /// a change: every kind of change, made at every offset into the clock tick after a
+    /// snapshot that used kept names, is seen by the next snapshot. On `/dev/shm` where
+    /// there is one (tmpfs, where snapshots keep); elsewhere it checks plain walks.
+    #[test]
+    fn kept_listings_never_hide_a_change() {
+        let jail = Jail::new(default_jail_base().as_deref()).expect("jail");
+        let deep = jail.src().join("a/b/c");
+        std::fs::create_dir_all(deep.join("sub")).expect("mkdir");
+        std::fs::write(deep.join("f"), "x").expect("write");
+        std::os::unix::fs::symlink("target-1", deep.join("l")).expect("symlink");
+        let decoy_dir = jail.path().join("out/decoy");
+        let mut last = jail.snapshot().expect("snapshot");
+        let mut kept = 0;
+        let mut moved = "f".to_string();
+        for i in 0..240u32 {
+            // Let the last change settle (or not), then snapshot, so kept names are used.
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(i % 12) * 500));
+            let before = jail.snapshot().expect("snapshot");
+            assert!(last.changes(&before, &[]).is_empty(), "round {i}");
+            kept += jail.memo.lock().expect("memo").listings.len();
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(i % 5) * 300));
+            let (what, want) = match i % 8 {
+                0 => {
+                    std::fs::write(deep.join(format!("n-{i}")), "y").expect("write");
+                    ("create", format!("new src/a/b/c/n-{i} "))
+                }
+                1 => {
+                    std::fs::remove_file(deep.join(format!("n-{}", i - 1))).expect("unlink");
+                    ("unlink", format!("removed src/a/b/c/n-{} ", i - 1))
+                }
+                2 => {
+                    std::fs::remove_dir(deep.join("sub")).expect("rmdir");
+                    ("rmdir", "removed src/a/b/c/sub ".to_string())
+                }
+                3 => {
+                    std::fs::create_dir(deep.join("sub")).expect("mkdir");
+                    ("mkdir", "new src/a/b/c/sub ".to_string())
+                }
+                4 => {
+                    let to = format!("f-{i}");
+                    std::fs::rename(deep.join(&moved), deep.join(&to)).expect("rename");
+                    moved = to;
+                    ("rename", format!("new src/a/b/c/{moved} "))
+                }
+                5 => {
+                    std::fs::remove_file(deep.join("l")).expect("unlink");
+                    std::os::unix::fs::symlink(format!("target-{}", i % 10), deep.join("l"))
+                        .expect("symlink");
+                    ("replace a symlink", "changed src/a/b/c/l ".to_string())
+                }
+                6 => {
+                    std::fs::write(decoy_dir.join(format!("d-{i}")), "w").expect("write");
+                    ("create a decoy", format!("new out/decoy/d-{i} "))
+                }
+                _ => {
+                    std::fs::remove_file(decoy_dir.join(format!("d-{}", i - 1))).expect("rm");
+                    ("remove a decoy", format!("removed out/decoy/d-{} ", i - 1))
+                }
+            };
+            let after = jail.snapshot().expect("snapshot");
+            let changes = before.changes(&after, &[]);
+            assert!(
+                changes.iter().any(|c| c.starts_with(&want)),
+                "round {i} ({what}): want `{want}` in {changes:?}"
+            );
+            last = after;
+        }
+        if jail.keeps {
+            assert!(kept > 0, "snapshots on tmpfs kept no listing");
+        }
+    }
+
+    /// `snapshot_outside(src)` keeps `src`'s node and nothing under it, and agrees with a
+    /// full snapshot everywhere else.
+    #[test]
+    fn snapshot_outside_a_root_leaves_out_only_its_contents() {
+        let mut jail = Jail::new(None).expect("jail");
+        std::fs::create_dir_all(jail.src().join("a/b")).expect("mkdir");
+        std::fs::write(jail.src().join("a/f"), "x").expect("write");
+        let h = jail.fresh_dir("h").expect("h");
+        std::fs::write(h.join("g"), "y").expect("write");
+        let outside = jail.snapshot_outside(&jail.src()).expect("snapshot");
+        let full = jail.snapshot().expect("snapshot");
+        assert!(outside.0.contains_key(b"src".as_slice()));
+        assert!(full.0.contains_key(b"src/a/f".as_slice()));
+        assert!(!outside.0.keys().any(|k| k.starts_with(b"src/")));
+        assert!(outside.changes(&full, &[b"src"]).is_empty());
+        assert_eq!(
+            outside.changes(&full, &[]).len(),
+            3,
+            "src/a, src/a/b, src/a/f"
+        );
     }
 
     /// The pool hands the same jail back for the same base, a new one for another base,

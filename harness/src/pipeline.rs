@@ -175,7 +175,10 @@ fn run_in(
 
     // Capture.
     let archive = jail.archive();
-    let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    // The capture's comparison ignores `src/`, so its contents need not be walked before.
+    let mut last = jail
+        .snapshot_outside(&src)
+        .ctx(|| "cannot observe the jail".into())?;
     let scratch = jail
         .fresh_dir("scratch-capture")
         .ctx(|| "cannot create scratch".into())?;
@@ -218,15 +221,15 @@ fn run_in(
     }
 
     // Capture-side checks on the member list.
-    let file = std::fs::File::open(&archive).ctx(|| {
+    let bytes = std::fs::read(&archive).ctx(|| {
         format!(
             "`{}` wrote no archive at `{}`",
             producer.name(),
             archive.display()
         )
     })?;
-    let members = list_members(std::io::BufReader::new(file)).unwrap_or_default();
-    capture_canaries(jail, &archive, producer.name(), &mut out)?;
+    let members = list_members(bytes.as_slice()).unwrap_or_default();
+    capture_canaries(jail, &bytes, producer.name(), &mut out)?;
     out.capture = Capture::Archived {
         members: members.len(),
     };
@@ -468,20 +471,19 @@ pub(crate) fn containment(
     Ok(())
 }
 
-/// Capture-side containment: a `containment` finding if the archive holds the bytes of a
-/// decoy or canary (read from behind a symlink).
+/// Capture-side containment: a `containment` finding if the archive (its whole `bytes`)
+/// holds the bytes of a decoy or canary (read from behind a symlink).
 fn capture_canaries(
     jail: &Jail,
-    archive: &Path,
+    bytes: &[u8],
     producer: &str,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
-    let bytes = std::fs::read(archive).ctx(|| format!("cannot read `{}`", archive.display()))?;
-    if !crate::canary::may_hold_canaries(&bytes, jail) {
+    if !crate::canary::may_hold_canaries(bytes, jail) {
         return Ok(());
     }
     let canaries = crate::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?;
-    let stored = crate::canary::stored_canaries(&bytes, &canaries);
+    let stored = crate::canary::stored_canaries(bytes, &canaries);
     if let Some(first) = stored.first() {
         out.push(Finding {
             check: Check::Containment,

@@ -57,8 +57,11 @@ impl<R: Read> Input for StreamInput<R> {
     }
 
     fn skip(&mut self, n: u64) -> io::Result<u64> {
-        if self.buf.is_empty() {
-            self.buf = vec![0; SKIP_BUF];
+        // The buffer grows to the largest skip so far, up to `SKIP_BUF`: skipping the small
+        // payloads of a small archive does not zero a quarter of a megabyte.
+        let need = usize::try_from(n.min(SKIP_BUF as u64)).unwrap_or(SKIP_BUF);
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
         }
         let mut buf = std::mem::take(&mut self.buf);
         let mut left = n;
@@ -66,7 +69,7 @@ impl<R: Read> Input for StreamInput<R> {
             if left == 0 {
                 break Ok(n);
             }
-            let want = usize::try_from(left.min(SKIP_BUF as u64)).unwrap_or(SKIP_BUF);
+            let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
             match self.read_some(&mut buf[..want]) {
                 Ok(0) => break Ok(n - left),
                 Ok(got) => left -= got as u64,
@@ -87,7 +90,8 @@ const WINDOW: usize = 32 * 1024;
 /// to the file's length so that a skip past EOF is reported as short.
 ///
 /// Reads smaller than [`WINDOW`] are served from a window of up to `WINDOW` bytes read
-/// ahead (allocated on first use); larger ones go straight to the file.
+/// ahead (allocated on first use, no larger than the rest of the file or the first read);
+/// larger ones go straight to the file.
 pub(crate) struct FileInput<'a> {
     file: &'a File,
     pos: u64,
@@ -133,7 +137,10 @@ impl Input for FileInput<'_> {
             }
             None => {
                 if self.window.is_empty() {
-                    self.window = vec![0; WINDOW];
+                    // No bigger than what is left of the file (a small archive is read
+                    // whole), but never empty.
+                    let left = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(WINDOW);
+                    self.window = vec![0; left.clamp(buf.len(), WINDOW)];
                 }
                 self.filled = 0;
                 self.window_at = self.pos;
@@ -161,6 +168,29 @@ impl Input for FileInput<'_> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// Skips of a stream of every size up to past the skip buffer land on the right byte,
+    /// and a skip past the end reports how far it got.
+    #[test]
+    fn stream_skips_land_on_the_right_byte() {
+        let content: Vec<u8> = (0..SKIP_BUF * 2 + 300)
+            .map(|i| (i * 13 % 251) as u8)
+            .collect();
+        for skip in [1usize, 511, 4096, SKIP_BUF - 1, SKIP_BUF, SKIP_BUF + 7] {
+            let mut input = StreamInput::new(content.as_slice());
+            let mut at = 0usize;
+            let mut byte = [0u8; 1];
+            while at + skip < content.len() {
+                assert_eq!(input.skip(skip as u64).expect("skip"), skip as u64);
+                at += skip;
+                assert_eq!(input.read_full(&mut byte).expect("read"), 1);
+                assert_eq!(byte[0], content[at], "skip {skip} to {at}");
+                at += 1;
+            }
+            let left = (content.len() - at) as u64;
+            assert_eq!(input.skip(left + 10).expect("skip"), left, "skip {skip}");
+        }
+    }
 
     /// Reads through the window give the file's bytes at every offset, for reads of every
     /// size around the window's, after skips inside and past the window, and report the

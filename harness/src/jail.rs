@@ -15,9 +15,11 @@
 use crate::bytes::escape;
 use crate::materialise::remove_tree;
 use crate::spec::Placeholders;
-use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
+use rustix::fs::{
+    openat, readlinkat, statx, unlinkat, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD,
+};
 use rustix::time::{ClockId, Timespec};
-use snapconf_extract::dirs::{fills_reads, names, open_dir};
+use snapconf_extract::dirs::{entries_until, fills_reads, names, open_dir};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -302,23 +304,25 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
 }
 
 /// What one jail's snapshots remember from the last: the decoys' digests, symlink targets
-/// and the names of directories, each kept with the `statx` identity (inode, size, mtime, ctime) the entry
-/// had then and used only while the entry still has it.
+/// and the names of directories, each kept with the `statx` identity (inode, size, mtime,
+/// ctime) the entry had then, and used only while the entry still has it.
 ///
 /// That is sound only for an entry that had *settled*: its ctime was older than the coarse
-/// clock (`CLOCK_REALTIME_COARSE`) read before the walk began. Every change to a file, and
-/// every name added, removed or renamed in a directory, stamps a ctime of at least the
-/// coarse clock at that moment, so a later change gives a settled entry a ctime it never
-/// had. An entry changed in the same clock tick may keep its ctime (on tmpfs an `rmdir`
-/// gives the parent the removed directory's ctime, so a parent made in the same tick keeps
-/// its own; seen on Linux 6.18 with multigrain timestamps), which is why unsettled entries
-/// are read in full every time. The clock is the kernel's timestamp source
-/// (`current_time()` in `fs/inode.c`).
+/// clock (`CLOCK_REALTIME_COARSE`, the kernel's timestamp source, `current_time()` in
+/// `fs/inode.c`) read before the walk began. Every change to a file, and every name added,
+/// removed or renamed in a directory, stamps a ctime of at least the coarse clock at that
+/// moment, so a later change gives a settled entry a ctime it never had. An entry changed
+/// within the clock tick of its last change may keep its ctime: on tmpfs an `rmdir` gives
+/// the parent the removed directory's new ctime, which in the same tick can equal the
+/// parent's own (seen on Linux 6.18). So unsettled entries are read in full every time.
+/// (Since Linux 6.13, multigrain timestamps also give a fine-grained ctime to the first
+/// change after a `statx`; the rule above does not rely on that.)
 ///
 /// Kept only on tmpfs and ramfs (nanosecond timestamps; a filesystem that stores seconds
-/// would give a same-second change the same ctime) and dropped whole if the clock is ever
-/// seen to go back. The test `kept_listings_never_hide_a_change` checks it on the running
-/// kernel.
+/// would give a same-second change the same ctime), dropped whole if the clock is ever seen
+/// to go back, and emptied of everything outside the fixed decoys by [`Jail::reset`]. The
+/// test `kept_listings_never_hide_a_change` makes every kind of change at every point of a
+/// tick after snapshots that used what was kept.
 #[derive(Default)]
 struct Memo {
     /// Contents of the decoys already hashed, by jail-relative path.
@@ -543,10 +547,25 @@ fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
 }
 
 /// Removes every entry of the directory open at `dir` whose name is not in `keep`.
+///
+/// A name the listing types as a non-directory is first unlinked, and an adapter's
+/// `scratch-*` directory (empty unless a tool left something) first removed with `rmdir`,
+/// each by name in one call; the remover takes over where that fails.
 fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]], fills: bool) -> std::io::Result<()> {
-    for name in names(dir, fills)? {
-        if !keep.contains(&name.to_bytes()) {
-            snapconf_extract::remove::remove_tree_at(dir, name.to_bytes())?;
+    for (name, ft) in entries_until(dir, fills)? {
+        let n = name.to_bytes();
+        if keep.contains(&n) {
+            continue;
+        }
+        let gone = match ft {
+            FileType::Directory => {
+                n.starts_with(b"scratch-") && unlinkat(dir, &name, AtFlags::REMOVEDIR).is_ok()
+            }
+            FileType::Unknown => false,
+            _ => unlinkat(dir, &name, AtFlags::empty()).is_ok(),
+        };
+        if !gone {
+            snapconf_extract::remove::remove_tree_at(dir, n)?;
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use crate::report::{
 };
 use crate::repro::{write_case_dir, FindingMeta};
 use crate::shard::Shard;
-use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget};
+use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget, ShrinkEnd};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
 use snapconf_producers::{Extractor, Producer};
@@ -320,18 +320,26 @@ where
             Err(_) => false,
         }
     };
-    let min = match strategy {
+    let (min, end) = match strategy {
         Some(strategy) => {
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
             let start = std::time::Instant::now();
-            let (shrunk, _) = shrink(tree, fails, budget);
+            let shrunk = shrink(tree, fails, budget);
             let rest = ShrinkBudget {
                 time: budget.time.saturating_sub(start.elapsed()),
                 ..budget
             };
-            minimise(shrunk, fails, rest).0
+            // The polish decides how the shrink ended: it runs to a fixpoint unless a
+            // budget stops it (the time budget is what `shrink` left of it).
+            let polished = minimise(shrunk.case, fails, rest);
+            let end = if crate::cleanup::stop_requested() {
+                ShrinkEnd::Interrupted
+            } else {
+                polished.end
+            };
+            (polished.case, end)
         }
-        None => case.clone(),
+        None => (case.clone(), ShrinkEnd::NotShrunk),
     };
     let id = format!(
         "{}__{}__{}",
@@ -403,5 +411,6 @@ where
         count: 1,
         capture_side: finding.extractor.is_none(),
         known: false,
+        shrink: end,
     })
 }

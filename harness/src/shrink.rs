@@ -54,35 +54,91 @@ impl Default for ShrinkBudget {
     }
 }
 
-/// The smallest case found from `tree` for which `fails` holds, and how many candidates
-/// were tried. `tree.current()` must fail to begin with.
-pub fn shrink<T>(
-    mut tree: T,
-    mut fails: impl FnMut(&Case) -> bool,
-    budget: ShrinkBudget,
-) -> (Case, u32)
+/// Why a shrink ended (`report.json`'s `shrink` field of a finding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShrinkEnd {
+    /// Nothing simpler that the shrinker tries still fails: a local minimum.
+    Minimal,
+    /// The candidate budget (`--shrink-steps`) ran out first.
+    Steps,
+    /// The time budget (`--shrink-time`, or what `--shrink-total` had left) ran out first.
+    Time,
+    /// The run was stopped (Ctrl-C) while shrinking.
+    Interrupted,
+    /// Not shrunk: a finding of `audit` (a real directory has no generator to shrink), or
+    /// one read from a report written before this field existed.
+    #[default]
+    NotShrunk,
+}
+
+impl ShrinkEnd {
+    /// How a report shows it after "shrunk to N entries": empty for [`ShrinkEnd::Minimal`].
+    pub fn note(self) -> &'static str {
+        match self {
+            ShrinkEnd::Minimal => "",
+            ShrinkEnd::Steps => ", step budget ran out",
+            ShrinkEnd::Time => ", time budget ran out",
+            ShrinkEnd::Interrupted => ", interrupted",
+            ShrinkEnd::NotShrunk => ", not shrunk",
+        }
+    }
+}
+
+/// What a shrink found: the smallest failing case, how many candidates were tried and why
+/// it ended.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    pub case: Case,
+    pub tried: u32,
+    pub end: ShrinkEnd,
+}
+
+/// Which budget, if any, `budget` no longer allows another candidate under, `tried`
+/// candidates and `start` into a shrink.
+fn spent(budget: ShrinkBudget, tried: u32, start: Instant) -> Option<ShrinkEnd> {
+    if tried >= budget.steps {
+        Some(ShrinkEnd::Steps)
+    } else if start.elapsed() >= budget.time {
+        Some(ShrinkEnd::Time)
+    } else {
+        None
+    }
+}
+
+/// The smallest case found from `tree` for which `fails` holds. `tree.current()` must fail
+/// to begin with.
+pub fn shrink<T>(mut tree: T, mut fails: impl FnMut(&Case) -> bool, budget: ShrinkBudget) -> Shrunk
 where
     T: ValueTree<Value = Case>,
 {
     let start = Instant::now();
     let mut best = tree.current();
     let mut tried = 0;
-    if !tree.simplify() {
-        return (best, tried);
-    }
-    while tried < budget.steps && start.elapsed() < budget.time {
-        tried += 1;
-        let candidate = tree.current();
-        if fails(&candidate) {
-            best = candidate;
-            if !tree.simplify() {
+    let mut end = ShrinkEnd::Minimal;
+    if tree.simplify() {
+        loop {
+            if let Some(spent) = spent(budget, tried, start) {
+                end = spent;
                 break;
             }
-        } else if !tree.complicate() {
-            break;
+            tried += 1;
+            let candidate = tree.current();
+            if fails(&candidate) {
+                best = candidate;
+                if !tree.simplify() {
+                    break;
+                }
+            } else if !tree.complicate() {
+                break;
+            }
         }
     }
-    (best, tried)
+    Shrunk {
+        case: best,
+        tried,
+        end,
+    }
 }
 
 /// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
@@ -94,13 +150,10 @@ pub fn minimise(
     mut case: Case,
     mut fails: impl FnMut(&Case) -> bool,
     budget: ShrinkBudget,
-) -> (Case, u32) {
+) -> Shrunk {
     let start = Instant::now();
     let mut tried = 0;
-    let within = |tried: &mut u32| {
-        *tried += 1;
-        *tried <= budget.steps && start.elapsed() < budget.time
-    };
+    let done = |case, tried, end| Shrunk { case, tried, end };
     let valid = |c: &Case| c.spec.check().is_ok() && c.prior.check().is_ok();
     loop {
         let mut changed = false;
@@ -128,9 +181,10 @@ pub fn minimise(
                 if !valid(&c) {
                     continue;
                 }
-                if !within(&mut tried) {
-                    return (case, tried);
+                if let Some(end) = spent(budget, tried, start) {
+                    return done(case, tried, end);
                 }
+                tried += 1;
                 if fails(&c) {
                     case = c;
                     changed = true;
@@ -155,16 +209,17 @@ pub fn minimise(
             if !simpler {
                 continue;
             }
-            if !within(&mut tried) {
-                return (case, tried);
+            if let Some(end) = spent(budget, tried, start) {
+                return done(case, tried, end);
             }
+            tried += 1;
             if fails(&c) {
                 case = c;
                 changed = true;
             }
         }
         if !changed {
-            return (case, tried);
+            return done(case, tried, ShrinkEnd::Minimal);
         }
     }
 }
@@ -224,7 +279,8 @@ mod tests {
                 .iter()
                 .any(|e| e.path.as_bytes() == b"needle")
         };
-        let (min, _) = minimise(case, fails, ShrinkBudget::default());
+        let Shrunk { case: min, end, .. } = minimise(case, fails, ShrinkBudget::default());
+        assert_eq!(end, ShrinkEnd::Minimal);
         assert_eq!(
             min.spec.entries.len(),
             1,
@@ -251,6 +307,37 @@ mod tests {
         assert!(differ, "different indices must give different cases");
     }
 
+    /// A shrink that a budget stops says which budget, and one that finishes says minimal.
+    #[test]
+    fn a_shrink_says_which_budget_stopped_it() {
+        let s = strategy();
+        let big = || {
+            (0..100)
+                .map(|i| draw_case(&s, 1, i).expect("draw"))
+                .find(|t| t.current().spec.entries.len() >= 8)
+                .expect("some drawn case has 8 entries")
+        };
+        let fails = |c: &Case| c.spec.entries.len() >= 3;
+        let steps = ShrinkBudget {
+            steps: 2,
+            ..ShrinkBudget::default()
+        };
+        let out = shrink(big(), fails, steps);
+        assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
+        let time = ShrinkBudget {
+            time: Duration::ZERO,
+            ..ShrinkBudget::default()
+        };
+        assert_eq!(shrink(big(), fails, time).end, ShrinkEnd::Time);
+        let full = shrink(big(), fails, ShrinkBudget::default());
+        assert_eq!(full.end, ShrinkEnd::Minimal);
+        let polished = minimise(big().current(), fails, steps);
+        assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
+        let polished = minimise(big().current(), fails, ShrinkBudget::default());
+        assert_eq!(polished.end, ShrinkEnd::Minimal);
+        assert_eq!(polished.case.spec.entries.len(), 3);
+    }
+
     #[test]
     fn shrinking_reaches_a_minimal_failing_case() {
         // Property: "no case has 3 or more entries" fails; the minimal counterexample has 3.
@@ -259,7 +346,9 @@ mod tests {
             .map(|i| draw_case(&s, 1, i).expect("draw"))
             .find(|t| t.current().spec.entries.len() >= 8)
             .expect("some drawn case has 8 entries");
-        let (min, tried) = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
+        let Shrunk {
+            case: min, tried, ..
+        } = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
         assert_eq!(
             min.spec.entries.len(),
             3,

@@ -69,6 +69,7 @@ fn report() -> RunReport {
             capture_side: false,
             fingerprint: "0011223344556677".into(),
             known: false,
+            shrink: snapconf_harness::shrink::ShrinkEnd::Minimal,
         }],
         capture_refusals: vec![],
         skipped_adapters: vec![],

@@ -7,6 +7,7 @@ use snapconf_harness::report::{
     index_html, junit_xml, summary_markdown, Baseline, BaselineEntry, FindingRecord, PairReport,
     RunReport, SkippedAdapter,
 };
+use snapconf_harness::shrink::ShrinkEnd;
 use std::collections::BTreeMap;
 
 fn sample() -> RunReport {
@@ -48,6 +49,7 @@ fn sample() -> RunReport {
                 capture_side: true,
                 fingerprint: "00112233aabbccdd".into(),
                 known: false,
+                shrink: ShrinkEnd::Minimal,
             },
             FindingRecord {
                 check: Check::LateFailure,
@@ -60,6 +62,7 @@ fn sample() -> RunReport {
                 capture_side: false,
                 fingerprint: "8899aabbccddeeff".into(),
                 known: false,
+                shrink: ShrinkEnd::Time,
             },
         ],
         capture_refusals: vec![],

@@ -130,14 +130,15 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         let anchor = format!("{}__{}__{}", f.check.id(), f.producer, f.extractor);
         let _ = writeln!(
             s,
-            "<details id=\"{}\"><summary><span class=\"check\">{}</span> {} × {}: {} ({} case(s), shrunk to {} entries)</summary>",
+            "<details id=\"{}\"><summary><span class=\"check\">{}</span> {} × {}: {} ({} case(s), shrunk to {} entries{})</summary>",
             h(&anchor),
             f.check.id(),
             h(&f.producer),
             h(&f.extractor),
             h(&f.message),
             f.count,
-            f.entries
+            f.entries,
+            f.shrink.note()
         );
         let _ = writeln!(
             s,

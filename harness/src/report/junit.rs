@@ -22,10 +22,11 @@ pub fn junit_xml(report: &RunReport) -> String {
                     Some(f) => {
                         s.set_message(format!("{n} case(s): {}", f.message));
                         s.set_description(format!(
-                            "{}\nreproducer: {} (shrunk to {} entries)",
+                            "{}\nreproducer: {} (shrunk to {} entries{})",
                             c.explain(),
                             f.case_dir,
-                            f.entries
+                            f.entries,
+                            f.shrink.note()
                         ));
                     }
                     None => {

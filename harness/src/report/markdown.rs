@@ -64,13 +64,14 @@ pub fn summary_markdown(report: &RunReport) -> String {
         for f in &report.findings {
             let _ = writeln!(
                 s,
-                "- {} **{}** `{}` × `{}` ({} case(s); shrunk to {} entries): {}  \n  {} [reproducer]({}/)",
+                "- {} **{}** `{}` × `{}` ({} case(s); shrunk to {} entries{}): {}  \n  {} [reproducer]({}/)",
                 if f.known { "known" } else { "NEW" },
                 f.check.id(),
                 f.producer,
                 f.extractor,
                 f.count,
                 f.entries,
+                f.shrink.note(),
                 f.check.explain(),
                 md_escape(&f.message),
                 f.case_dir

@@ -109,6 +109,10 @@ pub struct FindingRecord {
     /// True when the baseline lists this finding.
     #[serde(default)]
     pub known: bool,
+    /// Why shrinking ended: `minimal`, or a budget (`steps`, `time`), `interrupted`,
+    /// `not-shrunk` (see [`crate::shrink::ShrinkEnd`]).
+    #[serde(default)]
+    pub shrink: crate::shrink::ShrinkEnd,
 }
 
 /// Capture refusals of one producer for workspaces with one feature.

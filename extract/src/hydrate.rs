@@ -49,10 +49,11 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
 /// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
-/// workspace survives (replace, not merge). The root directory's mode becomes that of a `.`
-/// member if the archive has one, else stays the prior root's (`0755` for a new root).
-/// Ownership is not restored (everything belongs to the caller); file and directory
-/// modification times are restored to the second; symlink times are not.
+/// workspace survives (replace, not merge). The root directory's mode and modification
+/// time become those of a `.` member if the archive has one; else the mode stays the prior
+/// root's (`0755` for a new root) and the time is the hydration's. Ownership is not
+/// restored (everything belongs to the caller); file and directory modification times are
+/// restored to the second; symlink times are not.
 ///
 /// # Errors
 /// - [`HydrateError::Refused`]: the archive breaks the policy, is malformed or truncated;
@@ -262,6 +263,11 @@ fn build_stage(
         RootState::Absent => plan::IMPLICIT_DIR_MODE,
     });
     fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err("setting the root's mode", e))?;
+    // Last: writing the tree above moved the root's mtime. The exchange that follows
+    // renames the directory within one parent, which leaves its mtime alone.
+    if let Some(t) = plan.root_mtime.and_then(stage::times) {
+        rustix::fs::futimens(&fd, &t).map_err(|e| io_err("setting the root's time", e))?;
+    }
     Ok(())
 }
 

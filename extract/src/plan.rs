@@ -70,6 +70,8 @@ pub(crate) struct Plan {
     pub(crate) actions: Vec<Action>,
     /// Mode for the root itself, from a `.` directory member.
     pub(crate) root_mode: Option<u32>,
+    /// Modification time for the root itself (seconds since the epoch), from a `.` member.
+    pub(crate) root_mtime: Option<u64>,
     pub(crate) report: HydrateReport,
 }
 
@@ -270,6 +272,7 @@ impl Validator<'_> {
         }
         self.root_seen = true;
         self.plan.root_mode = Some(filter_mode(m.mode, self.policy.modes));
+        self.plan.root_mtime = Some(m.mtime);
         Ok(())
     }
 

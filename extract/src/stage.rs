@@ -73,7 +73,9 @@ fn err(tree: &Tree, node: NodeId, what: &str, e: impl Into<io::Error>) -> Hydrat
     }
 }
 
-fn times(mtime: u64) -> Option<Timestamps> {
+/// Access and modification times both `mtime` (seconds), or `None` if that does not fit
+/// a `time_t`.
+pub(crate) fn times(mtime: u64) -> Option<Timestamps> {
     let secs = i64::try_from(mtime).ok()?;
     let t = rustix::fs::Timespec {
         tv_sec: secs,

@@ -36,6 +36,40 @@ fn new_root_is_created() {
     assert_eq!(jail.inside().len(), 3);
 }
 
+/// A `.` member's modification time becomes the root's, into a new root and over a prior
+/// one, as every other directory's does (the test headers all say 1,700,000,000); without a
+/// `.` member the root's time is the hydration's.
+#[test]
+fn root_takes_the_dot_members_mtime() {
+    let jail = Jail::new();
+    let ar = Raw::new()
+        .dir("./")
+        .dir("./d/")
+        .file("./d/a", b"hello")
+        .finish();
+    for round in ["new root", "over the prior"] {
+        jailed(&jail, || hydrate(&ar[..], &jail.root(), &Policy::default())).expect("hydrate");
+        let root = fs::symlink_metadata(jail.root()).expect("lstat");
+        let d = fs::symlink_metadata(jail.root().join("d")).expect("lstat");
+        assert_eq!(
+            (root.mtime(), d.mtime()),
+            (1_700_000_000, 1_700_000_000),
+            "{round}"
+        );
+    }
+    let bare = Raw::new().file("a", b"x").finish();
+    jailed(&jail, || {
+        hydrate(&bare[..], &jail.root(), &Policy::default())
+    })
+    .expect("hydrate");
+    let root = fs::symlink_metadata(jail.root()).expect("lstat");
+    assert!(
+        root.mtime() > 1_700_000_000,
+        "no `.` member: {}",
+        root.mtime()
+    );
+}
+
 /// Implicit parent directories are created with mode 0755.
 #[test]
 fn implicit_parents() {

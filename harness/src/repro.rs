@@ -31,7 +31,8 @@ pub struct FindingMeta {
     pub entries: usize,
 }
 
-/// Write a reproducer into `dir` (created; must not exist or be empty). `bin` is the
+/// Write a reproducer into `dir` (created; must not exist or be empty). `tools` are the
+/// adapters of the pair as `repro.sh`'s comment names them (`name (tool version)`). `bin` is the
 /// snapconf binary `repro.sh` prefers (it falls back to `snapconf` on `PATH`); `backends`
 /// are the backend descriptions `repro.sh` passes to `snapconf replay` as `--backend`
 /// (none for the built-in adapters).
@@ -71,7 +72,7 @@ pub fn write_case_dir(
          # Re-runs snapconf finding `{check}` ({pair}).\n\
          # Exits 1 while the finding reproduces, 0 once it is fixed, 2/3 when it cannot run.\n\
          # Needs: the snapconf binary (set SNAPCONF, or have it on PATH) and the tools behind\n\
-         # the adapters: {tools} (`snapconf list` names each tool).\n\
+         # the adapters, found with: {tools}.\n\
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\

@@ -15,7 +15,7 @@ use crate::shard::Shard;
 use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget, ShrinkEnd};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
-use snapconf_producers::{Extractor, Producer};
+use snapconf_producers::{Availability, Extractor, Producer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -389,8 +389,13 @@ where
         timeout_secs: opts.env.timeout.as_secs(),
         entries: min.spec.entries.len(),
     };
-    let mut tools = vec![producer.name().to_string()];
-    tools.extend(ex_name.iter().cloned());
+    // Each adapter with the version of the tool behind it, as `snapconf list` shows it.
+    let tool = |name: &str, availability: Availability| match availability {
+        Availability::Available { version } => format!("{name} ({version})"),
+        Availability::Unavailable { .. } => name.to_string(),
+    };
+    let mut tools = vec![tool(producer.name(), producer.availability())];
+    tools.extend(extractors.iter().map(|e| tool(e.name(), e.availability())));
     write_case_dir(
         &dir,
         &meta,

@@ -96,7 +96,16 @@ fn python_tarfile_findings_are_shrunk_and_reproduce() {
         let f = finding(&report, check);
         let entries = f["entries"].as_u64().expect("entries is a number");
         assert!(entries <= 3, "`{check}` shrunk to {entries} entries: {f:#}");
+        assert_eq!(
+            f["shrink"], "minimal",
+            "`{check}` shrank to a minimum: {f:#}"
+        );
         let case_dir = rd.join(f["case_dir"].as_str().expect("case_dir"));
+        let script = std::fs::read_to_string(case_dir.join("repro.sh")).expect("repro.sh");
+        assert!(
+            script.contains("python-tarfile (Python 3."),
+            "repro.sh names the tool and its version:\n{script}"
+        );
         for file in [
             "spec.json",
             "prior.json",

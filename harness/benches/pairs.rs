@@ -2,9 +2,9 @@
 //! compare), measured side by side in one run on one core:
 //! `tar-rs` × `reference` (in process) and `gnu-tar` × `reference` (one `tar` process per
 //! case). Run with `cargo bench -p snapconf-harness --bench pairs`; `SNAPCONF_BENCH_CASES`
-//! sets the number of cases per pair (default 400), `SNAPCONF_BENCH_PRODUCERS` limits the
-//! producers (comma-separated). Goals (issue 2): ≥ 500 cases/s and
-//! ≥ 100 cases/s on one core.
+//! sets the number of cases per pair (default 1,000: runs of under a second were too short
+//! to read on a shared machine), `SNAPCONF_BENCH_PRODUCERS` limits the producers
+//! (comma-separated). Goals (issue 2): ≥ 500 cases/s and ≥ 100 cases/s on one core.
 //!
 //! Each pair prints two rates: per second of wall-clock time, and per second of CPU time
 //! (user + system, of this process and of the tools it waited for, from
@@ -28,7 +28,7 @@ fn main() {
     let n: u64 = std::env::var("SNAPCONF_BENCH_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+        .unwrap_or(1000);
     let profile = Profile::default_profile();
     let env = Env {
         profile: profile.clone(),

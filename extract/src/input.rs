@@ -82,16 +82,17 @@ impl<R: Read> Input for StreamInput<R> {
     }
 }
 
-/// Bytes a [`FileInput`] reads at once for reads smaller than this, in bytes: the headers of
-/// an archive of small files then cost one `pread` per window, not one per member.
-const WINDOW: usize = 32 * 1024;
+/// The largest file a [`FileInput`] reads whole on its first read, in bytes: the headers of
+/// a small archive then cost one `pread` in all, not one per member.
+const WINDOW: usize = 64 * 1024;
 
 /// A regular file read with `pread` from a starting offset; skipping is arithmetic, clamped
 /// to the file's length so that a skip past EOF is reported as short.
 ///
-/// Reads smaller than [`WINDOW`] are served from a window of up to `WINDOW` bytes read
-/// ahead (allocated on first use, no larger than the rest of the file or the first read);
-/// larger ones go straight to the file.
+/// A file of at most [`WINDOW`] bytes is read whole into a window at the first read and
+/// served from there. A larger file is read as asked, each read one `pread`: reading ahead
+/// there would copy payload bytes the parser skips (that made hydrating 20,000 files of
+/// 11 KB about 10% slower).
 pub(crate) struct FileInput<'a> {
     file: &'a File,
     pos: u64,
@@ -130,7 +131,7 @@ impl Input for FileInput<'_> {
         }
         let off = match self.in_window() {
             Some(off) => off,
-            None if buf.len() >= WINDOW => {
+            None if buf.len() >= WINDOW || self.len > WINDOW as u64 => {
                 let n = self.file.read_at(buf, self.pos)?;
                 self.pos += n as u64;
                 return Ok(n);
@@ -192,32 +193,38 @@ mod tests {
         }
     }
 
-    /// Reads through the window give the file's bytes at every offset, for reads of every
-    /// size around the window's, after skips inside and past the window, and report the
-    /// end of the file as 0.
+    /// Reads of a small file (through the window) and of a large one (straight) give the
+    /// file's bytes at every offset, for reads of every size around the window's, after
+    /// skips short and long, and report the end of the file as 0.
     #[test]
     fn windowed_reads_match_the_file() {
-        let mut file = tempfile::tempfile().expect("tempfile");
-        let content: Vec<u8> = (0..3 * WINDOW + 777).map(|i| (i * 7 % 251) as u8).collect();
-        file.write_all(&content).expect("write");
-        let len = content.len() as u64;
-        for size in [1, 511, 512, WINDOW - 1, WINDOW, WINDOW + 1] {
-            for skip in [0u64, 100, 512, WINDOW as u64, 2 * WINDOW as u64 + 3] {
-                let mut input = FileInput::new(&file, 5, len);
-                let mut pos = 5u64;
-                let mut buf = vec![0u8; size];
-                loop {
-                    let n = input.read_full(&mut buf).expect("read");
-                    let want = &content[pos as usize..(pos as usize + size).min(content.len())];
-                    assert_eq!(&buf[..n], want, "size {size} skip {skip} at {pos}");
-                    pos += n as u64;
-                    if n < size {
-                        break;
+        for len in [WINDOW / 3 + 5, WINDOW, 3 * WINDOW + 777] {
+            let mut file = tempfile::tempfile().expect("tempfile");
+            let content: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            file.write_all(&content).expect("write");
+            let len = len as u64;
+            for size in [1, 511, 512, 4096, WINDOW - 1, WINDOW, WINDOW + 1] {
+                for skip in [0u64, 100, 512, 5000, WINDOW as u64 + 3] {
+                    let mut input = FileInput::new(&file, 5, len);
+                    let mut pos = 5u64;
+                    let mut buf = vec![0u8; size];
+                    loop {
+                        let n = input.read_full(&mut buf).expect("read");
+                        let want = &content[pos as usize..(pos as usize + size).min(content.len())];
+                        assert_eq!(
+                            &buf[..n],
+                            want,
+                            "len {len} size {size} skip {skip} at {pos}"
+                        );
+                        pos += n as u64;
+                        if n < size {
+                            break;
+                        }
+                        pos += input.skip(skip).expect("skip");
                     }
-                    pos += input.skip(skip).expect("skip");
+                    assert_eq!(pos, len, "len {len} size {size} skip {skip}");
+                    assert_eq!(input.read_some(&mut buf).expect("eof"), 0);
                 }
-                assert_eq!(pos, len, "size {size} skip {skip}");
-                assert_eq!(input.read_some(&mut buf).expect("eof"), 0);
             }
         }
     }

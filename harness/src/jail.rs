@@ -487,18 +487,11 @@ impl Walk<'_> {
         id: Identity,
         settled: bool,
     ) -> io::Result<Vec<u8>> {
-        if let Some((was, target)) = self.memo.targets.get(key) {
-            if *was == id {
-                return Ok(target.clone());
-            }
-        }
-        let target = readlinkat(fd, rel, Vec::new())
-            .map_err(|e| named(key, e.into()))?
-            .into_bytes();
-        if settled {
-            self.memo.targets.insert(key.to_vec(), (id, target.clone()));
-        }
-        Ok(target)
+        kept_or(&mut self.memo.targets, key, id, settled, || {
+            Ok(readlinkat(fd, rel, Vec::new())
+                .map_err(|e| named(key, e.into()))?
+                .into_bytes())
+        })
     }
 
     /// SHA-256 of the decoy `rel` under `fd` (jail-relative `key`, identity `id`): the kept
@@ -512,28 +505,42 @@ impl Walk<'_> {
         id: Identity,
         settled: bool,
     ) -> io::Result<String> {
-        if let Some((was, sha)) = self.memo.digests.get(key) {
-            if *was == id {
-                return Ok(sha.clone());
-            }
-        }
-        let file = openat(
-            fd,
-            rel,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| named(key, e.into()))?;
-        let mut content = Vec::new();
-        std::fs::File::from(file)
-            .read_to_end(&mut content)
-            .map_err(|e| named(key, e))?;
-        let sha = crate::observe::sha256_hex(&content);
-        if settled {
-            self.memo.digests.insert(key.to_vec(), (id, sha.clone()));
-        }
-        Ok(sha)
+        kept_or(&mut self.memo.digests, key, id, settled, || {
+            let file = openat(
+                fd,
+                rel,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| named(key, e.into()))?;
+            let mut content = Vec::new();
+            std::fs::File::from(file)
+                .read_to_end(&mut content)
+                .map_err(|e| named(key, e))?;
+            Ok(crate::observe::sha256_hex(&content))
+        })
     }
+}
+
+/// The value `memo` keeps for `key` if it was kept at identity `id`, else `read()`'s, which
+/// is kept if `settled` (see [`Memo`]).
+fn kept_or<T: Clone>(
+    memo: &mut HashMap<Vec<u8>, (Identity, T)>,
+    key: &[u8],
+    id: Identity,
+    settled: bool,
+    read: impl FnOnce() -> io::Result<T>,
+) -> io::Result<T> {
+    if let Some((was, value)) = memo.get(key) {
+        if *was == id {
+            return Ok(value.clone());
+        }
+    }
+    let value = read()?;
+    if settled {
+        memo.insert(key.to_vec(), (id, value.clone()));
+    }
+    Ok(value)
 }
 
 /// `e` with the jail-relative path it is about (`.` for the jail itself).

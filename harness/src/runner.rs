@@ -321,6 +321,15 @@ where
         }
     };
     let (min, end) = match strategy {
+        // No time left: written as found (`--shrink-time 0` asks for that).
+        Some(_) if budget.time.is_zero() => {
+            let end = if opts.shrink.time.is_zero() {
+                ShrinkEnd::Time
+            } else {
+                ShrinkEnd::TotalSpent
+            };
+            (case.clone(), end)
+        }
         Some(strategy) => {
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
             let start = std::time::Instant::now();

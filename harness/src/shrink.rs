@@ -66,6 +66,9 @@ pub enum ShrinkEnd {
     Time,
     /// The run was stopped (Ctrl-C) while shrinking.
     Interrupted,
+    /// Not shrunk: the run's `--shrink-total` was spent before this finding's turn, so it
+    /// is written as found.
+    TotalSpent,
     /// Not shrunk: a finding of `audit` (a real directory has no generator to shrink), or
     /// one read from a report written before this field existed.
     #[default]
@@ -73,14 +76,23 @@ pub enum ShrinkEnd {
 }
 
 impl ShrinkEnd {
-    /// How a report shows it after "shrunk to N entries": empty for [`ShrinkEnd::Minimal`].
-    pub fn note(self) -> &'static str {
+    /// How a report states the size of a finding's case of `entries` W1 entries and how its
+    /// shrink ended: `shrunk to 2 entries`, `shrunk to 5 entries, time budget ran out`,
+    /// `34 entries, not shrunk: the run's --shrink-total was spent`.
+    pub fn describe(self, entries: usize) -> String {
+        let n = format!(
+            "{entries} {}",
+            if entries == 1 { "entry" } else { "entries" }
+        );
         match self {
-            ShrinkEnd::Minimal => "",
-            ShrinkEnd::Steps => ", step budget ran out",
-            ShrinkEnd::Time => ", time budget ran out",
-            ShrinkEnd::Interrupted => ", interrupted",
-            ShrinkEnd::NotShrunk => ", not shrunk",
+            ShrinkEnd::Minimal => format!("shrunk to {n}"),
+            ShrinkEnd::Steps => format!("shrunk to {n}, step budget ran out"),
+            ShrinkEnd::Time => format!("shrunk to {n}, time budget ran out"),
+            ShrinkEnd::Interrupted => format!("shrunk to {n}, interrupted"),
+            ShrinkEnd::TotalSpent => {
+                format!("{n}, not shrunk: the run's --shrink-total was spent")
+            }
+            ShrinkEnd::NotShrunk => format!("{n}, not shrunk"),
         }
     }
 }
@@ -336,6 +348,20 @@ mod tests {
         let polished = minimise(big().current(), fails, ShrinkBudget::default());
         assert_eq!(polished.end, ShrinkEnd::Minimal);
         assert_eq!(polished.case.spec.entries.len(), 3);
+    }
+
+    #[test]
+    fn reports_state_the_size_and_how_the_shrink_ended() {
+        assert_eq!(ShrinkEnd::Minimal.describe(1), "shrunk to 1 entry");
+        assert_eq!(ShrinkEnd::Minimal.describe(2), "shrunk to 2 entries");
+        assert_eq!(
+            ShrinkEnd::Time.describe(5),
+            "shrunk to 5 entries, time budget ran out"
+        );
+        assert_eq!(
+            ShrinkEnd::TotalSpent.describe(34),
+            "34 entries, not shrunk: the run's --shrink-total was spent"
+        );
     }
 
     #[test]

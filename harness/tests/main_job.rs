@@ -287,3 +287,42 @@ fn baseline_gates_only_new_findings() {
     assert!(md.contains("NEW **late-failure**"), "{md}");
     assert!(md.contains("known **dangling-link**"), "{md}");
 }
+
+/// With the run's shrink time spent (`--shrink-total 0`), findings are written as found
+/// and every report says so: `total-spent` in report.json, "not shrunk" in summary.md.
+#[test]
+fn findings_after_the_shrink_total_say_they_were_not_shrunk() {
+    if !available("python-tarfile") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rd = dir.path().join("report");
+    let (code, report) = run(
+        &[
+            "run",
+            "--cases",
+            "40",
+            "--seed",
+            "1",
+            "--producers",
+            "python-tarfile",
+            "--extractors",
+            "reference",
+            "--shrink-total",
+            "0",
+        ],
+        &rd,
+    );
+    assert_eq!(code, 1, "findings exit 1: {report:#}");
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty(), "{report:#}");
+    let summary = std::fs::read_to_string(rd.join("summary.md")).expect("summary.md");
+    for f in findings {
+        assert_eq!(f["shrink"], "total-spent", "{f:#}");
+        let said = format!(
+            "{} entries, not shrunk: the run's --shrink-total was spent",
+            f["entries"]
+        );
+        assert!(summary.contains(&said), "`{said}` in:\n{summary}");
+    }
+}

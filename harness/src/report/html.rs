@@ -130,15 +130,14 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         let anchor = format!("{}__{}__{}", f.check.id(), f.producer, f.extractor);
         let _ = writeln!(
             s,
-            "<details id=\"{}\"><summary><span class=\"check\">{}</span> {} × {}: {} ({} case(s), shrunk to {} entries{})</summary>",
+            "<details id=\"{}\"><summary><span class=\"check\">{}</span> {} × {}: {} ({} case(s), {})</summary>",
             h(&anchor),
             f.check.id(),
             h(&f.producer),
             h(&f.extractor),
             h(&f.message),
             f.count,
-            f.entries,
-            f.shrink.note()
+            h(&f.shrink.describe(f.entries))
         );
         let _ = writeln!(
             s,

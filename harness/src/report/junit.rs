@@ -22,11 +22,10 @@ pub fn junit_xml(report: &RunReport) -> String {
                     Some(f) => {
                         s.set_message(format!("{n} case(s): {}", f.message));
                         s.set_description(format!(
-                            "{}\nreproducer: {} (shrunk to {} entries{})",
+                            "{}\nreproducer: {} ({})",
                             c.explain(),
                             f.case_dir,
-                            f.entries,
-                            f.shrink.note()
+                            f.shrink.describe(f.entries)
                         ));
                     }
                     None => {

@@ -64,14 +64,13 @@ pub fn summary_markdown(report: &RunReport) -> String {
         for f in &report.findings {
             let _ = writeln!(
                 s,
-                "- {} **{}** `{}` × `{}` ({} case(s); shrunk to {} entries{}): {}  \n  {} [reproducer]({}/)",
+                "- {} **{}** `{}` × `{}` ({} case(s); {}): {}  \n  {} [reproducer]({}/)",
                 if f.known { "known" } else { "NEW" },
                 f.check.id(),
                 f.producer,
                 f.extractor,
                 f.count,
-                f.entries,
-                f.shrink.note(),
+                f.shrink.describe(f.entries),
                 f.check.explain(),
                 md_escape(&f.message),
                 f.case_dir

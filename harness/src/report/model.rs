@@ -110,7 +110,7 @@ pub struct FindingRecord {
     #[serde(default)]
     pub known: bool,
     /// Why shrinking ended: `minimal`, or a budget (`steps`, `time`), `interrupted`,
-    /// `not-shrunk` (see [`crate::shrink::ShrinkEnd`]).
+    /// `total-spent`, `not-shrunk` (see [`crate::shrink::ShrinkEnd`]).
     #[serde(default)]
     pub shrink: crate::shrink::ShrinkEnd,
 }

@@ -287,6 +287,20 @@ where
     })
 }
 
+/// How a shrink of two passes ended, from how each did: interrupted if the run was
+/// stopped; else the polish's budget if it ran out; else the value-tree pass's ending (a
+/// polish that finishes after a pass cut short by a budget has not reached a minimum: it
+/// only removes and empties, it does not shorten names or change kinds).
+fn shrink_end(pass: ShrinkEnd, polish: ShrinkEnd) -> ShrinkEnd {
+    if crate::cleanup::stop_requested() {
+        ShrinkEnd::Interrupted
+    } else if polish != ShrinkEnd::Minimal {
+        polish
+    } else {
+        pass
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn shrink_and_write<S>(
     opts: &RunOptions,
@@ -334,19 +348,13 @@ where
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
             let start = std::time::Instant::now();
             let shrunk = shrink(tree, fails, budget);
+            // The polish gets what the value-tree pass left of both budgets.
             let rest = ShrinkBudget {
+                steps: budget.steps.saturating_sub(shrunk.tried),
                 time: budget.time.saturating_sub(start.elapsed()),
-                ..budget
             };
-            // The polish decides how the shrink ended: it runs to a fixpoint unless a
-            // budget stops it (the time budget is what `shrink` left of it).
             let polished = minimise(shrunk.case, fails, rest);
-            let end = if crate::cleanup::stop_requested() {
-                ShrinkEnd::Interrupted
-            } else {
-                polished.end
-            };
-            (polished.case, end)
+            (polished.case, shrink_end(shrunk.end, polished.end))
         }
         None => (case.clone(), ShrinkEnd::NotShrunk),
     };

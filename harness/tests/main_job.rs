@@ -288,41 +288,51 @@ fn baseline_gates_only_new_findings() {
     assert!(md.contains("known **dangling-link**"), "{md}");
 }
 
-/// With the run's shrink time spent (`--shrink-total 0`), findings are written as found
-/// and every report says so: `total-spent` in report.json, "not shrunk" in summary.md.
+/// Findings say how their shrink ended when a budget stopped it: with the run's shrink
+/// time spent (`--shrink-total 0`) they are written as found (`total-spent`, "not
+/// shrunk" in summary.md); with a step budget too small to finish (`--shrink-steps 5`,
+/// shared by both passes) they say `steps`, not `minimal`.
 #[test]
-fn findings_after_the_shrink_total_say_they_were_not_shrunk() {
+fn findings_say_which_shrink_budget_stopped_them() {
     if !available("python-tarfile") {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rd = dir.path().join("report");
-    let (code, report) = run(
-        &[
-            "run",
-            "--cases",
-            "40",
-            "--seed",
-            "1",
-            "--producers",
-            "python-tarfile",
-            "--extractors",
-            "reference",
+    for (flag, value, end, said) in [
+        (
             "--shrink-total",
             "0",
-        ],
-        &rd,
-    );
-    assert_eq!(code, 1, "findings exit 1: {report:#}");
-    let findings = report["findings"].as_array().expect("findings");
-    assert!(!findings.is_empty(), "{report:#}");
-    let summary = std::fs::read_to_string(rd.join("summary.md")).expect("summary.md");
-    for f in findings {
-        assert_eq!(f["shrink"], "total-spent", "{f:#}");
-        let said = format!(
-            "{} entries, not shrunk: the run's --shrink-total was spent",
-            f["entries"]
+            "total-spent",
+            "not shrunk: the run's --shrink-total was spent",
+        ),
+        ("--shrink-steps", "5", "steps", "step budget ran out"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rd = dir.path().join("report");
+        let (code, report) = run(
+            &[
+                "run",
+                "--cases",
+                "40",
+                "--seed",
+                "1",
+                "--producers",
+                "python-tarfile",
+                "--extractors",
+                "reference",
+                flag,
+                value,
+            ],
+            &rd,
         );
-        assert!(summary.contains(&said), "`{said}` in:\n{summary}");
+        assert_eq!(code, 1, "findings exit 1: {report:#}");
+        let findings = report["findings"].as_array().expect("findings");
+        assert!(!findings.is_empty(), "{report:#}");
+        let summary = std::fs::read_to_string(rd.join("summary.md")).expect("summary.md");
+        for f in findings {
+            assert_eq!(f["shrink"], end, "{flag} {value}: {f:#}");
+            let n = f["entries"].as_u64().expect("entries");
+            let line = format!("{n} {}, {said}", if n == 1 { "entry" } else { "entries" });
+            assert!(summary.contains(&line), "`{line}` in:\n{summary}");
+        }
     }
 }

@@ -348,10 +348,11 @@ where
             let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
             let start = std::time::Instant::now();
             let shrunk = shrink(tree, fails, budget);
-            // The polish gets what the value-tree pass left of both budgets.
+            // The polish gets its own step budget (with a shared one, the value-tree pass
+            // can spend all 400 and leave H1 at 4 entries) and what is left of the time.
             let rest = ShrinkBudget {
-                steps: budget.steps.saturating_sub(shrunk.tried),
                 time: budget.time.saturating_sub(start.elapsed()),
+                ..budget
             };
             let polished = minimise(shrunk.case, fails, rest);
             (polished.case, shrink_end(shrunk.end, polished.end))

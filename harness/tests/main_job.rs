@@ -96,9 +96,11 @@ fn python_tarfile_findings_are_shrunk_and_reproduce() {
         let f = finding(&report, check);
         let entries = f["entries"].as_u64().expect("entries is a number");
         assert!(entries <= 3, "`{check}` shrunk to {entries} entries: {f:#}");
-        assert_eq!(
-            f["shrink"], "minimal",
-            "`{check}` shrank to a minimum: {f:#}"
+        // Not stopped by the clock: H1's value-tree pass uses all its steps (`steps`), the
+        // polish then takes it to 2 entries; H2's ends at a minimum.
+        assert!(
+            f["shrink"] == "minimal" || f["shrink"] == "steps",
+            "`{check}` shrank within its step budget: {f:#}"
         );
         let case_dir = rd.join(f["case_dir"].as_str().expect("case_dir"));
         let script = std::fs::read_to_string(case_dir.join("repro.sh")).expect("repro.sh");
@@ -290,8 +292,8 @@ fn baseline_gates_only_new_findings() {
 
 /// Findings say how their shrink ended when a budget stopped it: with the run's shrink
 /// time spent (`--shrink-total 0`) they are written as found (`total-spent`, "not
-/// shrunk" in summary.md); with a step budget too small to finish (`--shrink-steps 5`,
-/// shared by both passes) they say `steps`, not `minimal`.
+/// shrunk" in summary.md); with a step budget too small to finish (`--shrink-steps 5`)
+/// they say `steps`, not `minimal`, even when the polish after it finishes.
 #[test]
 fn findings_say_which_shrink_budget_stopped_them() {
     if !available("python-tarfile") {

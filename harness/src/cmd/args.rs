@@ -146,8 +146,8 @@ pub struct RunArgs {
     /// Seed of the run (default: drawn from the clock and printed)
     #[arg(long, env = "SNAPCONF_SEED")]
     pub seed: Option<u64>,
-    /// Most candidate cases tried when shrinking one finding (the value-tree pass and the
-    /// greedy polish together)
+    /// Most candidate cases tried when shrinking one finding, in each of its two passes (the
+    /// value-tree pass, then the greedy polish)
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
     /// Most seconds spent shrinking one finding (a bound for a loaded machine: shrinking a

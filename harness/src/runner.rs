@@ -15,7 +15,7 @@ use crate::shard::Shard;
 use crate::shrink::{draw_case, minimise, shrink, ShrinkBudget, ShrinkEnd};
 use crate::spec::Case;
 use proptest::strategy::ValueTree;
-use snapconf_producers::{Availability, Extractor, Producer};
+use snapconf_producers::{Extractor, Producer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub extractors: Vec<Box<dyn Extractor>>,
     /// Adapters that were asked for (or are built in) but cannot run here.
     pub skipped_adapters: Vec<SkippedAdapter>,
+    /// The version each chosen adapter's tool printed when it was chosen, by adapter name
+    /// (a producer and an extractor of one name share their tool); `repro.sh` names them.
+    pub tool_versions: BTreeMap<String, String>,
     /// The binary `repro.sh` calls.
     pub bin: PathBuf,
     /// The `--backend` descriptions of this run (absolute paths), which `repro.sh` passes
@@ -408,12 +411,12 @@ where
         entries: min.spec.entries.len(),
     };
     // Each adapter with the version of the tool behind it, as `snapconf list` shows it.
-    let tool = |name: &str, availability: Availability| match availability {
-        Availability::Available { version } => format!("{name} ({version})"),
-        Availability::Unavailable { .. } => name.to_string(),
+    let tool = |name: &str| match opts.tool_versions.get(name) {
+        Some(version) => format!("{name} ({version})"),
+        None => name.to_string(),
     };
-    let mut tools = vec![tool(producer.name(), producer.availability())];
-    tools.extend(extractors.iter().map(|e| tool(e.name(), e.availability())));
+    let mut tools = vec![tool(producer.name())];
+    tools.extend(extractors.iter().map(|e| tool(e.name())));
     write_case_dir(
         &dir,
         &meta,

@@ -7,6 +7,8 @@ use snapconf_producers::{Availability, Backend, Extractor, Producer};
 /// Chosen adapters of one kind, and those skipped because their tool is missing.
 pub struct Chosen<T: ?Sized> {
     pub run: Vec<Box<T>>,
+    /// `(adapter name, version its tool printed)` of each adapter in `run`, asked once here.
+    pub versions: Vec<(String, String)>,
     pub skipped: Vec<SkippedAdapter>,
 }
 
@@ -27,6 +29,7 @@ fn choose<T: ?Sized>(
         }
     }
     let mut run = Vec::new();
+    let mut versions = Vec::new();
     let mut skipped = Vec::new();
     for a in all {
         let n = name(&a);
@@ -34,7 +37,10 @@ fn choose<T: ?Sized>(
             continue;
         }
         match avail(&a) {
-            Availability::Available { .. } => run.push(a),
+            Availability::Available { version } => {
+                versions.push((n, version));
+                run.push(a);
+            }
             Availability::Unavailable {
                 reason,
                 install_hint,
@@ -48,7 +54,11 @@ fn choose<T: ?Sized>(
             }
         }
     }
-    Ok(Chosen { run, skipped })
+    Ok(Chosen {
+        run,
+        versions,
+        skipped,
+    })
 }
 
 /// The producers named in `wanted` (all built-ins when empty; see
@@ -78,6 +88,7 @@ pub fn producers(wanted: &[String], backends: &[Backend]) -> Result<Chosen<dyn P
         |p: &(dyn Producer + 'static)| p.availability(),
     )?;
     chosen.run.extend(more.run);
+    chosen.versions.extend(more.versions);
     chosen.skipped.extend(more.skipped);
     Ok(chosen)
 }
@@ -114,6 +125,7 @@ pub fn extractors(
         |e: &(dyn Extractor + 'static)| e.availability(),
     )?;
     chosen.run.extend(more.run);
+    chosen.versions.extend(more.versions);
     chosen.skipped.extend(more.skipped);
     Ok(chosen)
 }

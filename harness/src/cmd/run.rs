@@ -55,6 +55,9 @@ pub fn setup(
     )?;
     let mut skipped = producers.skipped;
     skipped.extend(extractors.skipped);
+    let mut tool_versions: std::collections::BTreeMap<String, String> =
+        producers.versions.into_iter().collect();
+    tool_versions.extend(extractors.versions);
     let report_dir = match &pairs.report_dir {
         Some(d) => d.clone(),
         None => default_report_dir(label, seed),
@@ -82,6 +85,7 @@ pub fn setup(
             producers: producers.run,
             extractors: extractors.run,
             skipped_adapters: skipped,
+            tool_versions,
             bin,
             backend_files: pairs
                 .backends

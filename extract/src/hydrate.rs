@@ -229,10 +229,8 @@ fn apply(
     // whatever happens; a failure only leaves the old tree under the staging name, which
     // `recover` (and the next hydration) removes, as it removes any staging-shaped name.
     let mut report = plan.report;
-    // An empty old root (a first hydration) goes with one `rmdir`; anything else (a full
-    // tree, a mount point) with the remover.
-    let emptied = rustix::fs::unlinkat(sib.parent(), stage.as_slice(), AtFlags::REMOVEDIR);
-    if let Err(e) = emptied.or_else(|_| remove_tree(sib.parent(), &stage)) {
+    // The old root is empty after a first hydration.
+    if let Err(e) = crate::remove::remove_likely_empty_at(sib.parent(), &stage) {
         report.leftover = Some(format!(
             "the old tree, now `{}` beside the root, could not be removed: {e}",
             crate::sibling::show(&stage)

@@ -81,6 +81,19 @@ pub fn remove_tree_at(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
     remove_named(parent, name, name)
 }
 
+/// As [`remove_tree_at`] for a directory that is most likely empty (a first hydration's
+/// old root, an adapter's unused scratch directory): one `rmdir` first, and the remover
+/// only if that fails (a full tree, a mount point, not a directory).
+///
+/// # Errors
+/// As [`remove_tree_at`].
+pub fn remove_likely_empty_at(parent: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
+    match rustix::fs::unlinkat(parent, name, rustix::fs::AtFlags::REMOVEDIR) {
+        Ok(()) => Ok(()),
+        Err(_) => remove_tree_at(parent, name),
+    }
+}
+
 /// Removes everything inside the directory `path`, keeping `path` itself and its mode
 /// (given back also when clearing fails).
 ///

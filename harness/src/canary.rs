@@ -116,8 +116,8 @@ pub fn stored_canaries<'a>(archive: &[u8], canaries: &'a [(String, Vec<u8>)]) ->
 /// True if `archive` may hold a canary of `jail`: every canary's content starts with
 /// [`DECOY_PREFIX`] or [`CANARY_PREFIX`] and ends with the jail's path, so an archive
 /// without those bytes holds none, and the decoys need not be read at all (an absolute
-/// symlink into the jail puts the jail's path in the archive, but not the prefixes). (An archive that has them, say in an absolute symlink's target, is then
-/// searched canary by canary with [`stored_canaries`].)
+/// symlink into the jail puts the jail's path in the archive, but not the prefixes). An
+/// archive that has both is then searched canary by canary with [`stored_canaries`].
 pub fn may_hold_canaries(archive: &[u8], jail: &Jail) -> bool {
     let has = |needle: &[u8]| memchr::memmem::find(archive, needle).is_some();
     has(jail.path().as_os_str().as_bytes()) && (has(DECOY_PREFIX) || has(CANARY_PREFIX))

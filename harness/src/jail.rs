@@ -386,11 +386,11 @@ enum At<'a> {
 
 impl Walk<'_> {
     /// Records every entry of the directory at jail-relative path `prefix` (the jail itself
-    /// when empty), reached through `at`, whose names are `listed`, and walks its subdirectories: every step is
-    /// relative to a handle on the jail or on the directory (`statx`, `readlinkat` and
-    /// `openat` with `O_NOFOLLOW` on the last component), so a path is never resolved from
-    /// `/` and a link is never followed. Path steps go only through directories this walk
-    /// has just seen as directories, while nothing else runs.
+    /// when empty), reached through `at`, whose names are `listed`, and walks its
+    /// subdirectories: every step is relative to a handle on the jail or on the directory
+    /// (`statx`, `readlinkat` and `openat` with `O_NOFOLLOW` on the last component), so a
+    /// path is never resolved from `/` and a link is never followed. Path steps go only
+    /// through directories this walk has just seen as directories, while nothing else runs.
     fn dir(&mut self, at: At<'_>, prefix: &[u8], listed: &[CString]) -> io::Result<()> {
         let top = prefix.is_empty();
         for name in listed {
@@ -583,20 +583,20 @@ fn named(key: &[u8], e: std::io::Error) -> std::io::Error {
 /// `scratch-*` directory (empty unless a tool left something) first removed with `rmdir`,
 /// each by name in one call; the remover takes over where that fails.
 fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]], fills: bool) -> std::io::Result<()> {
+    use snapconf_extract::remove::{remove_likely_empty_at, remove_tree_at};
     for (name, ft) in entries_until(dir, fills)? {
         let n = name.to_bytes();
         if keep.contains(&n) {
             continue;
         }
-        let gone = match ft {
-            FileType::Directory => {
-                n.starts_with(b"scratch-") && unlinkat(dir, &name, AtFlags::REMOVEDIR).is_ok()
+        match ft {
+            FileType::Directory if n.starts_with(b"scratch-") => remove_likely_empty_at(dir, n)?,
+            FileType::Directory | FileType::Unknown => remove_tree_at(dir, n)?,
+            _ => {
+                if unlinkat(dir, &name, AtFlags::empty()).is_err() {
+                    remove_tree_at(dir, n)?;
+                }
             }
-            FileType::Unknown => false,
-            _ => unlinkat(dir, &name, AtFlags::empty()).is_ok(),
-        };
-        if !gone {
-            snapconf_extract::remove::remove_tree_at(dir, n)?;
         }
     }
     Ok(())
@@ -604,8 +604,9 @@ fn prune(dir: BorrowedFd<'_>, keep: &[&[u8]], fills: bool) -> std::io::Result<()
 
 /// At most one spare jail, shared by the clones of one [`crate::pipeline::Env`]: a case
 /// whose adapters all ran in process and that ends without a `containment` or `hang`
-/// finding hands its jail back (after [`Jail::reset`]) and the next case takes it, which saves creating and removing the decoys and the canary
-/// directory for every case. The spare is removed when the last clone is dropped.
+/// finding hands its jail back (after [`Jail::reset`]) and the next case takes it, which
+/// saves creating and removing the decoys and the canary directory for every case. The
+/// spare is removed when the last clone is dropped.
 #[derive(Clone, Default)]
 pub struct JailPool(Arc<Mutex<Option<Jail>>>);
 

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snapconf_harness::oracle::{reference_vs_tar_crate, ArchivePlan, ExtractOracle, MAX_INPUT};
+use snapconf_harness::fuzz::{reference_vs_tar_crate, ArchivePlan, ExtractOracle, MAX_INPUT};
 use std::sync::{Mutex, OnceLock};
 
 static ORACLE: OnceLock<Mutex<ExtractOracle>> = OnceLock::new();

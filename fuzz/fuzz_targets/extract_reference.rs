@@ -1,10 +1,10 @@
 //! Raw bytes → reference `validate` + `hydrate_file` over a prior workspace in a jail on
-//! `/dev/shm`; the oracle is `snapconf_harness::oracle::ExtractOracle` (also run by
+//! `/dev/shm`; the oracle is `snapconf_harness::fuzz::ExtractOracle` (also run by
 //! `cargo test` on `corpora/`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snapconf_harness::oracle::{ExtractOracle, MAX_INPUT};
+use snapconf_harness::fuzz::{ExtractOracle, MAX_INPUT};
 use std::sync::{Mutex, OnceLock};
 
 static ORACLE: OnceLock<Mutex<ExtractOracle>> = OnceLock::new();

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snapconf_harness::oracle::{check_roundtrip, FuzzWorkspace};
+use snapconf_harness::fuzz::{check_roundtrip, FuzzWorkspace};
 
 fuzz_target!(|ws: FuzzWorkspace| {
     if let Err(failure) = check_roundtrip(&ws, None) {

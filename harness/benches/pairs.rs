@@ -14,17 +14,17 @@
 
 use proptest::strategy::ValueTree;
 use snapconf_harness::gen::{case_strategy, GenConfig};
-use snapconf_harness::pipeline::{run_case, Env};
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
-use snapconf_harness::shrink::draw_case;
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
+use snapconf_harness::run::case::{run_case, Env};
+use snapconf_harness::run::shrink::draw_case;
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::{Duration, Instant};
 
 fn main() {
     // As the binary does: stragglers of the tools are found after each step (a `/proc`
     // scan per step that ran a tool), so the figures include that cost.
-    snapconf_producers::stragglers::become_subreaper();
+    snapconf_producers::process::stragglers::become_subreaper();
     let n: u64 = std::env::var("SNAPCONF_BENCH_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -6,10 +6,10 @@
 //! them). Goal (issue 4): worker mode ≥ 10× command mode.
 
 use proptest::strategy::ValueTree;
-use snapconf_harness::backend::backend_profile;
 use snapconf_harness::gen::{case_strategy, GenConfig};
-use snapconf_harness::pipeline::{run_case, Env};
-use snapconf_harness::shrink::draw_case;
+use snapconf_harness::model::backend_profile::backend_profile;
+use snapconf_harness::run::case::{run_case, Env};
+use snapconf_harness::run::shrink::draw_case;
 use snapconf_producers::backend::{BackendDescription, Mode};
 use snapconf_producers::{Availability, Backend, Extractor, Producer};
 use std::path::Path;
@@ -30,7 +30,7 @@ fn main() {
     };
     let profile = match backend_profile(&desc) {
         Ok(Some(p)) => p,
-        Ok(None) => snapconf_harness::profile::Profile::default_profile(),
+        Ok(None) => snapconf_harness::model::profile::Profile::default_profile(),
         Err(e) => {
             eprintln!("worker bench: {e}");
             std::process::exit(2);

@@ -1,4 +1,4 @@
-//! Writes `corpora/adversarial/` from the builders in `snapconf_harness::oracle` (archive +
+//! Writes `corpora/adversarial/` from the builders in `snapconf_harness::fuzz` (archive +
 //! TOML expectation holding the reference's current verdict, to be reviewed in the diff),
 //! and `corpora/seeds/tar-rs-*.tar` with the `tar` crate.
 //!
@@ -6,7 +6,7 @@
 //! (default `corpora`). External tools' seeds come from `corpora/make-seeds.sh`, which
 //! calls this first.
 
-use snapconf_harness::oracle::{adversarial_cases, named_policy, reference_expectation};
+use snapconf_harness::fuzz::{adversarial_cases, named_policy, reference_expectation};
 use std::path::PathBuf;
 
 fn main() -> anyhow::Result<()> {

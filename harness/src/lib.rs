@@ -1,31 +1,19 @@
-//! snapconf-harness: the workspace model, generators, checks, runner and reports.
+//! snapconf-harness: the workspace model, generators, checks, drivers and reports.
+//!
+//! The folders follow one case through the pipeline: `model` (spec, profile, expected
+//! tree) → `gen` (generators) → `workspace` (materialise, observe, diff) inside a `jail` →
+//! `archive` (members, headers, parsers) → `checks` → the drivers `run` (with shrink and
+//! reproducers), `faults` and `fuzz` → `report`.
 
-pub mod audit;
-pub mod backend;
-pub mod bytes;
-pub mod canary;
-pub mod check;
-pub mod cleanup;
-pub mod diff;
+pub mod archive;
+pub mod checks;
 pub mod error;
 pub mod exit;
-pub mod expected;
 pub mod faults;
-pub mod fuzzing;
+pub mod fuzz;
 pub mod gen;
 pub mod jail;
-pub mod listing;
-pub mod materialise;
-pub mod observe;
-pub mod oracle;
-pub mod parsers;
-pub mod pipeline;
-pub mod policy_map;
-pub mod profile;
+pub mod model;
 pub mod report;
-pub mod repro;
-pub mod runner;
-pub mod shard;
-pub mod shrink;
-pub mod spec;
-pub mod tree;
+pub mod run;
+pub mod workspace;

@@ -2,10 +2,10 @@
 //! the bytes behind it is a `containment` finding (the decoy's unique content is found in
 //! the archive); one that stores the link itself is not.
 
-use snapconf_harness::check::Check;
-use snapconf_harness::pipeline::{run_case, Env};
-use snapconf_harness::profile::Profile;
-use snapconf_harness::spec::{Case, WorkspaceSpec};
+use snapconf_harness::checks::Check;
+use snapconf_harness::model::profile::Profile;
+use snapconf_harness::model::spec::{Case, WorkspaceSpec};
+use snapconf_harness::run::case::{run_case, Env};
 use snapconf_producers::{Availability, CaptureRequest, Outcome, Producer, ToolError};
 use std::time::Duration;
 
@@ -115,7 +115,8 @@ fn a_prior_hardlink_to_outside_is_never_written_through() {
     prior.check().expect("an {out}/ hardlink is a valid prior");
     let case = Case { spec, prior };
     let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
-    let policy = snapconf_harness::policy_map::reference_policy(&Profile::default_profile(), None);
+    let policy =
+        snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None);
     let extractors: Vec<_> = snapconf_producers::extractors(policy)
         .into_iter()
         .filter(|e| matches!(e.availability(), Availability::Available { .. }))

@@ -3,7 +3,7 @@
 //! expectations) and every regression kept under its libFuzzer name.
 
 use arbitrary::{Arbitrary, Unstructured};
-use snapconf_harness::oracle::{
+use snapconf_harness::fuzz::{
     adversarial_cases, check_roundtrip, named_policy, oracle_policies, reference_expectation,
     reference_vs_tar_crate, ArchivePlan, Expectation, ExtractOracle, FuzzWorkspace,
 };

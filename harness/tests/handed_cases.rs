@@ -3,12 +3,12 @@
 //! case is about them), with the outcome each pair must have written down per case.
 //! A pair whose tool is missing is skipped with a message.
 
-use snapconf_harness::check::Check;
+use snapconf_harness::checks::Check;
 use snapconf_harness::gen::edge_specs;
-use snapconf_harness::pipeline::{run_case, Capture, CaseOutcome, Env};
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
-use snapconf_harness::spec::{Case, WorkspaceSpec};
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
+use snapconf_harness::model::spec::{Case, WorkspaceSpec};
+use snapconf_harness::run::case::{run_case, Capture, CaseOutcome, Env};
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;
 

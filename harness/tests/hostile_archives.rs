@@ -11,11 +11,11 @@
 
 mod support;
 
-use snapconf_harness::diff::diff_trees;
 use snapconf_harness::jail::{default_jail_base, Jail};
-use snapconf_harness::materialise::materialise;
-use snapconf_harness::observe::observe;
-use snapconf_harness::spec::WorkspaceSpec;
+use snapconf_harness::model::spec::WorkspaceSpec;
+use snapconf_harness::workspace::diff::diff_trees;
+use snapconf_harness::workspace::materialise::materialise;
+use snapconf_harness::workspace::observe::observe;
 use snapconf_producers::{Extractor, HydrateRequest, Outcome};
 use std::time::Duration;
 use support::{available_extractors, raw_archive, RawMember};

@@ -3,7 +3,7 @@
 //! screenshot can be taken. Skips with a message when chromium is not installed (CI installs
 //! it).
 
-use snapconf_harness::check::Check;
+use snapconf_harness::checks::Check;
 use snapconf_harness::report::{index_html, FindingRecord, PairReport, RunReport};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ fn report() -> RunReport {
             capture_side: false,
             fingerprint: "0011223344556677".into(),
             known: false,
-            shrink: snapconf_harness::shrink::ShrinkEnd::Minimal,
+            shrink: snapconf_harness::run::shrink::ShrinkEnd::Minimal,
         }],
         capture_refusals: vec![],
         skipped_adapters: vec![],

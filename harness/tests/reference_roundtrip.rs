@@ -4,9 +4,9 @@
 
 use proptest::prelude::*;
 use snapconf_harness::gen::{case_strategy, GenConfig};
-use snapconf_harness::pipeline::{run_case, Env};
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
+use snapconf_harness::run::case::{run_case, Env};
 use std::time::Duration;
 
 proptest! {

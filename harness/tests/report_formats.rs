@@ -2,12 +2,12 @@
 //! and `index.html` for one report with a known and a new finding, a clean pair and a
 //! skipped adapter. Temporary paths are redacted.
 
-use snapconf_harness::check::Check;
+use snapconf_harness::checks::Check;
 use snapconf_harness::report::{
     index_html, junit_xml, summary_markdown, Baseline, BaselineEntry, FindingRecord, PairReport,
     RunReport, SkippedAdapter,
 };
-use snapconf_harness::shrink::ShrinkEnd;
+use snapconf_harness::run::shrink::ShrinkEnd;
 use std::collections::BTreeMap;
 
 fn sample() -> RunReport {

@@ -1,6 +1,6 @@
 //! The adapter contract shared by every built-in and plugged-in producer and extractor.
 
-use crate::limits::Limits;
+use crate::process::limits::Limits;
 use std::path::Path;
 use std::time::Duration;
 
@@ -114,7 +114,7 @@ pub trait Extractor: Send + Sync {
         None
     }
     /// True if [`HydrateRequest::limits`] is applied to the tool (an external process run
-    /// through [`crate::process::run_limited`]). In-process extractors cannot be limited or
+    /// through [`crate::process::run::run_limited`]). In-process extractors cannot be limited or
     /// killed and keep the default `false`; fault injection then runs them in a child
     /// process where it can, or skips them.
     fn honours_limits(&self) -> bool {

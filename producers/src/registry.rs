@@ -1,14 +1,14 @@
 //! The built-in adapters, in a stable order, and lookups by name.
 
 use crate::adapter::{Extractor, Producer};
-use crate::bsdtar::{BsdtarExtractor, BsdtarProducer};
-use crate::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
-use crate::gnu_tar::{GnuTarExtractor, GnuTarProducer};
-use crate::python_data::PythonDataExtractor;
-use crate::python_tar::PythonTarExtractor;
-use crate::python_tarfile::{PythonTarfileProducer, TarfileFormat};
-use crate::reference::ReferenceExtractor;
-use crate::tar_rs::{TarRsExtractor, TarRsProducer};
+use crate::adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
+use crate::adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
+use crate::adapters::gnu_tar::{GnuTarExtractor, GnuTarProducer};
+use crate::adapters::python_data::PythonDataExtractor;
+use crate::adapters::python_tar::PythonTarExtractor;
+use crate::adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
+use crate::adapters::reference::ReferenceExtractor;
+use crate::adapters::tar_rs::{TarRsExtractor, TarRsProducer};
 use snapconf_extract::Policy;
 
 /// A lookup named an adapter that is not built in.

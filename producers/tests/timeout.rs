@@ -1,7 +1,7 @@
 //! The process runner kills a tool at its timeout, with its whole process group, and maps
 //! exits and signals to outcomes.
 
-use snapconf_producers::process::run_with_timeout;
+use snapconf_producers::process::run::run_with_timeout;
 use snapconf_producers::{Outcome, ToolError};
 use std::process::Command;
 use std::time::{Duration, Instant};

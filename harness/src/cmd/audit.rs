@@ -4,12 +4,12 @@ use super::args::AuditArgs;
 use super::run::{finish, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
-use snapconf_harness::audit::spec_from_dir;
-use snapconf_harness::bytes::RelPath;
 use snapconf_harness::exit;
+use snapconf_harness::model::bytes::RelPath;
+use snapconf_harness::model::spec::{Case, WorkspaceSpec};
 use snapconf_harness::report::Progress;
-use snapconf_harness::runner::audit as audit_matrix;
-use snapconf_harness::spec::{Case, WorkspaceSpec};
+use snapconf_harness::run::runner::audit as audit_matrix;
+use snapconf_harness::workspace::describe::spec_from_dir;
 use std::time::Duration;
 
 pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {

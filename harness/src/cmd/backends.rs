@@ -1,8 +1,8 @@
 //! `--backend FILE`: loading plugged-in backends and choosing the built-ins they pair with.
 
 use super::Usage;
-use snapconf_harness::backend::backend_profile;
-use snapconf_harness::profile::Profile;
+use snapconf_harness::model::backend_profile::backend_profile;
+use snapconf_harness::model::profile::Profile;
 use snapconf_producers::Backend;
 use std::path::PathBuf;
 

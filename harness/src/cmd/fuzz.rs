@@ -5,10 +5,10 @@ use super::adapters;
 use super::args::FuzzArgs;
 use super::Usage;
 use snapconf_harness::exit;
-use snapconf_harness::fuzzing::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
+use snapconf_harness::fuzz::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
 use snapconf_harness::jail::default_jail_base;
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 
 use super::args::ListArgs;
 use snapconf_harness::exit;
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
 use snapconf_producers::{Availability, Extractor, Producer};
 
 fn show(kind: &str, name: &str, a: Availability) {

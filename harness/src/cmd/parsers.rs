@@ -2,10 +2,10 @@
 
 use super::args::FuzzArgs;
 use super::Usage;
+use snapconf_harness::archive::parsers::{all_listings, disagreements, ParserRun};
 use snapconf_harness::exit;
-use snapconf_harness::fuzzing::{host_safe, mutate, Records, Rng};
-use snapconf_harness::oracle::ParserListing;
-use snapconf_harness::parsers::{all_listings, disagreements, ParserRun};
+use snapconf_harness::fuzz::ParserListing;
+use snapconf_harness::fuzz::{host_safe, mutate, Records, Rng};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -5,9 +5,9 @@ use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
 use snapconf_harness::faults::{read_fault_json, FaultOptions};
-use snapconf_harness::pipeline::{run_case, Env};
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::repro::{read_case_dir, reproduces};
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::run::case::{run_case, Env};
+use snapconf_harness::run::repro::{read_case_dir, reproduces};
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;
 

@@ -4,19 +4,19 @@ use super::args::{PairArgs, RunArgs};
 use super::Usage;
 use super::{adapters, backends};
 use anyhow::Context;
-use snapconf_harness::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
 use snapconf_harness::exit;
 use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::gen::GenConfig;
+use snapconf_harness::jail::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
 use snapconf_harness::jail::default_jail_base;
-use snapconf_harness::pipeline::Env;
-use snapconf_harness::policy_map::reference_policy;
+use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::report::{
     index_html, junit_xml, summary_markdown, Baseline, Progress, RunReport,
 };
-use snapconf_harness::runner::{run as run_matrix, RunOptions};
-use snapconf_harness::shrink::ShrinkBudget;
-use snapconf_producers::limits::{probe_private_mounts, set_private_mounts};
+use snapconf_harness::run::case::Env;
+use snapconf_harness::run::runner::{run as run_matrix, RunOptions};
+use snapconf_harness::run::shrink::ShrinkBudget;
+use snapconf_producers::process::limits::{probe_private_mounts, set_private_mounts};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -92,7 +92,7 @@ pub fn setup(
                 .iter()
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
-            shard: snapconf_harness::shard::Shard::ALL,
+            shard: snapconf_harness::run::shard::Shard::ALL,
         },
         backends,
     })
@@ -151,7 +151,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: snapconf_harness::shard::BadShard| Usage(e.to_string()))?
+        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(e.to_string()))?
         .unwrap_or_default();
     s.opts.env.faults = FaultOptions {
         kinds: faults,

@@ -2,7 +2,7 @@
 //! under `RLIMIT_FSIZE` and be killed like an external tool.
 
 use snapconf_extract as rx;
-use snapconf_producers::process::run_limited;
+use snapconf_producers::process::run::run_limited;
 use snapconf_producers::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -119,7 +119,7 @@ impl Extractor for ChildReference {
         Ok(Some(match rx::recover(req.root) {
             Ok(()) => Outcome::Success,
             Err(e) => Outcome::Refused {
-                message: snapconf_producers::reference::refusal_message(&e),
+                message: snapconf_producers::adapters::reference::refusal_message(&e),
             },
         }))
     }

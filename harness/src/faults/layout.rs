@@ -2,7 +2,7 @@
 //! (no parser of ours or the `tar` crate's: a fault must be placed even in an archive those
 //! would refuse).
 
-use crate::oracle::parse_numeric;
+use crate::archive::raw::parse_numeric;
 
 /// One header block and its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracle::set_checksum;
+    use crate::archive::raw::set_checksum;
 
     fn archive(sizes: &[usize]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());

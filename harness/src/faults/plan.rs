@@ -3,8 +3,8 @@
 
 use super::kind::FaultKind;
 use super::layout::TarLayout;
-use crate::oracle::{parse_numeric, set_checksum};
-use crate::spec::Case;
+use crate::archive::raw::{parse_numeric, set_checksum};
+use crate::model::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;

@@ -7,17 +7,17 @@ use super::layout::{layout, TarLayout};
 use super::plan::{fault_seed, FaultPlan};
 use super::tally::{FaultResult, FaultTally};
 use super::tmpfs::Tmpfs;
-use crate::check::Check;
-use crate::diff::{diff_trees, listing};
+use crate::checks::Check;
 use crate::error::{HarnessError, IoContext};
-use crate::expected::normalise;
 use crate::jail::{Jail, Snapshot};
-use crate::materialise::materialise;
-use crate::observe::observe;
-use crate::pipeline::{containment, CaseOutcome, Env, Finding};
-use crate::policy_map::reference_policy;
-use crate::spec::{Case, EntryKind};
-use crate::tree::Tree;
+use crate::model::expected::normalise;
+use crate::model::policy_map::reference_policy;
+use crate::model::spec::{Case, EntryKind};
+use crate::model::tree::Tree;
+use crate::run::case::{containment, CaseOutcome, Env, Finding};
+use crate::workspace::diff::{diff_trees, listing};
+use crate::workspace::materialise::materialise;
+use crate::workspace::observe::observe;
 use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -231,7 +231,7 @@ fn one(
     })?;
     let what = format!("hydration under fault {plan}");
     if !ex.in_process() {
-        crate::pipeline::stragglers(Some(&name), &what, out);
+        crate::run::case::stragglers(Some(&name), &what, out);
     }
     // For `enospc` the whole mount is the extractor's: its staging sibling lives there.
     let inside = fs.as_ref().map_or(root.as_path(), |t| t.path());

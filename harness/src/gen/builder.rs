@@ -3,8 +3,8 @@
 //!
 //! Invariant: every ancestor of every entry is an explicit `Dir` entry created before it.
 
-use crate::bytes::{RawBytes, RelPath};
-use crate::spec::{Entry, EntryKind, WorkspaceSpec};
+use crate::model::bytes::{RawBytes, RelPath};
+use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
 use proptest::sample::Index;
 use std::collections::BTreeMap;
 

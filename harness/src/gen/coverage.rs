@@ -3,8 +3,8 @@
 
 use super::builder::inode_groups;
 use super::template::{CACHE_FILE, VENV_DIR};
-use crate::bytes::RelPath;
-use crate::spec::{Case, EntryKind, WorkspaceSpec};
+use crate::model::bytes::RelPath;
+use crate::model::spec::{Case, EntryKind, WorkspaceSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every feature [`features`] can report for W1.

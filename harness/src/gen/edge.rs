@@ -1,8 +1,8 @@
 //! Fixed specs for the handed producer-side cases H1–H8 of `cases/CASES.md`, built exactly as
 //! described there (parents left implicit unless the case lists them).
 
-use crate::bytes::{RawBytes, RelPath};
-use crate::spec::{Entry, EntryKind, WorkspaceSpec};
+use crate::model::bytes::{RawBytes, RelPath};
+use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
 
 /// `path` as a `RelPath`; the paths below are literals known to be valid, and an invalid one
 /// would only drop its entry (caught by the tests, which check every edge spec's shape).

@@ -4,8 +4,8 @@
 use super::builder::Builder;
 use super::plan::PriorPlan;
 use super::resolve::apply_entry;
-use crate::bytes::RelPath;
-use crate::spec::{EntryKind, WorkspaceSpec};
+use crate::model::bytes::RelPath;
+use crate::model::spec::{EntryKind, WorkspaceSpec};
 use proptest::sample::Index;
 
 /// The jail file outside the root a hostile prior hardlinks to (a decoy planted by

@@ -7,8 +7,8 @@ use super::plan::{
     EntryPlan, ExclusionPlan, KindPlan, LinkPlan, Order, SpecPlan, LONG_PATH_TOTALS, STORE_DIRS,
 };
 use super::template;
-use crate::bytes::RelPath;
-use crate::spec::{EntryKind, WorkspaceSpec};
+use crate::model::bytes::RelPath;
+use crate::model::spec::{EntryKind, WorkspaceSpec};
 
 /// Length of each directory component of a [`KindPlan::LongPath`].
 const LONG_PATH_COMPONENT: usize = 50;

@@ -12,7 +12,7 @@ use super::plan::{
 use super::prior::resolve_prior;
 use super::resolve::resolve_spec;
 use super::smaller::NoLarger;
-use crate::spec::{Case, WorkspaceSpec};
+use crate::model::spec::{Case, WorkspaceSpec};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::Union;

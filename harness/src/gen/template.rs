@@ -4,8 +4,8 @@
 
 use super::builder::Builder;
 use super::plan::{VenvExclusion, VenvPart, VenvPlan};
-use crate::bytes::RelPath;
-use crate::spec::EntryKind;
+use crate::model::bytes::RelPath;
+use crate::model::spec::EntryKind;
 
 /// The package cache directory.
 pub const CACHE_DIR: &str = "cache";

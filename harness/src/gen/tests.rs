@@ -2,7 +2,7 @@
 //! fixed seed, disabled weights, the config's env/TOML forms, and the H1–H8 edge specs.
 
 use super::*;
-use crate::spec::{Case, EntryKind, WorkspaceSpec};
+use crate::model::spec::{Case, EntryKind, WorkspaceSpec};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -7,7 +7,7 @@
 //! on a loaded machine, keeps its key.
 
 use super::{FindingRecord, RunReport};
-use crate::check::Check;
+use crate::checks::Check;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;

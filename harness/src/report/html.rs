@@ -2,9 +2,9 @@
 //! coloured cells, and each finding expandable with its spec, archive listing and tree diff.
 
 use super::RunReport;
-use crate::bytes::escape;
-use crate::check::Check;
-use crate::listing::list_members;
+use crate::archive::listing::list_members;
+use crate::checks::Check;
+use crate::model::bytes::escape;
 use std::fmt::Write;
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `junit.xml` via quick-junit: one suite per pair, one test case per check.
 
 use super::RunReport;
-use crate::check::Check;
+use crate::checks::Check;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 /// Render the JUnit XML of `report`. A failing cell carries the first finding's message and

@@ -2,7 +2,7 @@
 //! each cell with a link to its reproducer. Fit for `$GITHUB_STEP_SUMMARY`.
 
 use super::RunReport;
-use crate::check::Check;
+use crate::checks::Check;
 use std::fmt::Write;
 
 /// Render `summary.md` for `report`. Links are relative to the report directory.

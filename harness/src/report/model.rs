@@ -1,7 +1,7 @@
 //! The report data (`report.json`, schema 1), in stable order.
 
 use super::BaselineEntry;
-use crate::check::Check;
+use crate::checks::Check;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -110,9 +110,9 @@ pub struct FindingRecord {
     #[serde(default)]
     pub known: bool,
     /// Why shrinking ended: `minimal`, or a budget (`steps`, `time`), `interrupted`,
-    /// `total-spent`, `not-shrunk` (see [`crate::shrink::ShrinkEnd`]).
+    /// `total-spent`, `not-shrunk` (see [`crate::run::shrink::ShrinkEnd`]).
     #[serde(default)]
-    pub shrink: crate::shrink::ShrinkEnd,
+    pub shrink: crate::run::shrink::ShrinkEnd,
 }
 
 /// Capture refusals of one producer for workspaces with one feature.

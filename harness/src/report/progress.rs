@@ -1,6 +1,6 @@
 //! Progress display: an indicatif bar when stdout is a terminal, a plain counter otherwise.
 
-use crate::runner::Event;
+use crate::run::runner::Event;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 

@@ -2,8 +2,8 @@
 //! the built-in extractors that can run here.
 #![allow(dead_code)]
 
-use snapconf_harness::policy_map::reference_policy;
-use snapconf_harness::profile::Profile;
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::model::profile::Profile;
 use snapconf_producers::{Availability, Extractor};
 
 /// One member of a hand-built archive: type flag, name, link target, payload.

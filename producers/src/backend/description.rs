@@ -7,7 +7,7 @@
 //! timeout = 20
 //! [profile]
 //! hardlinks = "copy"
-//! # … the keys of `harness/src/default-profile.toml`
+//! # … the keys of `harness/src/model/default-profile.toml`
 //! ```
 //! See `producers/backends/README.md` for every key.
 

@@ -3,7 +3,7 @@
 use super::description::BackendDescription;
 use super::template::{CommandTemplate, Vars};
 use crate::adapter::{Outcome, ToolError};
-use crate::process::run_with_timeout;
+use crate::process::run::run_with_timeout;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;

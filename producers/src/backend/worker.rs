@@ -22,7 +22,7 @@
 use super::protocol::{PathField, Request, Response};
 use super::template::{CommandTemplate, Vars};
 use crate::adapter::{Outcome, ToolError};
-use crate::process::{read_tail, render_command, STDERR_TAIL_BYTES};
+use crate::process::run::{read_tail, render_command, STDERR_TAIL_BYTES};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -87,7 +87,7 @@ impl Running {
     fn kill(mut self) -> Option<std::process::ExitStatus> {
         let _ = kill_process_group(self.pid, Signal::KILL);
         let status = self.child.wait().ok();
-        crate::stragglers::unregister_persistent(self.pid);
+        crate::process::stragglers::unregister_persistent(self.pid);
         status
     }
 }
@@ -164,11 +164,11 @@ impl Worker {
             .process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
         let pid = Pid::from_child(&child);
-        crate::stragglers::register_persistent(pid);
+        crate::process::stragglers::register_persistent(pid);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = kill_process_group(pid, Signal::KILL);
             let _ = child.wait();
-            crate::stragglers::unregister_persistent(pid);
+            crate::process::stragglers::unregister_persistent(pid);
             return Err("could not open its stdin and stdout".into());
         };
         let (tx, rx) = std::sync::mpsc::channel();

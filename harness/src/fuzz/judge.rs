@@ -1,0 +1,180 @@
+//! What a mutant means: is it safe to hand to an external extractor at all, does the
+//! reference refuse it as unsafe, and did an accepted extraction land something outside
+//! policy.
+
+use super::records::Records;
+use crate::model::policy_map::reference_policy;
+use crate::model::profile::{ModeRule, Profile};
+use crate::model::tree::{NodeKind, Tree};
+use snapconf_extract::{validate, Duplicates, EscapingSymlinks, Hardlinks, Policy, SpecialFiles};
+
+/// Reason codes that mean "unsafe" (as opposed to malformed, unsupported or a policy
+/// choice): the archive tries to write outside the root, through a link, or a special file.
+pub const UNSAFE_REASONS: [&str; 6] = [
+    "absolute-path",
+    "parent-traversal",
+    "through-symlink",
+    "symlink-escape",
+    "special-file",
+    "dangling-hardlink",
+];
+
+/// The reference policy used to judge safety: the profile's, but refusing special files
+/// and escaping symlinks, and tolerant of what is not a safety matter (hardlinks `Copy`,
+/// duplicates `LastWins`).
+pub fn safety_policy(profile: &Profile) -> Policy {
+    Policy {
+        hardlinks: Hardlinks::Copy,
+        duplicates: Duplicates::LastWins,
+        special_files: SpecialFiles::Reject,
+        escaping_symlinks: EscapingSymlinks::Reject,
+        ..reference_policy(profile, None)
+    }
+}
+
+/// The reference's judgement of one archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    /// `Some(reason)` when the reference refuses it for an [`UNSAFE_REASONS`] reason.
+    pub unsafe_reason: Option<String>,
+    /// True if some member asks for a setuid or setgid bit that the profile's modes rule
+    /// strips (anything but `exact`).
+    pub privileged_mode: bool,
+    /// The reference's verdict in one line (`accept`, `refuse (<reason>)`).
+    pub verdict: String,
+}
+
+/// Judge `bytes` with the reference under [`safety_policy`].
+pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
+    let (unsafe_reason, verdict) = match validate(bytes, &safety_policy(profile)) {
+        Ok(_) => (None, "accept".to_string()),
+        Err(e) => {
+            let r = e.reason().map(|r| r.as_str()).unwrap_or("io");
+            (
+                UNSAFE_REASONS.contains(&r).then(|| r.to_string()),
+                format!("refuse ({r}): {e}"),
+            )
+        }
+    };
+    let strips = profile.modes != ModeRule::Exact;
+    let privileged_mode = strips
+        && Records::parse(bytes).records.iter().any(|r| {
+            let mode = crate::archive::raw::parse_octal(&r.header[100..108]);
+            !r.is_extension() && mode.is_some_and(|m| m & 0o6000 != 0)
+        });
+    Judged {
+        unsafe_reason,
+        privileged_mode,
+        verdict,
+    }
+}
+
+/// What in an observed tree lies outside policy: special files (every profile drops or
+/// refuses them) and setuid/setgid bits when `strip_privileged`. One line per path.
+pub fn privileged_or_special(tree: &Tree, strip_privileged: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, n) in &tree.nodes {
+        let what = match n.kind {
+            NodeKind::Fifo => Some("a FIFO".to_string()),
+            NodeKind::Socket => Some("a socket".to_string()),
+            NodeKind::CharDevice { major, minor } => {
+                Some(format!("a character device {major},{minor}"))
+            }
+            NodeKind::BlockDevice { major, minor } => {
+                Some(format!("a block device {major},{minor}"))
+            }
+            _ if strip_privileged && n.mode & 0o6000 != 0 => {
+                Some(format!("mode {:04o} (setuid/setgid kept)", n.mode))
+            }
+            _ => None,
+        };
+        if let Some(w) = what {
+            out.push(format!("`{}` is {w}", p.escaped()));
+        }
+    }
+    out
+}
+
+/// True if the archive is safe to hand to an extractor that may follow anything: no
+/// absolute name or link target anywhere (ustar fields, GNU `L`/`K` bodies, PAX
+/// `path`/`linkpath`), and at most one `..` component in the whole archive. With the root
+/// inside a jail, such an archive cannot reach past the jail whatever the extractor does.
+pub fn host_safe(bytes: &[u8]) -> bool {
+    let recs = Records::parse(bytes);
+    let mut dotdots = 0;
+    let mut check = |v: &[u8]| -> bool {
+        let v = v.split(|&b| b == 0).next().unwrap_or_default();
+        dotdots += v.split(|&b| b == b'/').filter(|c| *c == b"..").count();
+        !v.starts_with(b"/")
+    };
+    for r in &recs.records {
+        let mut prefixed = r.header[345..500].to_vec();
+        if let Some(end) = prefixed.iter().position(|&b| b == 0) {
+            prefixed.truncate(end);
+        }
+        if !check(&r.name()) || !check(&r.link()) || !check(&prefixed) {
+            return false;
+        }
+        match r.flag() {
+            b'L' | b'K' if !check(&r.payload) => return false,
+            b'x' | b'g' => {
+                for line in r.payload.split(|&b| b == b'\n') {
+                    if let Some(eq) = line.iter().position(|&b| b == b'=') {
+                        let key = &line[..eq];
+                        if (key.ends_with(b"path") || key.ends_with(b"linkpath"))
+                            && !check(&line[eq + 1..])
+                        {
+                            return false;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // The tail may hold a cut header; its name field counts too.
+    if recs.tail.len() >= 100 && !check(&recs.tail[..100]) {
+        return false;
+    }
+    dotdots <= 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::raw::RawTar;
+
+    #[test]
+    fn host_safety_refuses_absolute_paths_and_a_second_dotdot() {
+        let mut t = RawTar::new();
+        t.symlink("up", "..").file("up/out/x", b"x");
+        assert!(host_safe(&t.finish()), "one `..` stays inside the jail");
+        let mut t = RawTar::new();
+        t.symlink("up", "..").symlink("up/up", "..");
+        assert!(!host_safe(&t.finish()), "two `..` could leave the jail");
+        let mut t = RawTar::new();
+        t.symlink("l", "/etc");
+        assert!(
+            !host_safe(&t.finish()),
+            "an absolute link target is never run"
+        );
+        let mut t = RawTar::new();
+        t.pax(&[("path", b"/etc/x")]).file("x", b"x");
+        assert!(!host_safe(&t.finish()), "an absolute PAX path is never run");
+    }
+
+    #[test]
+    fn a_special_file_is_unsafe_and_setuid_is_filtered() {
+        let p = Profile::default_profile();
+        let mut t = RawTar::new();
+        t.push(b'3', b"null", b"", b"", 0o666);
+        assert_eq!(
+            judge(&t.finish(), &p).unsafe_reason.as_deref(),
+            Some("special-file")
+        );
+        let mut t = RawTar::new();
+        t.file_mode("s", b"x", 0o4755);
+        let j = judge(&t.finish(), &p);
+        assert!(j.unsafe_reason.is_none() && j.privileged_mode, "{j:?}");
+    }
+}

@@ -1,0 +1,9 @@
+//! The model: what a workspace is (spec), what a profile promises, and the expected tree.
+
+pub mod backend_profile;
+pub mod bytes;
+pub mod expected;
+pub mod policy_map;
+pub mod profile;
+pub mod spec;
+pub mod tree;

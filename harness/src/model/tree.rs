@@ -1,0 +1,48 @@
+//! An observed (or expected) directory tree: what `lstat` sees under a root.
+
+use crate::model::bytes::{RawBytes, RelPath};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a node is, with the facts compared for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NodeKind {
+    Dir,
+    /// A regular file: size in bytes and the SHA-256 of its content (lower-case hex).
+    File {
+        size: u64,
+        sha256: String,
+    },
+    /// A symlink and its target bytes (never followed).
+    Symlink {
+        target: RawBytes,
+    },
+    Fifo,
+    Socket,
+    CharDevice {
+        major: u32,
+        minor: u32,
+    },
+    BlockDevice {
+        major: u32,
+        minor: u32,
+    },
+}
+
+/// One path in a tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    #[serde(flatten)]
+    pub kind: NodeKind,
+    /// Permission bits, `mode & 0o7777` (0 for symlinks).
+    pub mode: u32,
+}
+
+/// A tree: every path under the root (the root itself excluded), and the groups of paths
+/// that share one inode (each group sorted, two or more names; groups sorted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tree {
+    pub nodes: BTreeMap<RelPath, Node>,
+    pub shared_inodes: Vec<Vec<RelPath>>,
+}

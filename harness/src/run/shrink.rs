@@ -1,0 +1,384 @@
+//! Shrinking a failing case with proptest's own value trees.
+//!
+//! Each case `i` of a run is drawn from its own RNG, seeded from `(seed, i)`, so it can be
+//! drawn again at any time; shrinking drives `ValueTree::simplify` / `complicate` the way
+//! proptest's `TestRunner` does, keeping the smallest case that still fails.
+
+use crate::model::spec::Case;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+
+/// A test runner whose RNG is a pure function of `(seed, index)`.
+pub fn case_runner(seed: u64, index: u64) -> TestRunner {
+    let mut h = Sha256::new();
+    h.update(b"snapconf case rng v1");
+    h.update(seed.to_le_bytes());
+    h.update(index.to_le_bytes());
+    let digest = h.finalize();
+    let mut bytes = [0u8; 32];
+    bytes.copy_from_slice(&digest);
+    TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}
+
+/// Draw case `index` of the run with `seed`.
+pub fn draw_case<S>(strategy: &S, seed: u64, index: u64) -> Result<S::Tree, String>
+where
+    S: Strategy<Value = Case>,
+{
+    let mut runner = case_runner(seed, index);
+    strategy
+        .new_tree(&mut runner)
+        .map_err(|e| format!("cannot draw case {index}: {e}"))
+}
+
+/// Limits on one shrink.
+#[derive(Clone, Copy, Debug)]
+pub struct ShrinkBudget {
+    /// Most candidate cases to try.
+    pub steps: u32,
+    /// Most wall time to spend.
+    pub time: Duration,
+}
+
+impl Default for ShrinkBudget {
+    fn default() -> Self {
+        ShrinkBudget {
+            steps: 400,
+            time: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why a shrink ended (`report.json`'s `shrink` field of a finding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShrinkEnd {
+    /// Nothing simpler that the shrinker tries still fails: a local minimum.
+    Minimal,
+    /// The candidate budget (`--shrink-steps`) ran out first.
+    Steps,
+    /// The time budget (`--shrink-time`, or what `--shrink-total` had left) ran out first.
+    Time,
+    /// The run was stopped (Ctrl-C) while shrinking.
+    Interrupted,
+    /// Not shrunk: the run's `--shrink-total` was spent before this finding's turn, so it
+    /// is written as found.
+    TotalSpent,
+    /// Not shrunk: a finding of `audit` (a real directory has no generator to shrink), or
+    /// one read from a report written before this field existed.
+    #[default]
+    NotShrunk,
+}
+
+impl ShrinkEnd {
+    /// How a report states the size of a finding's case of `entries` W1 entries and how its
+    /// shrink ended: `shrunk to 2 entries`, `shrunk to 5 entries, time budget ran out`,
+    /// `34 entries, not shrunk: the run's --shrink-total was spent`.
+    pub fn describe(self, entries: usize) -> String {
+        let n = format!(
+            "{entries} {}",
+            if entries == 1 { "entry" } else { "entries" }
+        );
+        match self {
+            ShrinkEnd::Minimal => format!("shrunk to {n}"),
+            ShrinkEnd::Steps => format!("shrunk to {n}, step budget ran out"),
+            ShrinkEnd::Time => format!("shrunk to {n}, time budget ran out"),
+            ShrinkEnd::Interrupted => format!("shrunk to {n}, interrupted"),
+            ShrinkEnd::TotalSpent => {
+                format!("{n}, not shrunk: the run's --shrink-total was spent")
+            }
+            ShrinkEnd::NotShrunk => format!("{n}, not shrunk"),
+        }
+    }
+}
+
+/// What a shrink found: the smallest failing case, how many candidates were tried and why
+/// it ended.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    pub case: Case,
+    pub tried: u32,
+    pub end: ShrinkEnd,
+}
+
+/// Which budget, if any, `budget` no longer allows another candidate under, `tried`
+/// candidates and `start` into a shrink.
+fn spent(budget: ShrinkBudget, tried: u32, start: Instant) -> Option<ShrinkEnd> {
+    if tried >= budget.steps {
+        Some(ShrinkEnd::Steps)
+    } else if start.elapsed() >= budget.time {
+        Some(ShrinkEnd::Time)
+    } else {
+        None
+    }
+}
+
+/// The smallest case found from `tree` for which `fails` holds. `tree.current()` must fail
+/// to begin with.
+pub fn shrink<T>(mut tree: T, mut fails: impl FnMut(&Case) -> bool, budget: ShrinkBudget) -> Shrunk
+where
+    T: ValueTree<Value = Case>,
+{
+    let start = Instant::now();
+    let mut best = tree.current();
+    let mut tried = 0;
+    let mut end = ShrinkEnd::Minimal;
+    if tree.simplify() {
+        loop {
+            if let Some(spent) = spent(budget, tried, start) {
+                end = spent;
+                break;
+            }
+            tried += 1;
+            let candidate = tree.current();
+            if fails(&candidate) {
+                best = candidate;
+                if !tree.simplify() {
+                    break;
+                }
+            } else if !tree.complicate() {
+                break;
+            }
+        }
+    }
+    Shrunk {
+        case: best,
+        tried,
+        end,
+    }
+}
+
+/// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
+/// then empty file contents and reset modes, keeping each change that leaves a valid case
+/// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes. This reaches
+/// what value-tree shrinking cannot, e.g. an entry whose removal shifts the generator's
+/// index-based choices for later entries.
+pub fn minimise(
+    mut case: Case,
+    mut fails: impl FnMut(&Case) -> bool,
+    budget: ShrinkBudget,
+) -> Shrunk {
+    let start = Instant::now();
+    let mut tried = 0;
+    let done = |case, tried, end| Shrunk { case, tried, end };
+    let valid = |c: &Case| c.spec.check().is_ok() && c.prior.check().is_ok();
+    loop {
+        let mut changed = false;
+        // Removals, last first so that earlier entries keep their referents.
+        for which in 0..3 {
+            let len = match which {
+                0 => case.spec.entries.len(),
+                1 => case.spec.exclusions.len(),
+                _ => case.prior.entries.len(),
+            };
+            for i in (0..len).rev() {
+                let mut c = case.clone();
+                match which {
+                    0 if i < c.spec.entries.len() => {
+                        c.spec.entries.remove(i);
+                    }
+                    1 if i < c.spec.exclusions.len() => {
+                        c.spec.exclusions.remove(i);
+                    }
+                    2 if i < c.prior.entries.len() => {
+                        c.prior.entries.remove(i);
+                    }
+                    _ => continue,
+                }
+                if !valid(&c) {
+                    continue;
+                }
+                if let Some(end) = spent(budget, tried, start) {
+                    return done(case, tried, end);
+                }
+                tried += 1;
+                if fails(&c) {
+                    case = c;
+                    changed = true;
+                }
+            }
+        }
+        // Simplifications: empty contents, default modes.
+        for i in 0..case.spec.entries.len() {
+            let mut c = case.clone();
+            let e = &mut c.spec.entries[i];
+            let mut simpler = false;
+            if let crate::model::spec::EntryKind::File { content } = &mut e.kind {
+                if !content.0.is_empty() {
+                    content.0.clear();
+                    simpler = true;
+                }
+            }
+            if e.mode.is_some() && !simpler {
+                e.mode = None;
+                simpler = true;
+            }
+            if !simpler {
+                continue;
+            }
+            if let Some(end) = spent(budget, tried, start) {
+                return done(case, tried, end);
+            }
+            tried += 1;
+            if fails(&c) {
+                case = c;
+                changed = true;
+            }
+        }
+        if !changed {
+            return done(case, tried, ShrinkEnd::Minimal);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bytes::RelPath;
+    use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
+    use proptest::collection::vec;
+
+    fn strategy() -> impl Strategy<Value = Case> {
+        vec(0u8..20, 0..12).prop_map(|names| Case {
+            spec: WorkspaceSpec {
+                entries: names
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| {
+                        Some(Entry {
+                            path: RelPath::new(format!("f{i}-{n}")).ok()?,
+                            kind: EntryKind::File {
+                                content: "x".into(),
+                            },
+                            mode: None,
+                        })
+                    })
+                    .collect(),
+                exclusions: vec![],
+            },
+            prior: WorkspaceSpec::default(),
+        })
+    }
+
+    #[test]
+    fn minimise_removes_entries_that_do_not_matter() {
+        let file = |p: &str| Entry {
+            path: RelPath::new(p).expect("valid"),
+            kind: EntryKind::File {
+                content: "data".into(),
+            },
+            mode: Some(0o755),
+        };
+        let case = Case {
+            spec: WorkspaceSpec {
+                entries: vec![file("a"), file("b"), file("needle"), file("c")],
+                exclusions: vec![RelPath::new("a").expect("valid")],
+            },
+            prior: WorkspaceSpec {
+                entries: vec![file("p")],
+                exclusions: vec![],
+            },
+        };
+        // Property: "a case fails while it has an entry named needle".
+        let fails = |c: &Case| {
+            c.spec
+                .entries
+                .iter()
+                .any(|e| e.path.as_bytes() == b"needle")
+        };
+        let Shrunk { case: min, end, .. } = minimise(case, fails, ShrinkBudget::default());
+        assert_eq!(end, ShrinkEnd::Minimal);
+        assert_eq!(
+            min.spec.entries.len(),
+            1,
+            "only the needle is left: {min:?}"
+        );
+        assert!(min.spec.exclusions.is_empty() && min.prior.entries.is_empty());
+        assert_eq!(
+            min.spec.entries[0].mode, None,
+            "modes are reset when that still fails"
+        );
+        assert_eq!(
+            min.spec.entries[0].kind,
+            EntryKind::File { content: "".into() }
+        );
+    }
+
+    #[test]
+    fn draws_are_reproducible_per_index() {
+        let s = strategy();
+        let a = draw_case(&s, 7, 3).expect("draw").current();
+        let b = draw_case(&s, 7, 3).expect("draw").current();
+        assert_eq!(a, b, "the same (seed, index) must give the same case");
+        let differ = (0..20).any(|i| draw_case(&s, 7, i).expect("draw").current() != a);
+        assert!(differ, "different indices must give different cases");
+    }
+
+    /// A shrink that a budget stops says which budget, and one that finishes says minimal.
+    #[test]
+    fn a_shrink_says_which_budget_stopped_it() {
+        let s = strategy();
+        let big = || {
+            (0..100)
+                .map(|i| draw_case(&s, 1, i).expect("draw"))
+                .find(|t| t.current().spec.entries.len() >= 8)
+                .expect("some drawn case has 8 entries")
+        };
+        let fails = |c: &Case| c.spec.entries.len() >= 3;
+        let steps = ShrinkBudget {
+            steps: 2,
+            ..ShrinkBudget::default()
+        };
+        let out = shrink(big(), fails, steps);
+        assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
+        let time = ShrinkBudget {
+            time: Duration::ZERO,
+            ..ShrinkBudget::default()
+        };
+        assert_eq!(shrink(big(), fails, time).end, ShrinkEnd::Time);
+        let full = shrink(big(), fails, ShrinkBudget::default());
+        assert_eq!(full.end, ShrinkEnd::Minimal);
+        let polished = minimise(big().current(), fails, steps);
+        assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
+        let polished = minimise(big().current(), fails, ShrinkBudget::default());
+        assert_eq!(polished.end, ShrinkEnd::Minimal);
+        assert_eq!(polished.case.spec.entries.len(), 3);
+    }
+
+    #[test]
+    fn reports_state_the_size_and_how_the_shrink_ended() {
+        assert_eq!(ShrinkEnd::Minimal.describe(1), "shrunk to 1 entry");
+        assert_eq!(ShrinkEnd::Minimal.describe(2), "shrunk to 2 entries");
+        assert_eq!(
+            ShrinkEnd::Time.describe(5),
+            "shrunk to 5 entries, time budget ran out"
+        );
+        assert_eq!(
+            ShrinkEnd::TotalSpent.describe(34),
+            "34 entries, not shrunk: the run's --shrink-total was spent"
+        );
+    }
+
+    #[test]
+    fn shrinking_reaches_a_minimal_failing_case() {
+        // Property: "no case has 3 or more entries" fails; the minimal counterexample has 3.
+        let s = strategy();
+        let tree = (0..100)
+            .map(|i| draw_case(&s, 1, i).expect("draw"))
+            .find(|t| t.current().spec.entries.len() >= 8)
+            .expect("some drawn case has 8 entries");
+        let Shrunk {
+            case: min, tried, ..
+        } = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
+        assert_eq!(
+            min.spec.entries.len(),
+            3,
+            "shrunk to the smallest failing size after {tried} steps"
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! `snapconf audit`: describe a real directory as a `WorkspaceSpec`, so it can go through
+//! every pair with the same checks as generated cases.
+
+use crate::model::bytes::{RawBytes, RelPath};
+use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
+use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// Read `dir` (never following symlinks) into a spec: directories, files with their content,
+/// second names of an inode as hardlinks, symlinks (targets under `dir` rewritten to start
+/// with `{root}`), FIFOs, sockets, char devices; permission bits kept. `exclusions` are
+/// root-relative paths. `Err` names the path that could not be read.
+pub fn spec_from_dir(dir: &Path, exclusions: &[RelPath]) -> Result<WorkspaceSpec, String> {
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("`{}` is not a directory", dir.display()));
+    }
+    let abs = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve `{}`: {e}", dir.display()))?;
+    let root_bytes = abs.as_os_str().as_bytes().to_vec();
+    let mut spec = WorkspaceSpec {
+        entries: Vec::new(),
+        exclusions: exclusions.to_vec(),
+    };
+    let mut inodes: HashMap<(u64, u64), RelPath> = HashMap::new();
+    walk(&abs, None, &root_bytes, &mut spec, &mut inodes)?;
+    Ok(spec)
+}
+
+fn walk(
+    dir: &Path,
+    rel: Option<&RelPath>,
+    root: &[u8],
+    spec: &mut WorkspaceSpec,
+    inodes: &mut HashMap<(u64, u64), RelPath>,
+) -> Result<(), String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("cannot list `{}`: {e}", dir.display()))?;
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| format!("cannot list `{}`: {e}", dir.display()))?;
+        names.push(e.file_name().as_bytes().to_vec());
+    }
+    names.sort();
+    for name in names {
+        let path = dir.join(std::ffi::OsStr::from_bytes(&name));
+        let relp = match rel {
+            Some(r) => r.join(&name),
+            None => RelPath::new(name.clone()),
+        }
+        .map_err(|e| format!("unusable name under `{}`: {e}", dir.display()))?;
+        let md = std::fs::symlink_metadata(&path)
+            .map_err(|e| format!("cannot stat `{}`: {e}", path.display()))?;
+        let ft = md.file_type();
+        let mode = Some(md.mode() & 0o7777);
+        let key = (md.dev(), md.ino());
+        if !ft.is_dir() && md.nlink() > 1 {
+            if let Some(first) = inodes.get(&key) {
+                spec.entries.push(Entry {
+                    path: relp,
+                    kind: EntryKind::Hardlink {
+                        target: first.clone(),
+                    },
+                    mode: None,
+                });
+                continue;
+            }
+            inodes.insert(key, relp.clone());
+        }
+        let kind = if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_file() {
+            let content = std::fs::read(&path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            EntryKind::File {
+                content: RawBytes(content),
+            }
+        } else if ft.is_symlink() {
+            let t = std::fs::read_link(&path)
+                .map_err(|e| format!("cannot read link `{}`: {e}", path.display()))?;
+            let t = t.as_os_str().as_bytes();
+            let target = match t.strip_prefix(root) {
+                Some(rest) if rest.is_empty() || rest.starts_with(b"/") => {
+                    let mut v = b"{root}".to_vec();
+                    v.extend_from_slice(rest);
+                    v
+                }
+                _ => t.to_vec(),
+            };
+            EntryKind::Symlink {
+                target: RawBytes(target),
+            }
+        } else if ft.is_fifo() {
+            EntryKind::Fifo
+        } else if ft.is_socket() {
+            EntryKind::Socket
+        } else if ft.is_char_device() {
+            let rdev = md.rdev();
+            EntryKind::CharDevice {
+                major: rustix::fs::major(rdev),
+                minor: rustix::fs::minor(rdev),
+            }
+        } else {
+            // Block devices are not part of the spec model; leave them out.
+            continue;
+        };
+        let is_dir = matches!(kind, EntryKind::Dir);
+        spec.entries.push(Entry {
+            path: relp.clone(),
+            kind,
+            mode,
+        });
+        if is_dir {
+            walk(&path, Some(&relp), root, spec, inodes)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,680 @@
+//! Turn a [`WorkspaceSpec`] into real files under a root, and remove trees again.
+//!
+//! [`materialise`] creates every entry of `spec.with_parents()` in order, then applies the
+//! permission bits with `chmod` deepest first, so that read-only (`0555`) and unreadable
+//! (`0000`) directories can hold children (H7) and setuid bits are not cleared by a later
+//! write. [`clear_dir`] and [`remove_tree`] undo it without ever following a symlink, even
+//! through `0000` directories left behind by a tool under test.
+
+use crate::model::bytes::RelPath;
+use crate::model::spec::{EntryKind, Placeholders, SpecError, WorkspaceSpec};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, CWD};
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What [`materialise`] could not create and why; everything else exists on disk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Materialised {
+    /// Entries left out, with a lower-case reason (e.g. a char device when not root).
+    pub skipped: Vec<(RelPath, String)>,
+}
+
+/// Why a spec could not be materialised; every variant names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterialiseError {
+    /// The spec itself is inconsistent (see [`WorkspaceSpec::check`]).
+    #[error("invalid spec: {0}")]
+    Spec(#[from] SpecError),
+    /// The root could not be created or is not a directory.
+    #[error("cannot prepare root `{root}`: {source}")]
+    Root {
+        root: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// An entry is listed before its parent directory, so it cannot be created in order
+    /// (`WorkspaceSpec::check` does not catch this; `with_parents` only adds unlisted
+    /// parents).
+    #[error("entry `{path}` comes before its parent directory `{parent}`")]
+    ParentAfterChild { path: RelPath, parent: RelPath },
+    /// Creating (or chmod-ing) one entry failed.
+    #[error("cannot {action} `{path}`: {source}")]
+    Entry {
+        path: RelPath,
+        /// What was attempted: `create dir`, `write file`, `hardlink`, `symlink`, `mkfifo`,
+        /// `bind socket`, `mknod`, `chmod`.
+        action: &'static str,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// True if this process can create an entry of this kind: `false` for a char device
+/// unless the effective uid is root, `true` otherwise.
+pub fn can_create(kind: &EntryKind) -> bool {
+    match kind {
+        EntryKind::CharDevice { .. } => rustix::process::geteuid().is_root(),
+        _ => true,
+    }
+}
+
+/// Create `spec` under `root`.
+///
+/// `root` is created if absent (its parent must exist); if it exists it must be a directory
+/// and the entries must not collide with what is there. Entries are created in
+/// `spec.with_parents()` order: directories, files with their content, hardlinks (`linkat`
+/// without `AT_SYMLINK_FOLLOW`, so a hardlink to a symlink names the symlink inode, H8),
+/// symlinks (target passed through [`Placeholders::resolve`]), FIFOs, sockets (bound, then
+/// closed) and char devices. Modes are applied afterwards, deepest entry first; symlinks
+/// and hardlinks get no `chmod` (a hardlink shares its target's mode). Ownership and times
+/// are left as created.
+///
+/// Sockets whose path exceeds `sun_path` (108 bytes) are bound under a short name through
+/// `/proc/self/fd/<dirfd>/` and renamed into place. A char device without root, or whose
+/// `mknod` is refused with `EPERM`, and a socket that cannot be bound either way are
+/// reported in [`Materialised::skipped`] rather than failing.
+///
+/// # Errors
+/// [`MaterialiseError::Spec`] if `spec.check()` fails,
+/// [`MaterialiseError::ParentAfterChild`] if a listed directory follows one of its
+/// children (both before anything is created), [`MaterialiseError::Root`] if the
+/// root cannot be prepared, and [`MaterialiseError::Entry`] naming the first entry whose
+/// creation or `chmod` failed (the root is then left partly populated; see [`clear_dir`]).
+pub fn materialise(
+    spec: &WorkspaceSpec,
+    root: &Path,
+    ph: &Placeholders,
+) -> Result<Materialised, MaterialiseError> {
+    spec.check()?;
+    prepare_root(root).map_err(|source| MaterialiseError::Root {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    let entries = spec.with_parents();
+    check_order(&entries)?;
+    let mut out = Materialised::default();
+    let mut to_chmod = Vec::new();
+    for entry in &entries {
+        let path = entry.path.to_path(root);
+        let fail = |action: &'static str| {
+            let p = entry.path.clone();
+            move |source| MaterialiseError::Entry {
+                path: p,
+                action,
+                source,
+            }
+        };
+        // Created with its final mode where the umask lets it (and, for a directory, where
+        // that mode still lets us fill it); the rest is `chmod`-ed after everything exists.
+        let mode = entry.effective_mode();
+        let exact = umask().is_some_and(|u| mode & (u | 0o7000) == 0);
+        let chmod_later = match &entry.kind {
+            EntryKind::Dir => {
+                let now = exact && mode & 0o700 == 0o700;
+                let initial = if now { mode } else { 0o755 };
+                std::fs::DirBuilder::new()
+                    .mode(initial)
+                    .create(&path)
+                    .map_err(fail("create dir"))?;
+                !now
+            }
+            EntryKind::File { content } => {
+                let initial = if exact { mode } else { 0o600 };
+                write_new_file(&path, content.as_bytes(), initial).map_err(fail("write file"))?;
+                !exact
+            }
+            EntryKind::Hardlink { target } => {
+                let from = if target.as_bytes().starts_with(b"{out}/") {
+                    std::path::PathBuf::from(OsStr::from_bytes(&ph.resolve(target.as_bytes())))
+                } else {
+                    target.to_path(root)
+                };
+                rustix::fs::linkat(CWD, from, CWD, &path, AtFlags::empty())
+                    .map_err(io::Error::from)
+                    .map_err(fail("hardlink"))?;
+                false
+            }
+            EntryKind::Symlink { target } => {
+                let resolved = ph.resolve(target.as_bytes());
+                std::os::unix::fs::symlink(OsStr::from_bytes(&resolved), &path)
+                    .map_err(fail("symlink"))?;
+                false
+            }
+            EntryKind::Fifo => {
+                rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
+                    .map_err(io::Error::from)
+                    .map_err(fail("mkfifo"))?;
+                true
+            }
+            EntryKind::Socket => {
+                if let Err(why) = make_socket(&path).map_err(fail("bind socket"))? {
+                    out.skipped.push((entry.path.clone(), why));
+                    continue;
+                }
+                true
+            }
+            EntryKind::CharDevice { major, minor } => {
+                if !can_create(&entry.kind) {
+                    out.skipped
+                        .push((entry.path.clone(), "char device needs root".to_string()));
+                    continue;
+                }
+                let dev = rustix::fs::makedev(*major, *minor);
+                match rustix::fs::mknodat(
+                    CWD,
+                    &path,
+                    FileType::CharacterDevice,
+                    Mode::from_raw_mode(0o600),
+                    dev,
+                ) {
+                    Ok(()) => {}
+                    Err(rustix::io::Errno::PERM) => {
+                        out.skipped.push((
+                            entry.path.clone(),
+                            "mknod refused with EPERM (no CAP_MKNOD?)".to_string(),
+                        ));
+                        continue;
+                    }
+                    Err(e) => return Err(fail("mknod")(io::Error::from(e))),
+                }
+                true
+            }
+        };
+        if chmod_later {
+            to_chmod.push(entry);
+        }
+    }
+    // Deepest first: a directory loses its write/search bits only after its children are
+    // done; the sort is stable, so siblings keep creation order.
+    to_chmod.sort_by_key(|e| std::cmp::Reverse(e.path.depth()));
+    for entry in to_chmod {
+        rustix::fs::chmod(
+            entry.path.to_path(root),
+            Mode::from_raw_mode(entry.effective_mode()),
+        )
+        .map_err(|e| MaterialiseError::Entry {
+            path: entry.path.clone(),
+            action: "chmod",
+            source: e.into(),
+        })?;
+    }
+    Ok(out)
+}
+
+/// Every listed parent directory must come before its children.
+fn check_order(entries: &[crate::model::spec::Entry]) -> Result<(), MaterialiseError> {
+    let position: std::collections::BTreeMap<&RelPath, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (&e.path, i))
+        .collect();
+    for (i, entry) in entries.iter().enumerate() {
+        let mut parent = entry.path.parent();
+        while let Some(dir) = parent {
+            if position.get(&dir).is_some_and(|&j| j > i) {
+                return Err(MaterialiseError::ParentAfterChild {
+                    path: entry.path.clone(),
+                    parent: dir,
+                });
+            }
+            parent = dir.parent();
+        }
+    }
+    Ok(())
+}
+
+fn prepare_root(root: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "exists and is not a directory (symlinks are not followed)",
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::create_dir(root),
+        Err(e) => Err(e),
+    }
+}
+
+/// The process's umask, from `/proc/self/status` (read once; snapconf never changes it);
+/// `None` where that line is missing, and every entry is then `chmod`-ed.
+fn umask() -> Option<u32> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    })
+}
+
+fn write_new_file(path: &Path, content: &[u8], mode: u32) -> io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(content)
+}
+
+/// Bind a Unix socket at `path` and close it, leaving the socket inode behind.
+///
+/// A path too long for `sun_path` (`bind` fails with `InvalidInput`) is bound under a
+/// short temporary name via `/proc/self/fd/<parent fd>/` and renamed into place with
+/// `RENAME_NOREPLACE`; if that fails too, `Ok(Err(reason))` asks the caller to skip the
+/// entry. Any other `bind` failure, and an existing entry at `path`, is `Err`.
+fn make_socket(path: &Path) -> io::Result<Result<(), String>> {
+    let direct = match std::os::unix::net::UnixListener::bind(path) {
+        Ok(listener) => {
+            drop(listener);
+            return Ok(Ok(()));
+        }
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => e,
+        Err(e) => return Err(e),
+    };
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(Err(format!("cannot bind socket: {direct}")));
+    };
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let short = format!(
+        ".snapconf-sock-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let long = || -> io::Result<()> {
+        let dir = rustix::fs::openat(
+            CWD,
+            parent,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let via = format!("/proc/self/fd/{}/{short}", dir.as_raw_fd());
+        drop(std::os::unix::net::UnixListener::bind(&via)?);
+        let renamed =
+            rustix::fs::renameat_with(&dir, short.as_str(), &dir, name, RenameFlags::NOREPLACE);
+        if let Err(e) = renamed {
+            // Best effort: the rename error is the one worth reporting.
+            let _ = rustix::fs::unlinkat(&dir, short.as_str(), AtFlags::empty());
+            return Err(e.into());
+        }
+        Ok(())
+    };
+    match long() {
+        Ok(()) => Ok(Ok(())),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(e) => Ok(Err(format!(
+            "cannot bind socket: {direct}; via /proc/self/fd: {e}"
+        ))),
+    }
+}
+
+/// Remove everything under a directory but not the directory itself, and remove a tree:
+/// the reference extractor's removers (never follow a symlink, make `0555` and `0000`
+/// directories writable as they go, never cross into another mount), shared so that the
+/// jails, the adapters and the extractor clean up the same way. See
+/// [`snapconf_extract::remove`] for shapes and errors.
+pub use snapconf_extract::remove::{clear_dir, remove_tree};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bytes::RawBytes;
+    use crate::model::expected::expected;
+    use crate::model::profile::{
+        AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
+    };
+    use crate::model::spec::Entry;
+    use crate::model::tree::{Node, NodeKind};
+    use crate::workspace::diff::diff_trees;
+    use crate::workspace::observe::observe;
+
+    fn p(b: impl Into<Vec<u8>>) -> RelPath {
+        RelPath::new(b).expect("valid test path")
+    }
+    fn e(path: impl Into<Vec<u8>>, kind: EntryKind, mode: Option<u32>) -> Entry {
+        Entry {
+            path: p(path),
+            kind,
+            mode,
+        }
+    }
+    fn file(content: &str) -> EntryKind {
+        EntryKind::File {
+            content: content.into(),
+        }
+    }
+    fn placeholders(root: &Path, out: &Path) -> Placeholders {
+        Placeholders {
+            root: root.as_os_str().as_bytes().to_vec(),
+            out: out.as_os_str().as_bytes().to_vec(),
+        }
+    }
+    /// Keeps everything a tar archive can hold and compares every bit.
+    fn strict() -> Profile {
+        Profile {
+            name: "strict".into(),
+            hardlinks: HardlinkRule::Preserve,
+            special_files: SpecialRule::RefuseAtCapture,
+            absolute_symlinks: AbsoluteRule::Keep,
+            escaping_symlinks: EscapingRule::Keep,
+            modes: ModeRule::Exact,
+            mtimes: MtimeRule::Ignore,
+        }
+    }
+
+    /// A spec with every entry kind and the awkward cases: non-UTF-8 and newline names, a
+    /// 255-byte component, a socket path past 108 bytes, 0555 and 0000 directories with
+    /// children, a setuid file, a hardlink to a symlink, placeholders in link targets.
+    fn every_kind() -> WorkspaceSpec {
+        let long = "L".repeat(255);
+        WorkspaceSpec {
+            entries: vec![
+                e("cache/mod.py", file("VALUE = 1\n"), None),
+                e(
+                    "venv/mod.py",
+                    EntryKind::Hardlink {
+                        target: p("cache/mod.py"),
+                    },
+                    None,
+                ),
+                e("bin/suid", file("#!/bin/sh\n"), Some(0o4755)),
+                e("ro", EntryKind::Dir, Some(0o555)),
+                e("ro/foo", file("x"), None),
+                e("locked", EntryKind::Dir, Some(0o000)),
+                e("locked/inner", EntryKind::Dir, Some(0o555)),
+                e("locked/inner/secret", file("s"), Some(0o000)),
+                e(
+                    "s",
+                    EntryKind::Symlink {
+                        target: "foo".into(),
+                    },
+                    None,
+                ),
+                e("s2", EntryKind::Hardlink { target: p("s") }, None),
+                e(
+                    "abs",
+                    EntryKind::Symlink {
+                        target: "{root}/cache".into(),
+                    },
+                    None,
+                ),
+                e(
+                    "out",
+                    EntryKind::Symlink {
+                        target: "{out}/decoy".into(),
+                    },
+                    None,
+                ),
+                e("self", EntryKind::Symlink { target: ".".into() }, None),
+                e(b"\xff\xfe".to_vec(), file("non-utf8"), None),
+                e("new\nline", file(""), None),
+                e(format!("{long}/x"), file("deep"), Some(0o600)),
+                e("pipe", EntryKind::Fifo, Some(0o640)),
+                e("sock", EntryKind::Socket, None),
+                e(format!("{long}/sock"), EntryKind::Socket, None),
+                e(
+                    "null",
+                    EntryKind::CharDevice { major: 1, minor: 3 },
+                    Some(0o666),
+                ),
+                e("empty", EntryKind::Dir, Some(0o1777)),
+            ],
+            exclusions: vec![],
+        }
+    }
+
+    /// Property: observe(materialise(spec)) equals expected(spec) under a profile that
+    /// keeps everything tar can hold; sockets, which `expected` always drops, are checked
+    /// on their own.
+    #[test]
+    fn materialise_then_observe_round_trips_every_kind() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let root = jail.path().join("root");
+        let ph = placeholders(&root, &jail.path().join("out"));
+        let spec = every_kind();
+        let made = materialise(&spec, &root, &ph).expect("materialise");
+        let mut observed = observe(&root).expect("observe");
+        let socket = Node {
+            kind: NodeKind::Socket,
+            mode: 0o644,
+        };
+        let long_sock = p(format!("{}/sock", "L".repeat(255)));
+        for sock in [p("sock"), long_sock.clone()] {
+            assert_eq!(
+                observed.nodes.remove(&sock),
+                Some(socket.clone()),
+                "socket `{sock}`"
+            );
+        }
+        let mut want = expected(&spec, &strict(), &ph).tree;
+        if made.skipped.iter().any(|(path, _)| path == &p("null")) {
+            want.nodes.remove(&p("null")); // no CAP_MKNOD here
+        }
+        assert!(
+            made.skipped.iter().all(|(path, _)| path == &p("null")),
+            "{:?}",
+            made.skipped
+        );
+        let diff = diff_trees(&want, &observed);
+        assert!(diff.is_empty(), "round trip differs:\n{diff}");
+        // Spot checks of what the comparison rests on.
+        assert_eq!(
+            observed.nodes[&p("bin/suid")].mode,
+            0o4755,
+            "setuid survives the write"
+        );
+        let abs = RawBytes([ph.root.as_slice(), b"/cache"].concat());
+        assert_eq!(
+            observed.nodes[&p("abs")].kind,
+            NodeKind::Symlink { target: abs }
+        );
+        assert!(
+            observed.shared_inodes.contains(&vec![p("s"), p("s2")]),
+            "H8 shares the symlink inode"
+        );
+        remove_tree(jail.path()).expect("remove_tree");
+        assert!(!jail.path().exists());
+    }
+
+    /// `remove_tree` removes 0000 and 0555 directories with children; a symlink passed to
+    /// it or met inside is unlinked, never followed.
+    #[test]
+    fn remove_tree_cleans_unreadable_dirs_without_following_links() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let keep = jail.path().join("keep");
+        std::fs::create_dir(&keep).expect("mkdir keep");
+        std::fs::write(keep.join("canary"), "c").expect("write canary");
+        let root = jail.path().join("root");
+        let ph = placeholders(&root, &keep);
+        let spec = WorkspaceSpec {
+            entries: vec![
+                e("a", EntryKind::Dir, Some(0o000)),
+                e("a/b", EntryKind::Dir, Some(0o555)),
+                e("a/b/c", file("x"), Some(0o000)),
+                e(
+                    "a/link",
+                    EntryKind::Symlink {
+                        target: "{out}".into(),
+                    },
+                    None,
+                ),
+            ],
+            exclusions: vec![],
+        };
+        materialise(&spec, &root, &ph).expect("materialise");
+        let link = jail.path().join("link-to-keep");
+        std::os::unix::fs::symlink(&keep, &link).expect("symlink");
+        remove_tree(&link).expect("remove link");
+        remove_tree(&root).expect("remove root");
+        assert!(!root.exists() && std::fs::symlink_metadata(&link).is_err());
+        assert_eq!(
+            std::fs::read_to_string(keep.join("canary")).expect("canary"),
+            "c"
+        );
+        remove_tree(&root).expect("a missing path is fine");
+    }
+
+    /// `clear_dir` empties the root, keeps it and its mode, and refuses a symlink root.
+    #[test]
+    fn clear_dir_keeps_the_root() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let root = jail.path().join("root");
+        let spec = WorkspaceSpec {
+            entries: vec![
+                e("d", EntryKind::Dir, Some(0o000)),
+                e("d/f", file("x"), None),
+                e("f", file("y"), None),
+            ],
+            exclusions: vec![],
+        };
+        materialise(&spec, &root, &Placeholders::default()).expect("materialise");
+        rustix::fs::chmod(&root, Mode::from_raw_mode(0o500)).expect("chmod root");
+        clear_dir(&root).expect("clear_dir");
+        assert_eq!(std::fs::read_dir(&root).expect("read root").count(), 0);
+        let mode = std::fs::symlink_metadata(&root).expect("lstat root");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            mode.permissions().mode() & 0o7777,
+            0o500,
+            "root mode restored"
+        );
+        let link = jail.path().join("link");
+        std::os::unix::fs::symlink(&root, &link).expect("symlink");
+        assert!(clear_dir(&link).is_err(), "a symlink root is refused");
+    }
+
+    /// Errors name the entry; an inconsistent spec is refused before anything is created.
+    #[test]
+    fn errors_name_the_path() {
+        let jail = tempfile::tempdir().expect("tempdir");
+        let root = jail.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("taken"), "x").expect("write");
+        let spec = WorkspaceSpec {
+            entries: vec![e("taken", file("y"), None)],
+            exclusions: vec![],
+        };
+        let err = materialise(&spec, &root, &Placeholders::default()).expect_err("collides");
+        assert!(err.to_string().contains("`taken`"), "{err}");
+        let sock = WorkspaceSpec {
+            entries: vec![e("taken", EntryKind::Socket, None)],
+            exclusions: vec![],
+        };
+        let err = materialise(&sock, &root, &Placeholders::default()).expect_err("collides");
+        assert!(err.to_string().contains("bind socket `taken`"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("taken")).expect("kept"),
+            "x"
+        );
+        let bad = WorkspaceSpec {
+            entries: vec![e("b", EntryKind::Hardlink { target: p("a") }, None)],
+            exclusions: vec![],
+        };
+        let err = materialise(&bad, &root, &Placeholders::default()).expect_err("bad spec");
+        assert!(matches!(err, MaterialiseError::Spec(_)), "{err}");
+        let order = WorkspaceSpec {
+            entries: vec![e("a/b", EntryKind::Dir, None), e("a", EntryKind::Dir, None)],
+            exclusions: vec![],
+        };
+        assert!(
+            matches!(order.check(), Err(SpecError::ParentAfterChild(..))),
+            "check() refuses a parent after its child"
+        );
+        let err = materialise(&order, &root, &Placeholders::default()).expect_err("order");
+        assert_eq!(
+            err.to_string(),
+            "invalid spec: directory `a` is listed after `a/b`, which lies under it"
+        );
+        assert!(!root.join("a").exists(), "nothing created");
+        let nested = jail.path().join("no/such/root");
+        let err = materialise(&spec, &nested, &Placeholders::default()).expect_err("no parent");
+        assert!(err.to_string().contains("no/such/root"), "{err}");
+    }
+
+    #[test]
+    fn can_create_follows_privilege() {
+        let root = rustix::process::geteuid().is_root();
+        assert_eq!(
+            can_create(&EntryKind::CharDevice { major: 1, minor: 3 }),
+            root
+        );
+        assert!(can_create(&EntryKind::Fifo) && can_create(&EntryKind::Socket));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::model::expected::{arb, expected};
+    use crate::model::profile::{
+        AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
+    };
+    use crate::model::tree::NodeKind;
+    use crate::workspace::diff::diff_trees;
+    use crate::workspace::observe::observe;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// For every valid spec, observe(materialise(spec)) equals expected(spec) under a
+        /// profile that keeps and compares everything (exact modes, preserved inodes,
+        /// specials and links kept), except sockets, which `expected` always drops: those
+        /// are compared with the spec's sockets directly. `remove_tree` then leaves nothing.
+        #[test]
+        fn materialise_observe_round_trip(mut spec in arb::spec()) {
+            spec.exclusions.clear();
+            let jail = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let root = jail.path().join("root");
+            let ph = Placeholders {
+                root: root.as_os_str().as_bytes().to_vec(),
+                out: jail.path().join("out").as_os_str().as_bytes().to_vec(),
+            };
+            let made = materialise(&spec, &root, &ph)
+                .map_err(|e| TestCaseError::fail(format!("materialise: {e}")))?;
+            let mut observed = observe(&root).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let sockets: Vec<RelPath> = observed
+                .nodes
+                .iter()
+                .filter(|(_, n)| matches!(n.kind, NodeKind::Socket))
+                .map(|(p, _)| p.clone())
+                .collect();
+            let want_sockets: Vec<RelPath> = {
+                let mut v: Vec<RelPath> = spec
+                    .entries
+                    .iter()
+                    .filter(|e| matches!(e.kind, EntryKind::Socket))
+                    .map(|e| e.path.clone())
+                    .collect();
+                v.sort();
+                v
+            };
+            prop_assert_eq!(&sockets, &want_sockets, "sockets on disk");
+            for s in &sockets {
+                observed.nodes.remove(s);
+            }
+            let profile = Profile {
+                name: "strict".into(),
+                hardlinks: HardlinkRule::Preserve,
+                special_files: SpecialRule::RefuseAtCapture,
+                absolute_symlinks: AbsoluteRule::Keep,
+                escaping_symlinks: EscapingRule::Keep,
+                modes: ModeRule::Exact,
+                mtimes: MtimeRule::Ignore,
+            };
+            let mut want = expected(&spec, &profile, &ph).tree;
+            for (path, _) in &made.skipped {
+                want.nodes.remove(path);
+            }
+            let diff = diff_trees(&want, &observed);
+            prop_assert!(diff.is_empty(), "round trip differs:\n{}", diff);
+            remove_tree(jail.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(!jail.path().exists(), "remove_tree left the jail");
+        }
+    }
+}

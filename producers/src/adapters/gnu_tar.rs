@@ -1,0 +1,135 @@
+//! `gnu-tar`: GNU tar as a producer and as an extractor.
+//!
+//! # Capture
+//! ```text
+//! tar --create --file ARCHIVE --directory ROOT --format=posix --hard-dereference
+//!     --anchored --no-wildcards --exclude=./EX1 --exclude=./EX2 … .
+//! ```
+//! Member names are `./`, `./a`, `./a/b` (the member set is `.`). Exclusions are passed as
+//! `--exclude` arguments, not an `--exclude-from` file: GNU tar 1.34 reads `-X` files line by
+//! line and ignores `--null` for them (checked: a NUL-separated `-X` file excludes only its
+//! first entry), so a name holding a newline could not be excluded through a file. Argument
+//! bytes reach tar verbatim, so non-UTF-8 names work.
+//!
+//! Matching (GNU tar manual, "Controlling Pattern-Matching"): with `--anchored` a pattern
+//! must match from the start of the member name, and member names begin with `./`, so each
+//! exclusion is written as `./PATH` (plain `a/b` matches nothing). `--no-wildcards` makes
+//! `*`, `?`, `[` and `\` literal. A match on a directory stops tar from descending, so the
+//! exclusion covers everything below; a match on a single file drops just that file, and
+//! `./c` does not exclude `./cx`.
+//!
+//! `--hard-dereference` stores every name of a hardlinked inode as a full regular member
+//! (the `copy` hardlink profile). Sockets are skipped with a "socket ignored" warning and
+//! exit 0. FIFOs and devices are stored as such; tar never opens them.
+//!
+//! Exit status (GNU tar manual, "Exit status"): 0 success; 1 "some files differ", which on
+//! create means a file changed while it was read (the archive may hold an inconsistent copy);
+//! 2 fatal. Any non-zero status is a capture refusal: a backend that checks `$?` treats
+//! exit 1 as failure too, and an archive of a changing file is not a faithful capture.
+//!
+//! # Hydrate
+//! ```text
+//! (clear ROOT) tar -xf ARCHIVE -C ROOT
+//! ```
+//! What a backend running as root runs: plain `tar -xf`. As root GNU tar restores owners
+//! (`--same-owner` is the default for the superuser) and permission bits
+//! (`--same-permissions` likewise) (GNU tar manual, "Options Controlling the Attributes of
+//! Extracted Files"). Exit status 2 (e.g. a member that could not be created) is a refusal,
+//! even though GNU tar goes on extracting the other members first. The root is cleared first (see [`crate::clear`]), the common non-atomic
+//! resume path.
+
+use crate::adapter::{
+    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+};
+use crate::clear::clear_root;
+use crate::exclusion::trim_slashes;
+use crate::process::run::{probe_version, run_limited, run_with_timeout};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::process::Command;
+
+/// The program run for GNU tar.
+pub const GNU_TAR_PROGRAM: &str = "tar";
+/// How to install GNU tar on Debian and Ubuntu.
+pub const GNU_TAR_INSTALL_HINT: &str = "apt-get install tar";
+
+/// The `gnu-tar` producer (`tar --create --format=posix …`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarProducer;
+
+/// The `gnu-tar` extractor (clear the root, then `tar -xf ARCHIVE -C ROOT`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarExtractor;
+
+/// `tar --version`, first line (`tar (GNU tar) 1.34`); anything not GNU tar is unavailable.
+fn gnu_tar_availability() -> Availability {
+    match probe_version(GNU_TAR_PROGRAM, &["--version"], GNU_TAR_INSTALL_HINT) {
+        Availability::Available { version } if !version.contains("GNU tar") => {
+            Availability::Unavailable {
+                reason: format!("`tar` is not GNU tar: {version}"),
+                install_hint: GNU_TAR_INSTALL_HINT.to_owned(),
+            }
+        }
+        other => other,
+    }
+}
+
+/// The capture command line for `req` (see the module docs).
+pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
+    let mut cmd = Command::new(GNU_TAR_PROGRAM);
+    cmd.arg("--create")
+        .arg("--file")
+        .arg(req.archive)
+        .arg("--directory")
+        .arg(req.root)
+        .arg("--format=posix")
+        .arg("--hard-dereference")
+        .arg("--anchored")
+        .arg("--no-wildcards");
+    for ex in req.exclusions {
+        let ex = trim_slashes(ex);
+        if ex.is_empty() {
+            continue;
+        }
+        let mut arg = b"--exclude=./".to_vec();
+        arg.extend_from_slice(ex);
+        cmd.arg(OsString::from_vec(arg));
+    }
+    cmd.arg(OsStr::from_bytes(b"."));
+    cmd
+}
+
+impl Producer for GnuTarProducer {
+    fn name(&self) -> &str {
+        "gnu-tar"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        run_with_timeout(&mut gnu_tar_capture_command(req), req.scratch, req.timeout)
+    }
+}
+
+impl Extractor for GnuTarExtractor {
+    fn name(&self) -> &str {
+        "gnu-tar"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        clear_root(req.root)?;
+        let mut cmd = Command::new(GNU_TAR_PROGRAM);
+        cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,60 @@
+//! `python-data`: Python's `tarfile` with the PEP 706 `data` extraction filter.
+//!
+//! ```text
+//! (clear ROOT) python3 -I -c <scripts/extract_tarfile.py> ARCHIVE ROOT data
+//! ```
+//! i.e. `tarfile.open(archive).extractall(root, filter="data")` (Python docs, tarfile
+//! "Extraction filters"; PEP 706). The `data` filter is the `tar` filter (strip leading `/`,
+//! refuse names ending up outside the destination, clear setuid/setgid/sticky and group/other
+//! write) plus: refuse links (hard or symbolic) to absolute paths or leaving the destination,
+//! refuse device and FIFO members, force `u+rw` on regular files, skip directory modes and
+//! owners. A refusal raises a `FilterError` after the earlier members were written; with the
+//! root cleared first, this is the common non-atomic resume path.
+
+use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
+use crate::adapters::python::{python_availability, python_command};
+use crate::clear::clear_root;
+use crate::process::run::run_limited;
+use std::ffi::OsStr;
+
+/// The embedded extraction script, shared with `python-tar`.
+pub const EXTRACT_TARFILE_PY: &str = include_str!("../../scripts/extract_tarfile.py");
+
+/// Clear `req.root`, then run the extraction script with the named PEP 706 filter.
+pub(crate) fn extract_with_filter(
+    req: &HydrateRequest<'_>,
+    filter: &str,
+) -> Result<Outcome, ToolError> {
+    clear_root(req.root)?;
+    let mut cmd = python_command(
+        EXTRACT_TARFILE_PY,
+        &[
+            req.archive.as_os_str(),
+            req.root.as_os_str(),
+            OsStr::new(filter),
+        ],
+    );
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+/// The `python-data` extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PythonDataExtractor;
+
+impl Extractor for PythonDataExtractor {
+    fn name(&self) -> &str {
+        "python-data"
+    }
+
+    fn availability(&self) -> Availability {
+        python_availability()
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        extract_with_filter(req, "data")
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}

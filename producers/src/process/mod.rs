@@ -1,0 +1,6 @@
+//! Running an external tool: a timeout and its own process group, fault limits and a
+//! private mount namespace, and the stragglers it leaves behind.
+
+pub mod limits;
+pub mod run;
+pub mod stragglers;

@@ -1,0 +1,314 @@
+//! Running an external tool under a timeout, and probing its version.
+//!
+//! Every tool runs in a process group of its own with stdin from `/dev/null` and stdout and
+//! stderr redirected to files in the request's scratch directory (never pipes, so a chatty
+//! tool cannot deadlock against us). We poll for its exit with `waitid(WNOWAIT)`, which
+//! leaves the leader a zombie: while it is unreaped its pid, and so the process-group id,
+//! cannot be reused, so killing the group afterwards can never hit an unrelated process.
+//! After the leader ends (or the timeout passes) the whole group gets `SIGKILL`, so no
+//! background child of the tool outlives the run.
+
+use crate::adapter::{Availability, Outcome, ToolError};
+use crate::process::limits::Limits;
+use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How much of the tail of a tool's stderr a refusal keeps as evidence, in bytes.
+pub const STDERR_TAIL_BYTES: u64 = 2048;
+
+/// The longest wait between two polls for the tool's exit.
+const MAX_POLL: Duration = Duration::from_millis(20);
+
+/// Render a command line for messages: program and arguments separated by spaces, bytes that
+/// are not UTF-8 shown as U+FFFD. For humans only; never parsed back.
+///
+/// An inline script (an argument holding a newline, such as the Python adapters'
+/// `-c SCRIPT`) is shown as `<script: N lines>` so that messages stay one line long.
+pub fn render_command(cmd: &Command) -> String {
+    let mut out = cmd.get_program().to_string_lossy().into_owned();
+    for arg in cmd.get_args() {
+        out.push(' ');
+        let text = arg.to_string_lossy();
+        if text.contains('\n') {
+            out.push_str(&format!("<script: {} lines>", text.lines().count()));
+        } else {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+/// Run `cmd` to completion or until `timeout` (wall clock) passes.
+///
+/// stdout and stderr go to anonymous temporary files created in `scratch` (removed when
+/// the run ends); stdin is `/dev/null`. The child starts a new process group
+/// (`process_group(0)`), and that whole group is killed with `SIGKILL` once the child has
+/// ended or timed out, so nothing is left behind.
+///
+/// # Outcomes
+/// - exit 0 → [`Outcome::Success`];
+/// - exit ≠ 0 → [`Outcome::Refused`] with the exit code and the last
+///   [`STDERR_TAIL_BYTES`] of stderr;
+/// - death by a signal → [`Outcome::Hang`] naming the signal;
+/// - still running at `timeout` → [`Outcome::Hang`] naming the command and the timeout.
+///
+/// # Errors
+/// [`ToolError::Spawn`] if the program could not be started (e.g. not installed), naming the
+/// command; [`ToolError::Io`] if the scratch files could not be made or the wait failed.
+pub fn run_with_timeout(
+    cmd: &mut Command,
+    scratch: &Path,
+    timeout: Duration,
+) -> Result<Outcome, ToolError> {
+    run_limited(cmd, scratch, timeout, None)
+}
+
+/// [`run_with_timeout`] under fault `limits` (see [`crate::process::limits`]): the command is run
+/// through `prlimit --fsize=N --` when `limits.fsize` is set, and its process group is
+/// killed with `SIGKILL` when `limits.kill_after` passes (an [`Outcome::Hang`] saying it was
+/// a fault-injection kill). Every command also runs in a private mount namespace when
+/// [`crate::process::limits::set_private_mounts`] turned that on. Messages name `cmd` as given,
+/// without the prefix.
+///
+/// # Errors
+/// As [`run_with_timeout`].
+pub fn run_limited(
+    cmd: &mut Command,
+    scratch: &Path,
+    timeout: Duration,
+    limits: Option<&Limits>,
+) -> Result<Outcome, ToolError> {
+    let rendered = render_command(cmd);
+    let mut wrapped = crate::process::limits::wrap(cmd, &crate::process::limits::prefix(limits));
+    let cmd = wrapped.as_mut().unwrap_or(cmd);
+    let kill_after = limits.and_then(|l| l.kill_after).filter(|k| *k < timeout);
+    let deadline = kill_after.unwrap_or(timeout);
+    let io_err = |context: String| move |source| ToolError::Io { context, source };
+    let stdout = tempfile::tempfile_in(scratch).map_err(io_err(format!(
+        "creating a stdout capture in `{}`",
+        scratch.display()
+    )))?;
+    let mut stderr = tempfile::tempfile_in(scratch).map_err(io_err(format!(
+        "creating a stderr capture in `{}`",
+        scratch.display()
+    )))?;
+    let stderr_for_child = stderr
+        .try_clone()
+        .map_err(io_err("duplicating the stderr capture".to_owned()))?;
+
+    cmd.stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr_for_child)
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
+        command: rendered.clone(),
+        source,
+    })?;
+    let pid = Pid::from_child(&child);
+
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let timed_out = loop {
+        // WNOWAIT: observe the exit without reaping, so the group id stays reserved.
+        match waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(Some(_)) => break false,
+            Ok(None) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => {
+                kill_group(pid);
+                let _ = child.wait();
+                return Err(ToolError::Io {
+                    context: format!("waiting for `{rendered}`"),
+                    source: e.into(),
+                });
+            }
+        }
+        if started.elapsed() >= deadline {
+            break true;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(MAX_POLL);
+    };
+
+    // Kill the whole group: on timeout that is the point; after a normal exit it removes any
+    // background process the tool left.
+    kill_group(pid);
+    let status = child
+        .wait()
+        .map_err(io_err(format!("reaping `{rendered}`")))?;
+
+    if timed_out {
+        if let Some(k) = kill_after {
+            return Ok(Outcome::Hang {
+                message: format!(
+                    "`{rendered}` was killed (SIGKILL to its process group) after {} ms by fault injection",
+                    k.as_millis()
+                ),
+            });
+        }
+        return Ok(Outcome::Hang {
+            message: format!(
+                "`{rendered}` did not finish within {} ms; its process group was killed",
+                timeout.as_millis()
+            ),
+        });
+    }
+    if let Some(signal) = status.signal() {
+        return Ok(Outcome::Hang {
+            message: format!(
+                "`{rendered}` died of signal {signal} ({})",
+                signal_name(signal)
+            ),
+        });
+    }
+    match status.code() {
+        Some(0) => Ok(Outcome::Success),
+        code => {
+            let tail = read_tail(&mut stderr, STDERR_TAIL_BYTES);
+            let code = code.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
+            Ok(Outcome::Refused {
+                message: format!(
+                    "`{rendered}` exited with status {code}: {}",
+                    tail.trim_end()
+                ),
+            })
+        }
+    }
+}
+
+/// `SIGKILL` the process group led by `pid`; `ESRCH` (group already gone) is fine.
+fn kill_group(pid: Pid) {
+    let _ = kill_process_group(pid, Signal::KILL);
+}
+
+/// The last `max` bytes of `file`, lossily decoded; empty if it cannot be read.
+pub(crate) fn read_tail(file: &mut File, max: u64) -> String {
+    let Ok(len) = file.seek(SeekFrom::End(0)) else {
+        return String::new();
+    };
+    let start = len.saturating_sub(max);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return String::new();
+    }
+    let mut buf = Vec::new();
+    if file.read_to_end(&mut buf).is_err() {
+        return String::new();
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// A conventional name for the common signals, for messages.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        _ => "other signal",
+    }
+}
+
+/// Probe a tool's version by running `program args…` (stdin null, 10 s limit) and taking the
+/// first non-empty line of its stdout (or stderr, if stdout is empty).
+///
+/// Returns [`Availability::Unavailable`] with `install_hint` (e.g. `apt-get install tar`)
+/// when the program cannot be started, exits non-zero, or prints nothing.
+pub fn probe_version(program: &str, args: &[&str], install_hint: &str) -> Availability {
+    let unavailable = |reason: String| Availability::Unavailable {
+        reason,
+        install_hint: install_hint.to_owned(),
+    };
+    let scratch = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return unavailable(format!("creating a scratch dir to probe `{program}`: {e}")),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args.iter().map(OsStr::new));
+    match probe_run(&mut cmd, scratch.path()) {
+        Ok(text) => match first_line(&text) {
+            Some(line) => Availability::Available { version: line },
+            None => unavailable(format!("`{program}` printed no version")),
+        },
+        Err(reason) => unavailable(reason),
+    }
+}
+
+/// Run a probe and return its stdout, or its stderr if stdout is empty.
+fn probe_run(cmd: &mut Command, scratch: &Path) -> Result<String, String> {
+    let rendered = render_command(cmd);
+    let out_path = scratch.join("probe-stdout");
+    let err_path = scratch.join("probe-stderr");
+    let (out, err) = match (File::create(&out_path), File::create(&err_path)) {
+        (Ok(o), Ok(e)) => (o, e),
+        _ => return Err(format!("creating capture files to probe `{rendered}`")),
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start `{rendered}`: {e}"))?;
+    let pid = Pid::from_child(&child);
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < Duration::from_secs(10) => std::thread::sleep(MAX_POLL),
+            _ => {
+                kill_group(pid);
+                let _ = child.wait();
+                return Err(format!("`{rendered}` did not answer within 10 s"));
+            }
+        }
+    };
+    if !status.success() {
+        return Err(format!("`{rendered}` failed: {status}"));
+    }
+    let stdout = std::fs::read(&out_path).unwrap_or_default();
+    let text = if stdout.iter().all(u8::is_ascii_whitespace) {
+        std::fs::read(&err_path).unwrap_or_default()
+    } else {
+        stdout
+    };
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// The first non-empty line of `text`, trimmed.
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_scripts_are_abbreviated_in_rendered_commands() {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-I", "-c", "import sys\nprint(1)\n", "a b"]);
+        assert_eq!(render_command(&cmd), "python3 -I -c <script: 2 lines> a b");
+    }
+}

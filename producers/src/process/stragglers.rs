@@ -1,0 +1,171 @@
+//! Processes a tool leaves behind: found, killed and named after each step.
+//!
+//! A tool runs in a process group of its own, and that group is killed when the tool ends
+//! ([`crate::process::run`]); a process that left the group (`setsid`, a daemon) survives that.
+//! Left alone it could write into the jail during a later step and be blamed on that
+//! step's pair. So the `snapconf` binary makes itself the *child subreaper*
+//! (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux 3.4): an orphaned descendant of a tool is then
+//! reparented to snapconf, not to init, and after every step that ran a tool
+//! [`reap_stragglers`] kills (`SIGKILL`, with its process group) and reaps every child of
+//! snapconf that no step owns, and names them for the step's report.
+//!
+//! Only for single-threaded callers that run one tool at a time (the binary's pipeline):
+//! any child not registered as persistent (a backend worker, [`register_persistent`]) is
+//! taken for a straggler. Without [`become_subreaper`] (libraries, unit tests running
+//! cases in parallel threads) [`reap_stragglers`] does nothing.
+
+use rustix::process::{
+    kill_process, kill_process_group, waitid, waitpid, Pid, Signal, WaitId, WaitIdOptions,
+    WaitOptions,
+};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+static PERSISTENT: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Rounds of kill-and-reap: a killed straggler's own children are reparented to us and
+/// caught in the next round.
+const ROUNDS: usize = 8;
+
+/// Makes this process the child subreaper and turns [`reap_stragglers`] on. Call once,
+/// from a single-threaded program that runs one tool at a time; false (and nothing on) if
+/// the kernel refuses.
+pub fn become_subreaper() -> bool {
+    let on = rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok();
+    SUBREAPER.store(on, Ordering::Relaxed);
+    on
+}
+
+/// Marks `pid`, a child meant to outlive a step (a backend worker), as not a straggler.
+pub fn register_persistent(pid: Pid) {
+    let mut p = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner());
+    p.push(pid.as_raw_nonzero().get());
+}
+
+/// Undoes [`register_persistent`] (the worker was killed and reaped).
+pub fn unregister_persistent(pid: Pid) {
+    let mut p = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner());
+    p.retain(|&x| x != pid.as_raw_nonzero().get());
+}
+
+/// Kills and reaps every child of this process that is neither a registered persistent
+/// child nor already gone, and returns one line per process that was still running (`PID
+/// COMMAND LINE`); processes that had already exited are reaped and not listed. Empty when
+/// [`become_subreaper`] was not called.
+pub fn reap_stragglers() -> Vec<String> {
+    if !SUBREAPER.load(Ordering::Relaxed) || !has_children() {
+        return Vec::new();
+    }
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut named = Vec::new();
+    for _ in 0..ROUNDS {
+        let persistent = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let found: Vec<(i32, bool)> = children_of(me)
+            .into_iter()
+            .filter(|(pid, _)| !persistent.contains(pid))
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for (raw, zombie) in found {
+            let Some(pid) = Pid::from_raw(raw) else {
+                continue;
+            };
+            if !zombie {
+                named.push(format!("{raw} {}", cmdline(raw)));
+                let _ = kill_process_group(pid, Signal::KILL);
+                let _ = kill_process(pid, Signal::KILL);
+            }
+            let _ = waitpid(Some(pid), WaitOptions::empty());
+        }
+    }
+    named
+}
+
+/// False only if this process has no child at all: `waitid(P_ALL, WNOHANG | WNOWAIT)`
+/// answers `ECHILD` then, at the cost of one system call instead of a `/proc` scan (the
+/// usual case: the tool's group was reaped and nothing was left).
+fn has_children() -> bool {
+    let options = WaitIdOptions::NOHANG
+        | WaitIdOptions::NOWAIT
+        | WaitIdOptions::EXITED
+        | WaitIdOptions::STOPPED
+        | WaitIdOptions::CONTINUED;
+    !matches!(waitid(WaitId::All, options), Err(rustix::io::Errno::CHILD))
+}
+
+/// `(pid, is a zombie)` of every process whose parent is `me`, from `/proc/*/stat`.
+fn children_of(me: i32) -> Vec<(i32, bool)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; `comm` may hold spaces and parentheses, so the
+        // fields are read after the last `)`.
+        let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+            continue;
+        };
+        let rest = String::from_utf8_lossy(&stat[close + 1..]);
+        let mut fields = rest.split_ascii_whitespace();
+        let (Some(state), Some(ppid)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        if ppid.parse::<i32>().ok() == Some(me) {
+            out.push((pid, state == "Z"));
+        }
+    }
+    out
+}
+
+/// The command line of `pid` on one line (NULs and other control characters shown as
+/// spaces, runs of spaces as one), at most 200 bytes.
+fn cmdline(pid: i32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let lossy = String::from_utf8_lossy(&raw).replace(|c: char| c.is_control(), " ");
+    let mut text = lossy.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.len() > 200 {
+        let mut cut = 200;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child is found by its parent pid even when its command name holds `) ` (the
+    /// `stat` fields are read after the last `)`), is not a zombie while it runs, and is
+    /// named by its command line.
+    #[test]
+    fn children_are_found_whatever_their_name() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let odd = t.path().join("s) x (");
+        std::os::unix::fs::symlink("/bin/sleep", &odd).expect("symlink");
+        let mut child = std::process::Command::new(&odd)
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
+        let pid = i32::try_from(child.id()).expect("pid fits");
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let found = children_of(me);
+        let line = cmdline(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found.contains(&(pid, false)), "{pid} in {found:?}");
+        assert!(line.ends_with("s) x ( 30"), "{line}");
+    }
+}

@@ -5,5 +5,11 @@ pub mod canary;
 pub mod cleanup;
 pub mod fuzz_jail;
 mod layout;
+mod memo;
+mod pool;
+mod snapshot;
+mod walk;
 
-pub use layout::*;
+pub use layout::{Jail, DECOYS};
+pub use pool::{default_jail_base, JailPool};
+pub use snapshot::{Snapshot, StatKey};

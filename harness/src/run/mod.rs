@@ -2,7 +2,10 @@
 //! shrinking, reproducers and sharding.
 
 pub mod case;
+mod cells;
 pub mod repro;
 pub mod runner;
 pub mod shard;
 pub mod shrink;
+mod shrink_job;
+mod write;

@@ -1,0 +1,96 @@
+//! What `containment` compares: a jail's [`Snapshot`] of [`StatKey`]s, and the changes
+//! between two of them.
+
+use crate::model::bytes::escape;
+use std::collections::BTreeMap;
+
+/// What `containment` compares for one path: kind, permission bits, size, inode, link
+/// count, mtime and ctime (seconds and nanoseconds), and a symlink's target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatKey {
+    pub kind: &'static str,
+    pub mode: u32,
+    pub size: u64,
+    pub ino: u64,
+    pub nlink: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+    pub target: Option<Vec<u8>>,
+    /// SHA-256 of the content, for regular files under `out/` only (the decoys): a prior
+    /// may hardlink one into its root, and removing that name changes the decoy's link
+    /// count and ctime without touching the decoy (see [`Snapshot::changes`]).
+    pub sha256: Option<String>,
+}
+
+impl StatKey {
+    /// Equal but for link count and ctime, with the same known content: a name of the inode
+    /// elsewhere was added or removed, the file itself is unchanged.
+    fn same_but_links(&self, b: &StatKey) -> bool {
+        self.sha256.is_some()
+            && self.sha256 == b.sha256
+            && (self.kind, self.mode, self.size, self.ino, self.mtime)
+                == (b.kind, b.mode, b.size, b.ino, b.mtime)
+            && self.target == b.target
+    }
+}
+
+/// A `lstat` snapshot of a jail, keyed by jail-relative path bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot(pub BTreeMap<Vec<u8>, StatKey>);
+
+impl Snapshot {
+    /// Paths that differ between `self` (before) and `after`, one line each
+    /// (`new x`, `removed x`, `changed x (...)`), ignoring `ignore` and everything under it.
+    pub fn changes(&self, after: &Snapshot, ignore: &[&[u8]]) -> Vec<String> {
+        let skip = |p: &[u8]| {
+            ignore
+                .iter()
+                .any(|i| p == *i || (p.len() > i.len() && p.starts_with(i) && p[i.len()] == b'/'))
+        };
+        let mut out = Vec::new();
+        for (p, a) in &self.0 {
+            if skip(p) {
+                continue;
+            }
+            match after.0.get(p) {
+                None => out.push(format!("removed {} ({})", escape(p), a.kind)),
+                Some(b) if a != b && !a.same_but_links(b) => {
+                    out.push(format!("changed {} ({})", escape(p), describe(a, b)))
+                }
+                Some(_) => {}
+            }
+        }
+        for (p, b) in &after.0 {
+            if !skip(p) && !self.0.contains_key(p) {
+                out.push(format!("new {} ({})", escape(p), b.kind));
+            }
+        }
+        out
+    }
+}
+
+fn describe(a: &StatKey, b: &StatKey) -> String {
+    let mut what = Vec::new();
+    if a.kind != b.kind {
+        what.push(format!("{} -> {}", a.kind, b.kind));
+    }
+    if a.mode != b.mode {
+        what.push(format!("mode {:04o} -> {:04o}", a.mode, b.mode));
+    }
+    if a.size != b.size {
+        what.push(format!("size {} -> {}", a.size, b.size));
+    }
+    if a.target != b.target {
+        what.push("link target".to_string());
+    }
+    if a.ino != b.ino {
+        what.push("replaced".to_string());
+    }
+    if a.nlink != b.nlink {
+        what.push(format!("links {} -> {}", a.nlink, b.nlink));
+    }
+    if what.is_empty() {
+        what.push("content or metadata written".to_string());
+    }
+    what.join(", ")
+}

@@ -1,0 +1,108 @@
+//! Writing a shrunk finding's reproducer (`cases/<id>/`) and the record the report keeps
+//! of it.
+
+use crate::checks::Check;
+use crate::error::HarnessError;
+use crate::faults::write_fault_json;
+use crate::model::spec::Case;
+use crate::report::{fingerprint, FindingRecord};
+use crate::run::case::{run_case, CaseOutcome, Env};
+use crate::run::repro::{write_case_dir, FindingMeta};
+use crate::run::runner::RunOptions;
+use crate::run::shrink::ShrinkEnd;
+use crate::run::shrink_job::Job;
+use std::path::Path;
+
+/// Writes the reproducer of `job`'s finding in `min` (its shrunk case, whose shrink ended
+/// with `end`) under `cases_dir`, running `min` once more under `env` for its archive and
+/// evidence. `drawn` is the index of the generated case it came from (`None` for an audit).
+pub(super) fn write_finding(
+    opts: &RunOptions,
+    job: &Job<'_>,
+    env: &Env,
+    min: &Case,
+    end: ShrinkEnd,
+    drawn: Option<u64>,
+    cases_dir: &Path,
+) -> Result<FindingRecord, HarnessError> {
+    let (producer, extractors, finding) = (job.producer, &job.extractors, job.finding);
+    let check = finding.check;
+    let ex_name = extractors.first().map(|e| e.name().to_string());
+    let id = format!(
+        "{}__{}__{}",
+        check.id(),
+        producer.name(),
+        ex_name.as_deref().unwrap_or("capture")
+    );
+    let dir = cases_dir.join(&id);
+    if dir.exists() {
+        crate::workspace::materialise::remove_tree(&dir).map_err(|source| HarnessError::Io {
+            context: format!("cannot replace `{}`", dir.display()),
+            source,
+        })?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|source| HarnessError::Io {
+        context: format!("cannot create `{}`", dir.display()),
+        source,
+    })?;
+    // Run the shrunk case once more to keep its archive and evidence.
+    let outcome: CaseOutcome = run_case(min, producer, extractors, env, Some(&dir))?;
+    // The shrunk case's finding came from a fault when a plan was recorded for it.
+    if check == Check::ATOMIC_HYDRATION {
+        let plan = outcome
+            .fault_plans
+            .iter()
+            .find(|(x, _)| Some(x) == ex_name.as_ref())
+            .map(|(_, p)| p);
+        if let Some(plan) = plan {
+            write_fault_json(&dir, plan)?;
+        }
+    }
+    let shrunk = outcome
+        .findings
+        .iter()
+        .find(|f| f.check == check && (f.extractor.is_none() || f.extractor == ex_name))
+        .cloned()
+        .unwrap_or_else(|| finding.clone());
+    let meta = FindingMeta {
+        schema: 1,
+        check,
+        producer: producer.name().to_string(),
+        extractor: finding.extractor.clone(),
+        profile: opts.env.profile.clone(),
+        message: shrunk.message.clone(),
+        seed: drawn.map(|_| opts.seed),
+        case_index: drawn,
+        timeout_secs: opts.env.timeout.as_secs(),
+        entries: min.spec.entries.len(),
+    };
+    // Each adapter with the version of the tool behind it, as `snapconf list` shows it.
+    let tool = |name: &str| match opts.tool_versions.get(name) {
+        Some(version) => format!("{name} ({version})"),
+        None => name.to_string(),
+    };
+    let mut tools = vec![tool(producer.name())];
+    tools.extend(extractors.iter().map(|e| tool(e.name())));
+    write_case_dir(
+        &dir,
+        &meta,
+        min,
+        &shrunk,
+        &tools,
+        &opts.bin,
+        &opts.backend_files,
+    )?;
+    Ok(FindingRecord {
+        check,
+        producer: producer.name().to_string(),
+        extractor: ex_name.unwrap_or_else(|| "capture".into()),
+        case_dir: format!("cases/{id}"),
+        entries: min.spec.entries.len(),
+        fingerprint: fingerprint(check, &shrunk.message),
+        message: shrunk.message,
+        count: 1,
+        capture_side: finding.extractor.is_none(),
+        known: false,
+        shrink: end,
+    })
+}

@@ -1,4 +1,4 @@
-//! Hostile archives from CASES.md (H9-H14) and planted links, each hydrated in a jail with a
+//! Hostile archives from docs/cases.md (H9-H14) and planted links, each hydrated in a jail with a
 //! prior workspace inside `root/` and canaries and decoys in `out/` (and beside the root).
 //! Every run asserts that nothing outside the root changed; every refusal asserts that the
 //! prior workspace is byte-identical.

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::rng::Rng;
 use common::{snapshot, Node, Raw};
 use snapconf_extract::{hydrate, hydrate_file, recover, Hardlinks, Policy};
 
@@ -77,17 +78,6 @@ fn crash_child() {
     hydrate_file(&f, Path::new(&root), &policy()).expect("child hydrate");
 }
 
-/// A tiny xorshift generator (seeded from the clock, printed for replay).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 fn leftovers(parent: &Path) -> Vec<PathBuf> {
     fs::read_dir(parent)
         .expect("read_dir")
@@ -147,12 +137,13 @@ fn sigkill_at_random_moments_then_recover() {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1)
         | 1;
-    let mut rng = Rng(seed);
+    // Seeded from the clock, printed for replay.
+    let mut rng = Rng::new(seed);
     let (mut got_prior, mut got_new) = (0, 0);
     for i in 0..KILLS {
         hydrate(&prior[..], &root, &policy()).expect("reset prior");
         let window = full.as_micros() as u64 * 11 / 10 + 1;
-        let delay = Duration::from_micros(rng.next() % window);
+        let delay = Duration::from_micros(rng.next_u64() % window);
         let mut child = spawn(&archive, &root);
         std::thread::sleep(delay);
         let _ = child.kill();

@@ -4,6 +4,8 @@
 //! - removing the old tree must never cross into another filesystem (a bind mount in the
 //!   prior workspace), which would delete the mount source's files.
 
+mod common;
+
 use snapconf_extract::{hydrate, validate, Policy, Reason};
 use std::io::Write;
 use std::path::Path;
@@ -96,7 +98,10 @@ fn old_tree_removal_never_enters_a_mount_point() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!("skipping: cannot bind-mount here (needs root and mount permission)");
+        common::skip::skip(
+            "cannot bind-mount here (needs root and mount permission)",
+            "run the tests as root",
+        );
         return;
     }
     let guard = Mount(dir.path().to_path_buf());

@@ -12,6 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::skip::skip;
 use common::{snapshot, Raw};
 use snapconf_extract::{hydrate, hydrate_file, Policy};
 
@@ -127,7 +128,10 @@ fn enospc_leaves_prior_intact() {
         .stderr(std::process::Stdio::null())
         .status();
     if !matches!(status, Ok(s) if s.success()) {
-        eprintln!("skipped: cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)");
+        skip(
+            "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)",
+            "run the tests as root",
+        );
         return;
     }
     let _guard = Mount(mnt.clone());
@@ -165,7 +169,10 @@ fn mount_point_root_is_an_error_not_a_half_swap() {
         .stderr(std::process::Stdio::null())
         .status();
     if !matches!(status, Ok(s) if s.success()) {
-        eprintln!("skipped: cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)");
+        skip(
+            "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)",
+            "run the tests as root",
+        );
         return;
     }
     let _guard = Mount(root.clone());

@@ -1,9 +1,10 @@
 //! Archives written by real producers hydrate back to the tree they were made from: GNU tar
 //! (gnu and pax formats), Python `tarfile` (GNU and PAX formats) and the `tar` crate's
-//! `Builder`. The tree has the awkward parts of CASES.md: H1 (a hardlinked pair), H3
+//! `Builder`. The tree has the awkward parts of docs/cases.md: H1 (a hardlinked pair), H3
 //! (absolute and relative symlinks), H6 (a 120-byte path, a 255-byte component, non-UTF-8
 //! bytes, a newline), H7 (a 0555 directory with a child), an empty file and an executable.
-//! A producer that is not installed is skipped with a message.
+//! A producer that is not installed is skipped with `common::skip` (a failure with
+//! `SNAPCONF_REQUIRE_TOOLS=1`).
 
 mod common;
 
@@ -14,6 +15,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
+use common::skip::skip;
 use common::{snapshot, Node};
 use snapconf_extract::{hydrate, hydrate_file, Hardlinks, Modes, Policy};
 
@@ -94,7 +96,7 @@ fn have(tool: &str) -> bool {
 #[test]
 fn gnu_tar_archives_round_trip() {
     if !have("tar") {
-        eprintln!("skipped: GNU tar not found (install the `tar` package)");
+        skip("GNU tar (`tar`) is not installed", "apt-get install tar");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -120,7 +122,7 @@ fn gnu_tar_archives_round_trip() {
 #[test]
 fn python_tarfile_archives_round_trip() {
     if !have("python3") {
-        eprintln!("skipped: python3 not found");
+        skip("`python3` is not installed", "apt-get install python3");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -161,7 +163,10 @@ fn tar_crate_archives_round_trip() {
 #[test]
 fn bsdtar_archives_round_trip() {
     if !have("bsdtar") {
-        eprintln!("skipped: bsdtar not found (install `libarchive-tools`)");
+        skip(
+            "`bsdtar` is not installed",
+            "apt-get install libarchive-tools",
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -193,7 +198,7 @@ fn busybox_tar_archives_round_trip() {
         .output()
         .is_err()
     {
-        eprintln!("skipped: busybox not found");
+        skip("`busybox` is not installed", "apt-get install busybox");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -5,6 +5,8 @@
 //! helper process carries that temp dir's path in its argv, so `/proc` can show that none
 //! is left behind.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -391,7 +393,7 @@ fn broken_workers_are_named_the_run_continues_and_nothing_is_left_behind() {
     }
 }
 
-/// The hostile archive of CASES.md H11 (`SYM up -> ..`, then `REG up/exploit/foo/bar`):
+/// The hostile archive of docs/cases.md H11 (`SYM up -> ..`, then `REG up/exploit/foo/bar`):
 /// extracting it naively writes `exploit/foo/bar` beside the root.
 fn h11_archive(path: &Path) {
     let mut b = tar::Builder::new(Vec::new());
@@ -511,7 +513,7 @@ fn the_python_worker_backend_round_trips_with_one_process() {
 }
 
 /// agno's `CheckpointArchive` (`producers/backends/agno.toml`) conforms to the profile it
-/// states. Skips, saying why, when `agno` is not installed (`.ci/run` installs it).
+/// states. Skips ([`support::skip`]) when `agno` is not installed (`.ci/run` installs it).
 #[test]
 fn the_agno_backend_conforms_to_its_profile() {
     let importable = Command::new("python3")
@@ -519,8 +521,9 @@ fn the_agno_backend_conforms_to_its_profile() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !importable {
-        eprintln!(
-            "skipping: agno is not installed (python3 -m pip install --no-deps agno==3.1.10)"
+        support::skip::skip(
+            "the Python package `agno` is not installed (`import agno.sandbox.checkpoint` fails)",
+            "python3 -m pip install --no-deps agno==3.1.10",
         );
         return;
     }

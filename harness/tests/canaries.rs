@@ -2,6 +2,8 @@
 //! the bytes behind it is a `containment` finding (the decoy's unique content is found in
 //! the archive); one that stores the link itself is not.
 
+mod support;
+
 use snapconf_harness::checks::Check;
 use snapconf_harness::model::profile::Profile;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
@@ -45,6 +47,7 @@ fn env() -> Env {
         jail_base: snapconf_harness::jail::default_jail_base(),
         faults: Default::default(),
         jails: Default::default(),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
     }
 }
 
@@ -65,7 +68,7 @@ fn a_producer_reading_through_a_link_is_a_containment_finding() {
     for target in ["{out}/target", "{out}/fresh/decoy"] {
         let out = run_case(&case(target), &FollowingProducer, &[], &env(), None).expect("run");
         assert!(
-            out.has(Check::Containment, None),
+            out.has(Check::CONTAINMENT, None),
             "{target}: {:?}",
             out.findings
         );
@@ -87,7 +90,7 @@ fn a_jail_with_a_containment_finding_is_not_reused() {
         "the same jail again"
     );
     let out = run_case(&case("{out}/target"), &FollowingProducer, &[], &env, None).expect("run");
-    assert!(out.has(Check::Containment, None), "{:?}", out.findings);
+    assert!(out.has(Check::CONTAINMENT, None), "{:?}", out.findings);
     assert_eq!(env.jails.spare(), None, "not handed back");
     assert!(!clean.exists(), "and removed");
 }
@@ -96,7 +99,7 @@ fn a_jail_with_a_containment_finding_is_not_reused() {
 fn a_producer_storing_the_link_is_not() {
     let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
     let out = run_case(&case("{out}/target"), tar_rs.as_ref(), &[], &env(), None).expect("run");
-    assert!(!out.has(Check::Containment, None), "{:?}", out.findings);
+    assert!(!out.has(Check::CONTAINMENT, None), "{:?}", out.findings);
 }
 
 /// Property: a prior that hardlinks a jail file outside the root (`{out}/linked`) at a path
@@ -115,17 +118,13 @@ fn a_prior_hardlink_to_outside_is_never_written_through() {
     prior.check().expect("an {out}/ hardlink is a valid prior");
     let case = Case { spec, prior };
     let tar_rs = snapconf_producers::producer("tar-rs").expect("tar-rs");
-    let policy =
-        snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None);
-    let extractors: Vec<_> = snapconf_producers::extractors(policy)
-        .into_iter()
-        .filter(|e| matches!(e.availability(), Availability::Available { .. }))
-        .collect();
+    // A missing tool is reported (`support::skip`), not silently left out.
+    let extractors = support::available_extractors();
     let ex: Vec<&dyn snapconf_producers::Extractor> =
         extractors.iter().map(|e| e.as_ref()).collect();
     let out = run_case(&case, tar_rs.as_ref(), &ex, &env(), None).expect("run");
     assert!(
-        !out.findings.iter().any(|f| f.check == Check::Containment),
+        !out.findings.iter().any(|f| f.check == Check::CONTAINMENT),
         "{:?}",
         out.findings
     );

@@ -2,6 +2,8 @@
 //! intact; clear-then-extract tools (GNU tar, Python `data` filter) are reported with a
 //! shrunk reproducer and `fault.json`; an interrupted run leaves nothing behind.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -49,7 +51,10 @@ fn tool(name: &str) -> bool {
         .status()
         .is_ok();
     if !ok {
-        eprintln!("skipping: `{name}` is not installed");
+        support::skip::skip(
+            &format!("`{name}` is not installed"),
+            &format!("apt-get install {name}"),
+        );
     }
     ok
 }

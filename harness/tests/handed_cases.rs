@@ -1,7 +1,10 @@
-//! Handed cases H1–H8 (`shared/cases/CASES.md`, producer side) through the real pipeline:
+//! Handed cases H1–H8 (`docs/cases.md`, capture side) through the real pipeline:
 //! every available producer × the reference extractor (and the external extractors where the
 //! case is about them), with the outcome each pair must have written down per case.
-//! A pair whose tool is missing is skipped with a message.
+//! A pair whose tool is missing is skipped with `support::skip` (a failure with
+//! `SNAPCONF_REQUIRE_TOOLS=1`).
+
+mod support;
 
 use snapconf_harness::checks::Check;
 use snapconf_harness::gen::edge_specs;
@@ -18,6 +21,7 @@ fn env() -> Env {
         timeout: Duration::from_secs(20),
         faults: Default::default(),
         jails: Default::default(),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
         jail_base: snapconf_harness::jail::default_jail_base(),
     }
 }
@@ -35,11 +39,17 @@ fn case(name: &str) -> Case {
 }
 
 fn producer(name: &str) -> Option<Box<dyn Producer>> {
-    let p = snapconf_producers::producer(name).ok()?;
+    let p = snapconf_producers::producer(name).unwrap_or_else(|e| panic!("{e}"));
     match p.availability() {
         Availability::Available { .. } => Some(p),
-        Availability::Unavailable { reason, .. } => {
-            eprintln!("skipping producer {name}: {reason}");
+        Availability::Unavailable {
+            reason,
+            install_hint,
+        } => {
+            support::skip::skip(
+                &format!("producer `{name}` is unavailable: {reason}"),
+                &install_hint,
+            );
             None
         }
     }
@@ -47,11 +57,17 @@ fn producer(name: &str) -> Option<Box<dyn Producer>> {
 
 fn extractor(name: &str) -> Option<Box<dyn Extractor>> {
     let policy = reference_policy(&Profile::default_profile(), None);
-    let e = snapconf_producers::extractor(name, policy).ok()?;
+    let e = snapconf_producers::extractor(name, policy).unwrap_or_else(|e| panic!("{e}"));
     match e.availability() {
         Availability::Available { .. } => Some(e),
-        Availability::Unavailable { reason, .. } => {
-            eprintln!("skipping extractor {name}: {reason}");
+        Availability::Unavailable {
+            reason,
+            install_hint,
+        } => {
+            support::skip::skip(
+                &format!("extractor `{name}` is unavailable: {reason}"),
+                &install_hint,
+            );
             None
         }
     }
@@ -93,7 +109,7 @@ const CONFORMING_PRODUCERS: [&str; 2] = ["tar-rs", "gnu-tar"];
 #[test]
 fn h1_shared_inode() {
     if let Some(o) = outcome("H1", "python-tarfile", "reference") {
-        assert_eq!(checks(&o), vec![Check::LateFailure], "{:#?}", o.findings);
+        assert_eq!(checks(&o), vec![Check::LATE_FAILURE], "{:#?}", o.findings);
         assert!(
             o.findings[0].message.contains("hardlink-not-allowed"),
             "{}",
@@ -110,9 +126,9 @@ fn h1_shared_inode() {
 #[test]
 fn h2_excluded_first_name() {
     if let Some(o) = outcome("H2", "python-tarfile", "reference") {
-        assert!(o.has(Check::DanglingLink, None), "{:#?}", o.findings);
+        assert!(o.has(Check::DANGLING_LINK, None), "{:#?}", o.findings);
         assert!(
-            o.has(Check::LateFailure, Some("reference")),
+            o.has(Check::LATE_FAILURE, Some("reference")),
             "{:#?}",
             o.findings
         );
@@ -133,7 +149,7 @@ fn h3_virtualenv_links() {
     // refused at hydration, the H3 failure mode.
     if let Some(o) = outcome("H3", "gnu-tar", "python-data") {
         assert!(
-            o.has(Check::LateFailure, Some("python-data")),
+            o.has(Check::LATE_FAILURE, Some("python-data")),
             "{:#?}",
             o.findings
         );
@@ -146,7 +162,7 @@ fn h4_fifo_never_hangs() {
     for p in ["tar-rs", "gnu-tar", "python-tarfile"] {
         if let Some(o) = outcome("H4", p, "reference") {
             assert!(
-                !o.has(Check::Hang, None),
+                !o.has(Check::HANG, None),
                 "{p} hung on a FIFO: {:#?}",
                 o.findings
             );

@@ -1,4 +1,4 @@
-//! CASES.md H9–H11 and H13 against every built-in extractor, over a prior workspace, with
+//! docs/cases.md H9–H11 and H13 against every built-in extractor, over a prior workspace, with
 //! the verdict of each extractor written down (measured on Debian 12 tools: GNU tar 1.34,
 //! BusyBox 1.35.0, bsdtar 3.6.2, Python 3.11.7 `tarfile`, the `tar` crate 0.4.46). A third-party
 //! tool's unsafe behaviour is recorded here as a result, not hidden: the test fails when a

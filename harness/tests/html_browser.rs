@@ -1,7 +1,9 @@
 //! `index.html` in a real headless browser (Debian `chromium`): the page loads from a file
 //! with the network off, the matrix table is in the rendered DOM with coloured cells, and a
-//! screenshot can be taken. Skips with a message when chromium is not installed (CI installs
-//! it).
+//! screenshot can be taken. Skips (`support::skip`) when chromium is not installed (CI
+//! installs it).
+
+mod support;
 
 use snapconf_harness::checks::Check;
 use snapconf_harness::report::{index_html, FindingRecord, PairReport, RunReport};
@@ -59,7 +61,7 @@ fn report() -> RunReport {
             },
         ],
         findings: vec![FindingRecord {
-            check: Check::LateFailure,
+            check: Check::LATE_FAILURE,
             producer: "python-tarfile".into(),
             extractor: "reference".into(),
             case_dir: "cases/late-failure__python-tarfile__reference".into(),
@@ -84,7 +86,10 @@ fn report() -> RunReport {
 #[test]
 fn index_html_renders_in_headless_chromium() {
     let Some(browser) = chromium() else {
-        eprintln!("skipping: chromium not installed (apt-get install chromium)");
+        support::skip::skip(
+            "chromium is not installed (no /usr/bin/chromium or /usr/bin/chromium-browser)",
+            "apt-get install chromium",
+        );
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

@@ -3,6 +3,8 @@
 //! shrunk to at most 3 entries, with reproducers that exit 1 while the finding reproduces
 //! and 0 once it is fixed; `tar-rs` and `gnu-tar` × `reference` conform.
 
+mod support;
+
 use serde_json::Value;
 use snapconf_producers::Availability;
 use std::path::Path;
@@ -12,6 +14,7 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_snapconf")
 }
 
+/// Whether `producer` can run here; if not, reports the skip ([`support::skip`]).
 fn available(producer: &str) -> bool {
     match snapconf_producers::producer(producer).map(|p| p.availability()) {
         Ok(Availability::Available { .. }) => true,
@@ -19,7 +22,10 @@ fn available(producer: &str) -> bool {
             reason,
             install_hint,
         }) => {
-            eprintln!("skipping: `{producer}` unavailable: {reason} (install: {install_hint})");
+            support::skip::skip(
+                &format!("producer `{producer}` is unavailable: {reason}"),
+                &install_hint,
+            );
             false
         }
         Err(e) => panic!("{e}"),

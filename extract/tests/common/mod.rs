@@ -2,6 +2,13 @@
 //! and a tree snapshot read with `lstat` (never following links).
 #![allow(dead_code)]
 
+/// The suite's one skip helper, [`skip::skip`] (`test-support/skip.rs`, shared by the three
+/// test crates): prints `SKIPPED <test>: ...`, or fails with `SNAPCONF_REQUIRE_TOOLS=1`.
+#[path = "../../../test-support/skip.rs"]
+pub mod skip;
+
+pub mod rng;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

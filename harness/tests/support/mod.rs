@@ -1,7 +1,13 @@
-//! Test support: a raw tar writer for hostile archives the `tar` crate will not write, and
-//! the built-in extractors that can run here.
+//! Test support: hostile archives the `tar` crate will not write, from plain member lists
+//! (through the harness's raw writer), and the built-in extractors that can run here.
 #![allow(dead_code)]
 
+/// The suite's one skip helper, [`skip::skip`] (`test-support/skip.rs`, shared by the three
+/// test crates): prints `SKIPPED <test>: ...`, or fails with `SNAPCONF_REQUIRE_TOOLS=1`.
+#[path = "../../../test-support/skip.rs"]
+pub mod skip;
+
+use snapconf_harness::archive::raw::RawTar;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
 use snapconf_producers::{Availability, Extractor};
@@ -14,44 +20,20 @@ pub struct RawMember<'a> {
     pub data: &'a [u8],
 }
 
-/// A 512-byte ustar header block (mode `0644`/`0755`, uid/gid 0, a fixed mtime) whose
-/// checksum is correct. Names and link targets over 100 bytes are cut (not needed here).
-pub fn ustar_header(flag: u8, name: &[u8], link: &[u8], size: u64) -> [u8; 512] {
-    let mut h = [0u8; 512];
-    let field = |h: &mut [u8; 512], at: usize, width: usize, v: u64| {
-        let text = format!("{v:0w$o}\0", w = width - 1);
-        h[at..at + width].copy_from_slice(text.as_bytes());
-    };
-    h[..name.len().min(100)].copy_from_slice(&name[..name.len().min(100)]);
-    field(&mut h, 100, 8, if flag == b'5' { 0o755 } else { 0o644 });
-    field(&mut h, 108, 8, 0);
-    field(&mut h, 116, 8, 0);
-    field(&mut h, 124, 12, size);
-    field(&mut h, 136, 12, 1_700_000_000);
-    h[156] = flag;
-    h[157..157 + link.len().min(100)].copy_from_slice(&link[..link.len().min(100)]);
-    h[257..263].copy_from_slice(b"ustar\0");
-    h[263..265].copy_from_slice(b"00");
-    h[148..156].fill(b' ');
-    let sum: u32 = h.iter().map(|b| u32::from(*b)).sum();
-    h[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-    h
-}
-
-/// The archive bytes of `members` with payloads padded to 512 and two zero end blocks.
+/// The archive bytes of `members` (mode `0755` for directories, `0644` otherwise), written
+/// with the harness's raw tar writer ([`RawTar`]): payloads padded to 512, two zero end
+/// blocks. Names and link targets over 100 bytes are cut (not needed here).
 pub fn raw_archive(members: &[RawMember<'_>]) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut t = RawTar::new();
     for m in members {
-        out.extend_from_slice(&ustar_header(m.flag, m.name, m.link, m.data.len() as u64));
-        out.extend_from_slice(m.data);
-        out.resize(out.len().div_ceil(512) * 512, 0);
+        let mode = if m.flag == b'5' { 0o755 } else { 0o644 };
+        t.push(m.flag, m.name, m.link, m.data, mode);
     }
-    out.resize(out.len() + 1024, 0);
-    out
+    t.finish()
 }
 
 /// Every built-in extractor that can run here (the reference with the default profile's
-/// policy); a missing tool is skipped with a message naming the install hint.
+/// policy); a missing tool is skipped with [`skip::skip`], naming the install hint.
 pub fn available_extractors() -> Vec<Box<dyn Extractor>> {
     let policy = reference_policy(&Profile::default_profile(), None);
     snapconf_producers::extractors(policy)
@@ -62,9 +44,9 @@ pub fn available_extractors() -> Vec<Box<dyn Extractor>> {
                 reason,
                 install_hint,
             } => {
-                eprintln!(
-                    "skipping `{}`: {reason} (install: {install_hint})",
-                    e.name()
+                skip::skip(
+                    &format!("extractor `{}` is unavailable: {reason}", e.name()),
+                    &install_hint,
                 );
                 false
             }

@@ -1,6 +1,11 @@
 //! Helpers shared by the adapter tests: small workspaces, archive listings, skips.
 #![allow(dead_code)]
 
+/// The suite's one skip helper, [`skip::skip`] (`test-support/skip.rs`, shared by the three
+/// test crates): prints `SKIPPED <test>: ...`, or fails with `SNAPCONF_REQUIRE_TOOLS=1`.
+#[path = "../../../test-support/skip.rs"]
+pub mod skip;
+
 use snapconf_producers::{Availability, CaptureRequest, HydrateRequest, Outcome, Producer};
 use std::ffi::OsStr;
 use std::fs;
@@ -72,7 +77,8 @@ impl Jail {
     }
 }
 
-/// Whether an adapter can run; prints a skip message with the install hint if not.
+/// Whether an adapter can run; if not, reports the skip with [`skip::skip`] (a failure
+/// with `SNAPCONF_REQUIRE_TOOLS=1`).
 pub fn available(name: &str, a: Availability) -> bool {
     match a {
         Availability::Available { .. } => true,
@@ -80,22 +86,16 @@ pub fn available(name: &str, a: Availability) -> bool {
             reason,
             install_hint,
         } => {
-            eprintln!("skipping `{name}`: {reason} (install: {install_hint})");
+            skip::skip(&format!("`{name}` is unavailable: {reason}"), &install_hint);
             false
         }
     }
 }
 
-/// Strip `./` and trailing `/` so names of all producers compare equal.
+/// A member name in normal form, so names of all producers compare equal: the suite's one
+/// normaliser, [`snapconf_extract::normalise_name`] (`./a//b/` is `a/b`; the root is empty).
 pub fn normalise(name: &[u8]) -> Vec<u8> {
-    let mut n = name;
-    while let Some(rest) = n.strip_prefix(b"./") {
-        n = rest;
-    }
-    while n.len() > 1 && n.ends_with(b"/") {
-        n = &n[..n.len() - 1];
-    }
-    n.to_vec()
+    snapconf_extract::normalise_name(name)
 }
 
 /// All members of `archive` (PAX and GNU extension records folded in by the `tar` crate).

@@ -18,6 +18,11 @@ use std::time::{Duration, Instant};
 
 use snapconf_extract::{hydrate, hydrate_file, Policy};
 
+/// The tests' seeded generator (see that file for why the extractor has its own).
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 fn main() {
     if let Ok(mode) = std::env::var("SNAPCONF_BENCH_CHILD") {
         child(&mode);
@@ -91,13 +96,10 @@ fn build(path: &Path, files: usize, total: usize) -> u64 {
     let f = fs::File::create(path).expect("create archive");
     let mut b = tar::Builder::new(std::io::BufWriter::new(f));
     let avg = total / files;
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = Rng::new(1);
     let chunk: Vec<u8> = (0..(avg * 2)).map(|i| (i * 31 % 251) as u8).collect();
     for i in 0..files {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let size = (seed % (avg as u64 * 2)) as usize;
+        let size = rng.below(avg * 2);
         let mut h = tar::Header::new_gnu();
         h.set_size(size as u64);
         h.set_mode(0o644);

@@ -28,6 +28,7 @@ pub use error::{HydrateError, Reason};
 pub use hydrate::{hydrate, hydrate_file, validate};
 pub use list::list;
 pub use listing::{HydrateReport, ListedMember, Listing, MemberKind};
+pub use name::{name_components, normalise_name};
 pub use policy::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,
 };

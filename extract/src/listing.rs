@@ -5,7 +5,7 @@
 ///
 /// Extension headers (PAX `x`/`g`, GNU `L`/`K`) are folded into the member they describe and
 /// never appear as a kind of their own.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemberKind {
     /// A regular file: type `0`, `\0` (old V7) or `7` (contiguous file, restored as regular).
     File,
@@ -37,6 +37,59 @@ impl MemberKind {
             b'5' => MemberKind::Dir,
             b'6' => MemberKind::Fifo,
             other => MemberKind::Other(other),
+        }
+    }
+
+    /// The kind of a member with type flag `flag` and name `name` (after PAX and GNU
+    /// long-name resolution): [`MemberKind::from_flag`], except that an old V7 member (type
+    /// `\0`) whose name ends in `/` is a directory, as GNU tar reads it.
+    pub fn from_header(flag: u8, name: &[u8]) -> MemberKind {
+        match MemberKind::from_flag(flag) {
+            MemberKind::File if flag == b'\0' && name.ends_with(b"/") => MemberKind::Dir,
+            kind => kind,
+        }
+    }
+
+    /// The ustar type flag that writes this kind: `0` for a file, `5` for a directory and so
+    /// on; [`MemberKind::Other`] gives its own byte back.
+    pub fn flag(self) -> u8 {
+        match self {
+            MemberKind::File => b'0',
+            MemberKind::Hardlink => b'1',
+            MemberKind::Symlink => b'2',
+            MemberKind::CharDevice => b'3',
+            MemberKind::BlockDevice => b'4',
+            MemberKind::Dir => b'5',
+            MemberKind::Fifo => b'6',
+            MemberKind::Other(flag) => flag,
+        }
+    }
+
+    /// The kind's name for messages, listings and JSON: `file`, `dir`, `symlink`,
+    /// `hardlink`, `fifo`, `char`, `block` or `other` (tar-rs `EntryType` says `Char` and
+    /// `Block` too). Every string form of a kind comes from here;
+    /// [`Display`](std::fmt::Display) adds the raw byte of an `other` kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberKind::File => "file",
+            MemberKind::Dir => "dir",
+            MemberKind::Symlink => "symlink",
+            MemberKind::Hardlink => "hardlink",
+            MemberKind::Fifo => "fifo",
+            MemberKind::CharDevice => "char",
+            MemberKind::BlockDevice => "block",
+            MemberKind::Other(_) => "other",
+        }
+    }
+}
+
+/// [`MemberKind::name`]; an unknown type flag is shown with its byte (`other (0x5a)`), so
+/// two different unknown flags never read alike.
+impl std::fmt::Display for MemberKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemberKind::Other(flag) => write!(f, "{} ({flag:#04x})", self.name()),
+            kind => f.write_str(kind.name()),
         }
     }
 }

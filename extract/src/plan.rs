@@ -206,7 +206,7 @@ impl Validator<'_> {
         if let Some(listing) = self.listing.as_mut() {
             listing.members.push(ListedMember {
                 name: m.name.clone(),
-                kind: m.kind.clone(),
+                kind: m.kind,
                 link_target: m.link.clone(),
                 size: m.size,
                 mode: m.mode,

@@ -77,7 +77,7 @@ impl<'a, I: Input> Reader<'a, I> {
             let pending = long_name.is_some() || long_link.is_some() || pax.is_some();
             // An input that simply stops (no zero block) is refused: it is what a cut-off
             // upload, an empty file or a closed stdin looks like, and accepting it would
-            // replace the workspace with part of it (CASES.md H13). GNU tar and Python accept
+            // replace the workspace with part of it (docs/cases.md, H13). GNU tar and Python accept
             // it; the reference is stricter on purpose (POSIX ustar ends an archive with two
             // zero blocks; one is taken as the end, as tar implementations do).
             if got == 0 {
@@ -194,10 +194,7 @@ impl<'a, I: Input> Reader<'a, I> {
             }
             let pax = pax.unwrap_or_default();
             let name = pax.path.or(long_name).unwrap_or(header_name);
-            let mut kind = MemberKind::from_flag(flag);
-            if flag == b'\0' && name.ends_with(b"/") {
-                kind = MemberKind::Dir;
-            }
+            let kind = MemberKind::from_header(flag, &name);
             let link = match kind {
                 MemberKind::Symlink | MemberKind::Hardlink => Some(
                     pax.linkpath

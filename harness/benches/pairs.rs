@@ -38,6 +38,7 @@ fn main() {
             .or_else(snapconf_harness::jail::default_jail_base),
         faults: Default::default(),
         jails: Default::default(),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
     };
     let strategy = case_strategy(&GenConfig::default());
     let cases: Vec<_> = (0..n)

@@ -41,6 +41,7 @@ fn main() {
         timeout: Duration::from_secs(20),
         faults: Default::default(),
         jails: Default::default(),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
         jail_base: std::env::var_os("SNAPCONF_JAIL_DIR")
             .map(Into::into)
             .or_else(snapconf_harness::jail::default_jail_base),

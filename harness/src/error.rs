@@ -15,6 +15,14 @@ pub enum HarnessError {
     Tool(#[from] snapconf_producers::ToolError),
     #[error("{0}")]
     Other(String),
+    /// Shrinking a finding stopped because running a candidate case failed (a fault of
+    /// ours, not "the candidate does not reproduce").
+    #[error("shrinking {finding} stopped: {source}")]
+    Shrink {
+        finding: String,
+        #[source]
+        source: Box<HarnessError>,
+    },
 }
 
 /// Attach context to an `io::Result`.

@@ -21,6 +21,7 @@ proptest! {
             timeout: Duration::from_secs(20),
             faults: Default::default(),
             jails: Default::default(),
+            checks: snapconf_harness::checks::Check::ALL.to_vec(),
         jail_base: snapconf_harness::jail::default_jail_base(),
         };
         let producer = snapconf_producers::producer("tar-rs").expect("tar-rs is built in");

@@ -1,39 +1,47 @@
-//! Reading an archive's member list with the `tar` crate, for the capture-side checks.
+//! An archive's members as snapconf compares them: names in normal form, kinds as the
+//! reference parser's [`MemberKind`]. Listed with the reference parser for the capture-side
+//! checks and the report; built from each parser's fields for the parser differential.
 
+use snapconf_extract::{normalise_name, MemberKind};
 use std::io::Read;
 
-/// One member as listed: name and link target normalised (leading `./` and trailing `/`
-/// removed; the root member `.` becomes the empty name).
+/// One member normalised for comparison; every listing in the harness (the reference's, the
+/// `tar` crate's, each external parser's) is a list of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Member {
+    /// The name in normal form ([`normalise_name`]: `./a//b/` is `a/b`; the root member `.`
+    /// is the empty name).
     pub name: Vec<u8>,
-    /// Raw tar type flag (`0` regular, `1` hardlink, `2` symlink, `5` directory, `6` FIFO, ...).
-    pub type_flag: u8,
+    /// The kind; an unknown type flag stays [`MemberKind::Other`] with its byte.
+    pub kind: MemberKind,
+    /// Symlink target verbatim, hardlink target in normal form; `None` for other kinds.
     pub link_target: Option<Vec<u8>>,
-    /// Payload size in bytes.
-    pub size: u64,
+    /// Payload size in bytes for regular files; `None` for other kinds (parsers differ on
+    /// the header size of non-regular members, and no extractor writes it).
+    pub size: Option<u64>,
 }
 
 impl Member {
+    /// A member from a parser's raw fields: the name and a hardlink target put in normal
+    /// form, the link kept only for links, the size only for regular files.
+    pub fn new(name: &[u8], kind: MemberKind, link: Option<&[u8]>, size: u64) -> Member {
+        let link_target = match kind {
+            MemberKind::Symlink => Some(link.unwrap_or_default().to_vec()),
+            MemberKind::Hardlink => Some(normalise_name(link.unwrap_or_default())),
+            _ => None,
+        };
+        Member {
+            name: normalise_name(name),
+            kind,
+            link_target,
+            size: (kind == MemberKind::File).then_some(size),
+        }
+    }
+
     /// True for a hardlink (LNK, type `1`) member.
     pub fn is_hardlink(&self) -> bool {
-        self.type_flag == b'1'
+        self.kind == MemberKind::Hardlink
     }
-}
-
-/// Strip `./` prefixes and trailing `/` from a member name (tar writes `./a`, `a/`, `./`).
-pub fn normalise_name(raw: &[u8]) -> Vec<u8> {
-    let mut s = raw;
-    while let Some(rest) = s.strip_prefix(b"./") {
-        s = rest;
-    }
-    while let Some(rest) = s.strip_suffix(b"/") {
-        s = rest;
-    }
-    if s == b"." {
-        s = b"";
-    }
-    s.to_vec()
 }
 
 /// List every member of a tar archive with the reference parser (`snapconf_extract::list`):
@@ -41,80 +49,55 @@ pub fn normalise_name(raw: &[u8]) -> Vec<u8> {
 /// is read whole. (The `tar` crate 0.4.46 splits PAX records at newlines and then falls back
 /// to the ustar `linkname`, `././@LongHardLink`: a false `dangling-link` on bsdtar archives of
 /// names with a newline. The parser differential keeps that crate's view for comparison.)
-/// `Err` carries the parser's message when the archive cannot be read to the end.
+/// A gzip-compressed archive (RFC 1952 magic `1f 8b`, what `tar -cz` and agno's
+/// checkpoints write; members of several gzip streams are read one after another) is
+/// decompressed first. `Err` carries the parser's message when the archive cannot be read
+/// to the end.
 pub fn list_members(archive: impl Read) -> Result<Vec<Member>, String> {
-    use snapconf_extract::MemberKind as K;
-    let listing =
-        snapconf_extract::list(archive).map_err(|e| format!("cannot read archive: {e}"))?;
+    use std::io::BufRead;
+    let mut archive = std::io::BufReader::new(archive);
+    let head = archive
+        .fill_buf()
+        .map_err(|e| format!("cannot read archive: {e}"))?;
+    let listed = if head.starts_with(&[0x1f, 0x8b]) {
+        snapconf_extract::list(flate2::bufread::MultiGzDecoder::new(archive))
+            .map_err(|e| format!("cannot read gzip-compressed archive: {e}"))
+    } else {
+        snapconf_extract::list(archive).map_err(|e| format!("cannot read archive: {e}"))
+    };
+    let listing = listed?;
     Ok(listing
         .members
-        .into_iter()
-        .map(|m| {
-            let type_flag = match m.kind {
-                K::File => b'0',
-                K::Hardlink => b'1',
-                K::Symlink => b'2',
-                K::CharDevice => b'3',
-                K::BlockDevice => b'4',
-                K::Dir => b'5',
-                K::Fifo => b'6',
-                K::Other(f) => f,
-            };
-            let link_target = match m.kind {
-                K::Hardlink => m.link_target.map(|l| normalise_name(&l)),
-                _ => m.link_target,
-            };
-            Member {
-                name: normalise_name(&m.name),
-                type_flag,
-                link_target,
-                size: m.size,
-            }
-        })
-        .collect())
-}
-
-/// Hardlink members whose target is not the name of an earlier member (DESIGN.md
-/// `dangling-link`; CASES.md H2). Returns `(member, target)` pairs.
-pub fn dangling_hardlinks(members: &[Member]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for m in members {
-        if m.is_hardlink() {
-            let target = m.link_target.clone().unwrap_or_default();
-            if !seen.contains(&target) {
-                out.push((m.name.clone(), target));
-            }
-        }
-        seen.insert(m.name.clone());
-    }
-    out
-}
-
-/// Members named at or under one of `exclusions` (root-relative byte paths).
-pub fn excluded_members<'a>(members: &'a [Member], exclusions: &[Vec<u8>]) -> Vec<&'a Member> {
-    members
         .iter()
-        .filter(|m| {
-            exclusions.iter().any(|x| {
-                m.name == *x
-                    || (m.name.len() > x.len() && m.name.starts_with(x) && m.name[x.len()] == b'/')
-            })
-        })
-        .collect()
+        .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn member(name: &str, flag: u8, link: Option<&str>) -> Member {
-        Member {
-            name: name.as_bytes().to_vec(),
-            type_flag: flag,
-            link_target: link.map(|l| l.as_bytes().to_vec()),
-            size: 0,
-        }
+    /// A gzip-compressed archive lists the members of the tar inside it; a damaged one is an
+    /// error, never an empty list.
+    #[test]
+    fn gzip_archives_are_listed_through_the_decompressor() {
+        use std::io::Write;
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_ustar();
+        h.set_mode(0o644);
+        h.set_size(1);
+        h.set_cksum();
+        b.append_data(&mut h, "a", &b"x"[..]).expect("file");
+        let tar = b.into_inner().expect("finish");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&tar).expect("compress");
+        let gz = gz.finish().expect("finish gzip");
+        let ms = list_members(&gz[..]).expect("lists");
+        assert_eq!(ms.len(), 1);
+        assert_eq!(ms[0].name, b"a");
+        let cut = &gz[..gz.len() / 2];
+        let e = list_members(cut).expect_err("a cut gzip stream does not list");
+        assert!(e.contains("gzip"), "{e}");
     }
 
     /// A PAX `linkpath` whose value holds a newline (bsdtar writes one for a hardlink to
@@ -153,39 +136,73 @@ mod tests {
         let bytes = b.into_inner().expect("finish");
         let ms = list_members(&bytes[..]).expect("lists");
         assert_eq!(ms[1].link_target.as_deref(), Some(&b"d/new\nline"[..]));
-        assert!(dangling_hardlinks(&ms).is_empty(), "{ms:?}");
-    }
-
-    #[test]
-    fn names_are_normalised() {
-        assert_eq!(normalise_name(b"./a/b/"), b"a/b");
-        assert_eq!(normalise_name(b"./"), b"");
-        assert_eq!(normalise_name(b"."), b"");
-        assert_eq!(normalise_name(b"a"), b"a");
-    }
-
-    #[test]
-    fn a_hardlink_to_a_later_or_absent_member_dangles() {
-        let ok = [member("a", b'0', None), member("b", b'1', Some("a"))];
-        assert!(dangling_hardlinks(&ok).is_empty());
-        let absent = [member("b", b'1', Some("a"))];
-        assert_eq!(
-            dangling_hardlinks(&absent),
-            vec![(b"b".to_vec(), b"a".to_vec())]
+        assert!(
+            crate::checks::dangling_link::dangling_hardlinks(&ms).is_empty(),
+            "{ms:?}"
         );
-        let later = [member("b", b'1', Some("a")), member("a", b'0', None)];
-        assert_eq!(dangling_hardlinks(&later).len(), 1);
     }
 
+    /// Listed names and hardlink targets are in normal form, whatever shape the archive
+    /// stored them in: `./a`, `a//b`, `a/./b`, `d/` (GNU tar writes the first and the last).
     #[test]
-    fn exclusion_matches_whole_components_only() {
-        let ms = [
-            member("cache", b'5', None),
-            member("cache/x", b'0', None),
-            member("cachex", b'0', None),
-        ];
-        let hits = excluded_members(&ms, &[b"cache".to_vec()]);
-        let names: Vec<&[u8]> = hits.iter().map(|m| m.name.as_slice()).collect();
-        assert_eq!(names, vec![&b"cache"[..], &b"cache/x"[..]]);
+    fn listed_names_and_hardlink_targets_are_in_normal_form() {
+        let mut t = crate::archive::raw::RawTar::new();
+        t.dir("./d/")
+            .file("d//f", b"x")
+            .hardlink("d/./g", "./d//f")
+            .symlink("l", "./d//f");
+        let ms = list_members(&t.finish()[..]).expect("lists");
+        let names: Vec<&[u8]> = ms.iter().map(|m| m.name.as_slice()).collect();
+        assert_eq!(names, [&b"d"[..], b"d/f", b"d/g", b"l"]);
+        assert_eq!(
+            ms[2].link_target.as_deref(),
+            Some(&b"d/f"[..]),
+            "hardlink target"
+        );
+        assert_eq!(
+            ms[3].link_target.as_deref(),
+            Some(&b"./d//f"[..]),
+            "a symlink target is verbatim"
+        );
+        assert_eq!(
+            (ms[0].size, ms[1].size, ms[2].size),
+            (None, Some(1), None),
+            "sizes of regular files only"
+        );
+    }
+
+    proptest::proptest! {
+        /// Property: the normal form of a name built from components and separators in any
+        /// shape (doubled `/`, `./`, a trailing `/`, inner `.`) is its non-empty, non-`.`
+        /// components joined by one `/`, and normalising it again changes nothing.
+        #[test]
+        fn normal_form_is_the_components_joined(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", "", ".", "..", "\u{ff}", "c c"]),
+                0..8,
+            ),
+            lead in proptest::sample::select(vec!["", "./", "/", ".//"]),
+            trail in proptest::sample::select(vec!["", "/", "//", "/."]),
+        ) {
+            let raw = format!("{lead}{}{trail}", parts.join("/"));
+            let want: Vec<&str> = parts
+                .iter()
+                .copied()
+                .filter(|p| !p.is_empty() && *p != ".")
+                .collect();
+            let got = normalise_name(raw.as_bytes());
+            proptest::prop_assert_eq!(
+                &got,
+                &want.join("/").into_bytes(),
+                "`{}` normalises to its components joined by `/`",
+                raw
+            );
+            proptest::prop_assert_eq!(
+                normalise_name(&got),
+                got.clone(),
+                "the normal form of `{}` is a fixed point",
+                raw
+            );
+        }
     }
 }

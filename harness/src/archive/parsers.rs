@@ -1,7 +1,9 @@
 //! Every available tar parser's reading of one archive, and their disagreements
-//! (DESIGN.md `parser-disagreement`): the reference (`validate`, permissive policy), the
+//! (docs/design.md, `parser-disagreement`): the reference (`validate`, permissive policy), the
 //! `tar` crate, GNU tar, bsdtar and BusyBox (`-tvf`, escaped names) and Python `tarfile`
-//! (a small script printing JSON with hex names).
+//! (a small script printing one JSON object with hex names per member and line). The
+//! external tools run under [`run_with_timeout_capturing_stdout`], the project's one way to
+//! run a process with a timeout.
 //!
 //! Text listings are parsed by column: GNU tar and BusyBox print `mode owner size date
 //! time name`, bsdtar `mode links uid gid size month day time|year name`; a symlink ends in
@@ -9,12 +11,41 @@
 //! bytes (`\ooo`, `\n`, `\\`), which we undo; a name that itself contains ` -> ` or
 //! ` link to ` cannot be split exactly from text (a limitation of those listings).
 
-use crate::fuzz::{compare_listings, parsed, reference_listing, tar_crate_listing, ParserListing};
+use crate::archive::listing::Member;
+use crate::fuzz::{parsed, reference_listing, tar_crate_listing, ParserListing};
+use snapconf_extract::MemberKind;
+use snapconf_producers::process::run::run_with_timeout_capturing_stdout;
+use snapconf_producers::{Outcome, ToolError};
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
-/// Seconds a listing tool may run (hostile headers can make a parser loop).
-const LIST_TIMEOUT_SECS: &str = "10";
+/// How long a listing tool may run (hostile headers can make a parser loop).
+const LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Our own fault while listing with the external parsers (a tool that ran and refused is a
+/// [`ParserListing::Failed`], not this).
+#[derive(Debug, thiserror::Error)]
+pub enum ParsersError {
+    /// The tool could not be run: its scratch files, the wait for it.
+    #[error("cannot run the {parser} listing: {source}")]
+    Run {
+        /// The parser's report name (`gnu-tar`, `python-tarfile`, ...).
+        parser: &'static str,
+        #[source]
+        source: ToolError,
+    },
+    /// The tool's output is not in the form our reader expects (our own script's JSON).
+    #[error("{parser}: line {line} of its listing: {reason}")]
+    Output {
+        /// The parser's report name.
+        parser: &'static str,
+        /// The 1-based line of the tool's stdout.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
 
 /// The external parsers, in report order: `(name, program, arguments before the file)`.
 const TOOLS: [(&str, &str, &[&str]); 3] = [
@@ -33,16 +64,15 @@ const TOOLS: [(&str, &str, &[&str]); 3] = [
     ("busybox", "busybox", &["tar", "-tvf"]),
 ];
 
+/// The Python listing: one JSON object per member and line, names and the type as hex.
 const PY_LIST: &str = r#"
 import json, sys, tarfile
-out = []
 with tarfile.open(sys.argv[1]) as t:
     for m in t:
-        out.append({"name": m.name.encode("utf-8", "surrogateescape").hex(),
-                    "type": m.type.hex(),
-                    "link": m.linkname.encode("utf-8", "surrogateescape").hex(),
-                    "size": m.size})
-print(json.dumps(out))
+        print(json.dumps({"name": m.name.encode("utf-8", "surrogateescape").hex(),
+                          "type": m.type.hex(),
+                          "link": m.linkname.encode("utf-8", "surrogateescape").hex(),
+                          "size": m.size}))
 "#;
 
 /// One parser's result; `None` listing when the tool is not installed.
@@ -55,7 +85,11 @@ pub struct ParserRun {
 }
 
 /// List `bytes` (also stored at `path`, for the external tools) with every parser.
-pub fn all_listings(path: &Path, bytes: &[u8]) -> Vec<ParserRun> {
+///
+/// # Errors
+/// [`ParsersError`] when a tool could not be run (a missing tool is a `None` listing, not an
+/// error) or printed what our reader cannot read.
+pub fn all_listings(path: &Path, bytes: &[u8]) -> Result<Vec<ParserRun>, ParsersError> {
     let mut out = vec![
         ParserRun {
             parser: "reference",
@@ -67,7 +101,7 @@ pub fn all_listings(path: &Path, bytes: &[u8]) -> Vec<ParserRun> {
         },
     ];
     for (name, prog, args) in TOOLS {
-        let listing = run(prog, args, path).map(|r| match r {
+        let listing = run(name, prog, args, path)?.map(|r| match r {
             Ok(text) => ParserListing::Members(parse_text(name, &text)),
             Err(e) => ParserListing::Failed(e),
         });
@@ -76,73 +110,51 @@ pub fn all_listings(path: &Path, bytes: &[u8]) -> Vec<ParserRun> {
             listing,
         });
     }
-    let py = run("python3", &["-I", "-S", "-c", PY_LIST], path).map(|r| match r {
-        Ok(json) => parse_python(&String::from_utf8_lossy(&json)),
-        Err(e) => ParserListing::Failed(e),
-    });
+    let parser = "python-tarfile";
+    let py = match run(parser, "python3", &["-I", "-S", "-c", PY_LIST], path)? {
+        Some(Ok(lines)) => Some(ParserListing::Members(parse_python(parser, &lines)?)),
+        Some(Err(e)) => Some(ParserListing::Failed(e)),
+        None => None,
+    };
     out.push(ParserRun {
-        parser: "python-tarfile",
+        parser,
         listing: py,
     });
-    out
+    Ok(out)
 }
 
-/// Every disagreement between parsers that read the archive to the end, each against the
-/// first such parser in report order (the reference when it accepted), one line each.
+/// Every disagreement between the parsers that ran (see
+/// [`crate::checks::parser_disagreement::disagreements`]), one line each.
 pub fn disagreements(runs: &[ParserRun]) -> Vec<String> {
-    let complete: Vec<(&str, &ParserListing)> = runs
+    let ran: Vec<(&str, &ParserListing)> = runs
         .iter()
-        .filter_map(|r| match &r.listing {
-            Some(l @ ParserListing::Members(_)) => Some((r.parser, l)),
-            _ => None,
-        })
+        .filter_map(|r| r.listing.as_ref().map(|l| (r.parser, l)))
         .collect();
-    let Some((base_name, base)) = complete.first() else {
-        return Vec::new();
-    };
-    let read = match base {
-        ParserListing::Members(m) => m.len(),
-        ParserListing::Failed(_) => 0,
-    };
-    // A parser that stops where another reads to the end disagrees too: a validator that
-    // refuses (or errors) while the extractor behind it reads members, or the reverse.
-    let failed = runs.iter().filter_map(|r| match &r.listing {
-        Some(ParserListing::Failed(why)) => Some(format!(
-            "{} stopped ({why}) where {base_name} read {read} member(s)",
-            r.parser
-        )),
-        _ => None,
-    });
-    complete[1..]
-        .iter()
-        .filter_map(|(n, l)| compare_listings(base_name, base, n, l))
-        .chain(failed)
-        .collect()
+    crate::checks::parser_disagreement::disagreements(&ran)
 }
 
-/// `None` when `prog` is not installed; `Err` with the tool's stderr tail when it failed.
-fn run(prog: &str, args: &[&str], path: &Path) -> Option<Result<Vec<u8>, String>> {
-    let out = Command::new("timeout")
-        .arg(LIST_TIMEOUT_SECS)
-        .arg(prog)
-        .args(args)
-        .arg(path)
-        .env("LC_ALL", "C")
-        .output()
-        .ok()?;
-    if out.status.code() == Some(127) {
-        return None;
-    }
-    if out.status.success() {
-        Some(Ok(out.stdout))
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(2).collect();
-        Some(Err(format!(
-            "exit {:?}: {}",
-            out.status.code(),
-            tail.into_iter().rev().collect::<Vec<_>>().join("; ")
-        )))
+/// Run the `parser` listing `prog args… path` under [`LIST_TIMEOUT`]: its stdout when it
+/// succeeds; `Some(Err)` with the outcome's message (exit status and stderr tail, or the
+/// timeout) when it ran and failed; `None` when `prog` is not installed.
+///
+/// # Errors
+/// [`ParsersError::Run`] when it could not be started for another reason than a missing
+/// program, or its output could not be read back.
+fn run(
+    parser: &'static str,
+    prog: &str,
+    args: &[&str],
+    path: &Path,
+) -> Result<Option<Result<Vec<u8>, String>>, ParsersError> {
+    let mut cmd = Command::new(prog);
+    cmd.args(args).arg(path).env("LC_ALL", "C");
+    match run_with_timeout_capturing_stdout(&mut cmd, &std::env::temp_dir(), LIST_TIMEOUT) {
+        Ok((Outcome::Success, stdout)) => Ok(Some(Ok(stdout))),
+        Ok((Outcome::Refused { message } | Outcome::Hang { message }, _)) => Ok(Some(Err(message))),
+        Err(ToolError::Spawn { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(source) => Err(ParsersError::Run { parser, source }),
     }
 }
 
@@ -195,7 +207,7 @@ fn split_once<'a>(s: &'a [u8], pat: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
 /// Parse a `-tv` listing of `tool` (see the module docs for the column layouts). A line
 /// that does not start with a mode string continues the previous name after a raw newline
 /// (BusyBox prints names unescaped).
-fn parse_text(tool: &str, text: &[u8]) -> Vec<crate::fuzz::ParsedMember> {
+fn parse_text(tool: &str, text: &[u8]) -> Vec<Member> {
     let fixed = if tool == "bsdtar" { 8 } else { 5 };
     let size_col = if tool == "bsdtar" { 4 } else { 2 };
     let mut rows: Vec<(Vec<&[u8]>, Vec<u8>)> = Vec::new();
@@ -226,20 +238,25 @@ fn parse_text(tool: &str, text: &[u8]) -> Vec<crate::fuzz::ParsedMember> {
             .and_then(|c| c.first())
             .copied()
             .unwrap_or(b'-');
-        let (name, link, flag) = if let Some((n, t)) = split_once(&rest, b" link to ") {
-            (n, Some(t), b'1')
+        let (name, link, kind) = if let Some((n, t)) = split_once(&rest, b" link to ") {
+            (n, Some(t), MemberKind::Hardlink)
         } else if let Some((n, t)) = split_once(&rest, b" -> ") {
             // BusyBox prints hardlinks as `-rw-r--r-- ... name -> target`.
-            (n, Some(t), if perm == b'l' { b'2' } else { b'1' })
-        } else {
-            let flag = match perm {
-                b'd' => b'5',
-                b'c' => b'3',
-                b'b' => b'4',
-                b'p' => b'6',
-                _ => b'0',
+            let kind = if perm == b'l' {
+                MemberKind::Symlink
+            } else {
+                MemberKind::Hardlink
             };
-            (&rest[..], None, flag)
+            (n, Some(t), kind)
+        } else {
+            let kind = match perm {
+                b'd' => MemberKind::Dir,
+                b'c' => MemberKind::CharDevice,
+                b'b' => MemberKind::BlockDevice,
+                b'p' => MemberKind::Fifo,
+                _ => MemberKind::File,
+            };
+            (&rest[..], None, kind)
         };
         let size = cols
             .get(size_col)
@@ -247,12 +264,17 @@ fn parse_text(tool: &str, text: &[u8]) -> Vec<crate::fuzz::ParsedMember> {
             .and_then(|s| s.parse::<u64>().ok())
             .unwrap_or(0);
         let link = link.map(unescape);
-        out.push(parsed(&unescape(name), flag, link.as_deref(), size));
+        out.push(Member::new(&unescape(name), kind, link.as_deref(), size));
     }
     out
 }
 
-fn parse_python(json: &str) -> ParserListing {
+/// Read the Python listing ([`PY_LIST`]: one JSON object a line, hex names and type).
+///
+/// # Errors
+/// [`ParsersError::Output`] naming `parser` and the line when a line is not such an object
+/// or one of its hex fields does not decode: that is our script's fault, never the archive's.
+fn parse_python(parser: &'static str, stdout: &[u8]) -> Result<Vec<Member>, ParsersError> {
     #[derive(serde::Deserialize)]
     struct M {
         name: String,
@@ -261,23 +283,28 @@ fn parse_python(json: &str) -> ParserListing {
         link: String,
         size: u64,
     }
-    let ms: Vec<M> = match serde_json::from_str(json) {
-        Ok(m) => m,
-        Err(e) => return ParserListing::Failed(format!("cannot read the script's JSON: {e}")),
-    };
     let mut out = Vec::new();
-    for m in ms {
-        let name = hex::decode(&m.name).unwrap_or_default();
-        let link = hex::decode(&m.link).unwrap_or_default();
-        let flag = hex::decode(&m.ty)
-            .ok()
-            .and_then(|t| t.first().copied())
-            .unwrap_or(b'0');
-        let flag = if flag == 0 { b'0' } else { flag };
+    for (i, line) in stdout.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |reason: String| ParsersError::Output {
+            parser,
+            line: i + 1,
+            reason,
+        };
+        let m: M =
+            serde_json::from_slice(line).map_err(|e| bad(format!("not a member record: {e}")))?;
+        let hex = |what: &str, v: &str| {
+            hex::decode(v).map_err(|e| bad(format!("bad hex in `{what}` (`{v}`): {e}")))
+        };
+        let name = hex("name", &m.name)?;
+        let link = hex("link", &m.link)?;
+        let flag = hex("type", &m.ty)?.first().copied().unwrap_or(b'0');
         let link = matches!(flag, b'1' | b'2').then_some(link);
         out.push(parsed(&name, flag, link.as_deref(), m.size));
     }
-    ParserListing::Members(out)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -301,5 +328,39 @@ mod tests {
         assert_eq!(l[0].name, b"a b");
         assert_eq!(l[0].link_target.as_deref(), Some(&b"/x y"[..]));
         assert_eq!(l[1].size, Some(13));
+    }
+
+    /// A hex field that does not decode is an error naming the tool and the line, never an
+    /// empty name.
+    #[test]
+    fn a_bad_hex_name_is_an_error_naming_the_tool_and_line() {
+        let good = br#"{"name": "61", "type": "30", "link": "", "size": 1}"#;
+        let bad = br#"{"name": "zz", "type": "30", "link": "", "size": 1}"#;
+        let out = [&good[..], b"\n", bad, b"\n"].concat();
+        let err = parse_python("python-tarfile", &out).expect_err("bad hex");
+        let text = err.to_string();
+        assert!(
+            text.contains("python-tarfile") && text.contains("line 2") && text.contains("`name`"),
+            "{text}"
+        );
+        let ms = parse_python("python-tarfile", &[&good[..], b"\n"].concat()).expect("reads");
+        assert_eq!((ms[0].name.as_slice(), ms[0].size), (&b"a"[..], Some(1)));
+        let not_json = parse_python("python-tarfile", b"[1, 2]\n").expect_err("not a record");
+        assert!(not_json.to_string().contains("line 1"), "{not_json}");
+    }
+
+    /// A tool that ran and failed is a failed listing with its status; a missing one is
+    /// no listing.
+    #[test]
+    fn failed_and_missing_tools_are_told_apart() {
+        let path = Path::new("/dev/null");
+        match run("false", "false", &[], path).expect("runs") {
+            Some(Err(why)) => assert!(why.contains("status 1"), "{why}"),
+            other => panic!("`false` fails: {other:?}"),
+        }
+        assert_eq!(
+            run("none", "snapconf-no-such-tool", &[], path).expect("runs"),
+            None
+        );
     }
 }

@@ -2,38 +2,310 @@
 //! flags, bad checksums, PAX and GNU long-name headers, truncation. Unlike the `tar` crate's
 //! `Builder` it never sanitises a name. Header layout: POSIX.1-2017 `pax`, "ustar Interchange
 //! Format"; GNU tar manual, "Basic Tar Format" (`L`/`K` long names).
+//!
+//! [`RawHeader`] is the one view of a header block's fields that the harness reads and
+//! writes hostile bytes through; no other code indexes a header by byte offset.
 
-/// A 512-byte ustar header with the given fields and a correct checksum. `name` and `link`
-/// are cut at 100 bytes; `size` in octal (11 digits); mtime fixed at 1,700,000,000 s.
-pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 512] {
-    let mut h = [0u8; 512];
-    let n = name.len().min(100);
-    h[..n].copy_from_slice(&name[..n]);
-    put_octal(&mut h[100..108], u64::from(mode & 0o7777));
-    put_octal(&mut h[108..116], 0);
-    put_octal(&mut h[116..124], 0);
-    put_octal(&mut h[124..136], size);
-    put_octal(&mut h[136..148], 1_700_000_000);
-    h[156] = flag;
-    let l = link.len().min(100);
-    h[157..157 + l].copy_from_slice(&link[..l]);
-    h[257..263].copy_from_slice(b"ustar\0");
-    h[263..265].copy_from_slice(b"00");
-    set_checksum(&mut h);
-    h
+use std::ops::Range;
+
+/// One field of a ustar header block: where it lies in the 512 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Offset of the field's first byte in the block.
+    pub offset: usize,
+    /// Width of the field in bytes.
+    pub len: usize,
 }
 
-/// Recompute the checksum of the header block at the start of `h` (bytes 148..156: the
+impl Field {
+    /// The field's byte range in the block.
+    pub const fn range(self) -> Range<usize> {
+        self.offset..self.offset + self.len
+    }
+}
+
+// The ustar header block, POSIX.1-2017 `pax`, "ustar Interchange Format", table "ustar
+// Header Block" (offsets in bytes; GNU tar's `struct posix_header` in `src/tar.h` is the
+// same, and its old GNU format reuses `magic` + `version` as `"ustar  \0"`). Bytes 500..512
+// are padding.
+/// `name`: the member name, NUL-terminated unless it fills the field.
+pub const NAME: Field = Field {
+    offset: 0,
+    len: 100,
+};
+/// `mode`: permission bits, octal.
+pub const MODE: Field = Field {
+    offset: 100,
+    len: 8,
+};
+/// `uid`: owner id, octal (GNU: base-256 when large).
+pub const UID: Field = Field {
+    offset: 108,
+    len: 8,
+};
+/// `gid`: group id, octal (GNU: base-256 when large).
+pub const GID: Field = Field {
+    offset: 116,
+    len: 8,
+};
+/// `size`: payload size in bytes, octal (GNU: base-256 when large).
+pub const SIZE: Field = Field {
+    offset: 124,
+    len: 12,
+};
+/// `mtime`: modification time in seconds since the epoch, octal.
+pub const MTIME: Field = Field {
+    offset: 136,
+    len: 12,
+};
+/// `chksum`: the unsigned byte sum of the block with this field read as spaces; six octal
+/// digits, NUL, space.
+pub const CHKSUM: Field = Field {
+    offset: 148,
+    len: 8,
+};
+/// `typeflag`: the member type (`0` file, `1` hardlink, `2` symlink, `5` directory, `x` PAX,
+/// `L` GNU long name, ...).
+pub const TYPEFLAG: Field = Field {
+    offset: 156,
+    len: 1,
+};
+/// `linkname`: a link's target, NUL-terminated unless it fills the field.
+pub const LINKNAME: Field = Field {
+    offset: 157,
+    len: 100,
+};
+/// `magic`: `"ustar\0"` (POSIX) or `"ustar "` (old GNU).
+pub const MAGIC: Field = Field {
+    offset: 257,
+    len: 6,
+};
+/// `version`: `"00"` (POSIX) or `" \0"` (old GNU).
+pub const VERSION: Field = Field {
+    offset: 263,
+    len: 2,
+};
+/// `uname`: owner name, NUL-terminated.
+pub const UNAME: Field = Field {
+    offset: 265,
+    len: 32,
+};
+/// `gname`: group name, NUL-terminated.
+pub const GNAME: Field = Field {
+    offset: 297,
+    len: 32,
+};
+/// `devmajor`: a device member's major number, octal.
+pub const DEVMAJOR: Field = Field {
+    offset: 329,
+    len: 8,
+};
+/// `devminor`: a device member's minor number, octal.
+pub const DEVMINOR: Field = Field {
+    offset: 337,
+    len: 8,
+};
+/// `prefix`: the part of a long name before its last `/` (the name is `prefix/name`).
+pub const PREFIX: Field = Field {
+    offset: 345,
+    len: 155,
+};
+
+/// The bytes of a header field up to its first NUL (a C string in a fixed field).
+fn c_field(f: &[u8]) -> &[u8] {
+    let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
+    &f[..end]
+}
+
+/// A header block seen through its named fields: `RawHeader(&block)` to read,
+/// `RawHeader(&mut block)` or `RawHeader([0; 512])` to write. Nothing is validated: a
+/// field holds whatever bytes were put there. A buffer shorter than a block (a cut header)
+/// reads as empty fields past its end, and writes to those fields are dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawHeader<B>(pub B);
+
+impl<B: AsRef<[u8]>> RawHeader<B> {
+    /// The bytes of `field` as stored (empty if the buffer ends before it).
+    pub fn field(&self, field: Field) -> &[u8] {
+        self.0.as_ref().get(field.range()).unwrap_or_default()
+    }
+
+    /// The `name` field up to its first NUL.
+    pub fn name(&self) -> &[u8] {
+        c_field(self.field(NAME))
+    }
+    /// The `linkname` field up to its first NUL.
+    pub fn linkname(&self) -> &[u8] {
+        c_field(self.field(LINKNAME))
+    }
+    /// The `prefix` field up to its first NUL.
+    pub fn prefix(&self) -> &[u8] {
+        c_field(self.field(PREFIX))
+    }
+    /// The `uname` field up to its first NUL.
+    pub fn uname(&self) -> &[u8] {
+        c_field(self.field(UNAME))
+    }
+    /// The `gname` field up to its first NUL.
+    pub fn gname(&self) -> &[u8] {
+        c_field(self.field(GNAME))
+    }
+    /// The `magic` field as stored.
+    pub fn magic(&self) -> &[u8] {
+        self.field(MAGIC)
+    }
+    /// The `version` field as stored.
+    pub fn version(&self) -> &[u8] {
+        self.field(VERSION)
+    }
+    /// The type flag (NUL for a cut header that ends before it).
+    pub fn typeflag(&self) -> u8 {
+        self.field(TYPEFLAG).first().copied().unwrap_or(0)
+    }
+    /// The `mode` field, octal only ([`parse_octal`]), as the `tar` crate's
+    /// `Header::mode` and so the reference read it.
+    pub fn mode(&self) -> Option<u64> {
+        parse_octal(self.field(MODE))
+    }
+    /// The `size` field as a lenient reader takes it ([`parse_numeric`]: octal or GNU
+    /// base-256).
+    pub fn size(&self) -> Option<u64> {
+        parse_numeric(self.field(SIZE))
+    }
+    /// The `mtime` field ([`parse_numeric`]).
+    pub fn mtime(&self) -> Option<u64> {
+        parse_numeric(self.field(MTIME))
+    }
+    /// The `chksum` field's octal digits ([`parse_octal`]).
+    pub fn chksum(&self) -> Option<u64> {
+        parse_octal(self.field(CHKSUM))
+    }
+    /// The `devmajor` field ([`parse_numeric`]).
+    pub fn devmajor(&self) -> Option<u64> {
+        parse_numeric(self.field(DEVMAJOR))
+    }
+    /// The `devminor` field ([`parse_numeric`]).
+    pub fn devminor(&self) -> Option<u64> {
+        parse_numeric(self.field(DEVMINOR))
+    }
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>> RawHeader<B> {
+    /// The bytes of `field`, to damage at will (empty if the buffer ends before it). The
+    /// checksum is not fixed: call [`RawHeader::set_checksum`] after.
+    pub fn field_mut(&mut self, field: Field) -> &mut [u8] {
+        self.0.as_mut().get_mut(field.range()).unwrap_or_default()
+    }
+
+    /// Store `value` in `field`: cut at the field's width, the rest of it NUL. The checksum
+    /// is not fixed (here and in every setter below).
+    pub fn set_raw(&mut self, field: Field, value: &[u8]) -> &mut Self {
+        let f = self.field_mut(field);
+        f.fill(0);
+        let n = value.len().min(f.len());
+        f[..n].copy_from_slice(&value[..n]);
+        self
+    }
+
+    /// Store `v` in `field` as zero-padded octal and a NUL ([`put_octal`]).
+    pub fn set_octal(&mut self, field: Field, v: u64) -> &mut Self {
+        put_octal(self.field_mut(field), v);
+        self
+    }
+
+    /// Set the `name` field (cut at 100 bytes).
+    pub fn set_name(&mut self, name: &[u8]) -> &mut Self {
+        self.set_raw(NAME, name)
+    }
+    /// Set the `linkname` field (cut at 100 bytes).
+    pub fn set_linkname(&mut self, link: &[u8]) -> &mut Self {
+        self.set_raw(LINKNAME, link)
+    }
+    /// Set the `prefix` field (cut at 155 bytes).
+    pub fn set_prefix(&mut self, prefix: &[u8]) -> &mut Self {
+        self.set_raw(PREFIX, prefix)
+    }
+    /// Set the `uname` field (cut at 32 bytes).
+    pub fn set_uname(&mut self, uname: &[u8]) -> &mut Self {
+        self.set_raw(UNAME, uname)
+    }
+    /// Set the `gname` field (cut at 32 bytes).
+    pub fn set_gname(&mut self, gname: &[u8]) -> &mut Self {
+        self.set_raw(GNAME, gname)
+    }
+    /// Set the `magic` field (cut at 6 bytes).
+    pub fn set_magic(&mut self, magic: &[u8]) -> &mut Self {
+        self.set_raw(MAGIC, magic)
+    }
+    /// Set the `version` field (cut at 2 bytes).
+    pub fn set_version(&mut self, version: &[u8]) -> &mut Self {
+        self.set_raw(VERSION, version)
+    }
+    /// Set the type flag.
+    pub fn set_typeflag(&mut self, flag: u8) -> &mut Self {
+        self.set_raw(TYPEFLAG, &[flag])
+    }
+    /// Set the `mode` field (octal; bits past the field's width are cut).
+    pub fn set_mode(&mut self, mode: u64) -> &mut Self {
+        self.set_octal(MODE, mode)
+    }
+    /// Set the `uid` field (octal).
+    pub fn set_uid(&mut self, uid: u64) -> &mut Self {
+        self.set_octal(UID, uid)
+    }
+    /// Set the `gid` field (octal).
+    pub fn set_gid(&mut self, gid: u64) -> &mut Self {
+        self.set_octal(GID, gid)
+    }
+    /// Set the `size` field (octal, 11 digits).
+    pub fn set_size(&mut self, size: u64) -> &mut Self {
+        self.set_octal(SIZE, size)
+    }
+    /// Set the `mtime` field (octal, 11 digits).
+    pub fn set_mtime(&mut self, mtime: u64) -> &mut Self {
+        self.set_octal(MTIME, mtime)
+    }
+    /// Set the `devmajor` and `devminor` fields (octal).
+    pub fn set_device(&mut self, major: u64, minor: u64) -> &mut Self {
+        self.set_octal(DEVMAJOR, major).set_octal(DEVMINOR, minor)
+    }
+    /// Recompute the checksum ([`set_checksum`]).
+    pub fn set_checksum(&mut self) -> &mut Self {
+        set_checksum(self.0.as_mut());
+        self
+    }
+}
+
+/// A 512-byte ustar header with the given fields and a correct checksum. `name` and `link`
+/// are cut at 100 bytes; `size` in octal (11 digits); uid and gid 0; mtime fixed at
+/// 1,700,000,000 s; POSIX magic `ustar\0` and version `00`.
+pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 512] {
+    let mut h = RawHeader([0u8; 512]);
+    h.set_name(name)
+        .set_mode(u64::from(mode & 0o7777))
+        .set_uid(0)
+        .set_gid(0)
+        .set_size(size)
+        .set_mtime(1_700_000_000)
+        .set_typeflag(flag)
+        .set_linkname(link)
+        .set_magic(b"ustar\0")
+        .set_version(b"00")
+        .set_checksum();
+    h.0
+}
+
+/// Recompute the checksum of the header block at the start of `h` ([`CHKSUM`]: the
 /// unsigned sum of the 512 bytes with the field taken as spaces, as six octal digits, NUL,
 /// space; POSIX ustar). A slice shorter than a block is left alone.
 pub fn set_checksum(h: &mut [u8]) {
     if h.len() < 512 {
         return;
     }
-    h[148..156].copy_from_slice(b"        ");
+    h[CHKSUM.range()].fill(b' ');
     let sum: u64 = h[..512].iter().map(|&b| u64::from(b)).sum();
     let s = format!("{sum:06o}\0 ");
-    h[148..156].copy_from_slice(s.as_bytes());
+    h[CHKSUM.range()].copy_from_slice(s.as_bytes());
 }
 
 /// An octal header field (mode, uid, size, ...) as a number: leading spaces skipped, then
@@ -226,15 +498,58 @@ mod tests {
         h.set_path("some/file").expect("path");
         h.set_size(1234);
         h.set_cksum();
-        let mut ours = *h.as_bytes();
-        ours[148..156].fill(b'9');
-        set_checksum(&mut ours);
-        assert_eq!(
-            parse_octal(&ours[148..156]),
-            parse_octal(&h.as_bytes()[148..156])
-        );
+        let mut ours = RawHeader(*h.as_bytes());
+        ours.field_mut(CHKSUM).fill(b'9');
+        ours.set_checksum();
+        assert_eq!(ours.chksum(), RawHeader(h.as_bytes()).chksum());
         let mut short = [1u8; 100];
         set_checksum(&mut short);
         assert_eq!(short, [1u8; 100]);
+    }
+
+    /// Every named field lies where POSIX puts it: a header the `tar` crate writes reads
+    /// back field by field, and ours reads back in the `tar` crate.
+    #[test]
+    fn fields_agree_with_the_tar_crate() {
+        let mut t = tar::Header::new_ustar();
+        t.set_path("d/some-name").expect("path");
+        t.set_link_name("target").expect("link");
+        t.set_mode(0o4755);
+        t.set_size(1234);
+        t.set_mtime(99);
+        t.set_entry_type(tar::EntryType::Symlink);
+        t.set_username("me").expect("uname");
+        t.set_groupname("us").expect("gname");
+        t.set_device_major(1).expect("major");
+        t.set_device_minor(3).expect("minor");
+        t.set_cksum();
+        let h = RawHeader(t.as_bytes());
+        assert_eq!(h.name(), b"d/some-name");
+        assert_eq!(h.linkname(), b"target");
+        assert_eq!(
+            (h.mode(), h.size(), h.mtime()),
+            (Some(0o4755), Some(1234), Some(99))
+        );
+        assert_eq!(
+            (h.typeflag(), h.uname(), h.gname()),
+            (b'2', &b"me"[..], &b"us"[..])
+        );
+        assert_eq!((h.devmajor(), h.devminor()), (Some(1), Some(3)));
+        assert_eq!((h.magic(), h.version()), (&b"ustar\0"[..], &b"00"[..]));
+
+        let mut ours = RawHeader(header(b'0', b"name", b"", 7, 0o644));
+        ours.set_prefix(b"pre/fix").set_checksum();
+        let back = tar::Header::from_byte_slice(&ours.0);
+        assert_eq!(back.path_bytes().as_ref(), b"pre/fix/name");
+        assert_eq!(back.size().expect("size"), 7);
+        assert_eq!(
+            back.cksum().expect("cksum"),
+            ours.chksum().expect("ours") as u32
+        );
+        let cut = RawHeader(&ours.0[..120]);
+        assert_eq!(
+            (cut.name(), cut.size(), cut.typeflag()),
+            (&b"name"[..], Some(0), 0)
+        );
     }
 }

@@ -1,6 +1,23 @@
-//! The checks: one file per property of the contract, their ids, and the registry every
-//! driver iterates.
+//! The checks: one file per property of the contract (its doc comment states it), the one
+//! id type [`Check`] whose [`Check::ALL`] is the registry, and the [`Evidence`] every
+//! driver collects and hands to [`judge`].
 
+pub mod atomic_hydration;
+pub mod containment;
+pub mod dangling_link;
+mod evidence;
+pub mod exclusion_leak;
+pub mod hang;
 mod id;
+pub mod late_failure;
+pub mod listing_mismatch;
+pub mod parser_disagreement;
+pub mod roundtrip;
+pub mod unsafe_accept;
+pub mod verdict_disagreement;
 
-pub use id::Check;
+use evidence::unlistable;
+pub use evidence::{
+    first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, Step, Violation,
+};
+pub use id::{Check, CheckDef};

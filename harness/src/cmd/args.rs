@@ -1,6 +1,11 @@
 //! Command-line arguments (clap). Every knob also has a `SNAPCONF_*` environment variable.
 
+use super::policy_flags::{
+    AbsoluteSymlinksFlag, DuplicatesFlag, EscapingSymlinksFlag, HardlinksFlag, ModesFlag,
+    SpecialFilesFlag,
+};
 use clap::{Args, Parser, Subcommand};
+use snapconf_extract as rx;
 use std::path::PathBuf;
 
 /// snapconf: a conformance suite for workspace snapshots (tar capture and hydration).
@@ -207,27 +212,58 @@ pub struct ReplayArgs {
     pub backends: Vec<PathBuf>,
 }
 
-/// The reference extractor's policy knobs.
+/// The reference extractor's policy knobs (values: [`super::policy_flags`]; defaults: the
+/// extractor's `Policy::default()`).
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
     /// Hardlink members: reject | copy | link
-    #[arg(long, default_value = "reject")]
-    pub hardlinks: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::Hardlinks::default().into(),
+        hide_possible_values = true
+    )]
+    pub hardlinks: HardlinksFlag,
     /// Absolute symlinks: reject | keep | rebase | drop
-    #[arg(long, default_value = "keep")]
-    pub absolute_symlinks: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::AbsoluteSymlinks::default().into(),
+        hide_possible_values = true
+    )]
+    pub absolute_symlinks: AbsoluteSymlinksFlag,
     /// Relative symlinks leaving the root: reject | keep
-    #[arg(long, default_value = "keep")]
-    pub escaping_symlinks: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::EscapingSymlinks::default().into(),
+        hide_possible_values = true
+    )]
+    pub escaping_symlinks: EscapingSymlinksFlag,
     /// FIFO and device members: reject | drop
-    #[arg(long, default_value = "drop")]
-    pub special_files: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::SpecialFiles::default().into(),
+        hide_possible_values = true
+    )]
+    pub special_files: SpecialFilesFlag,
     /// Two members of one name: reject | last-wins
-    #[arg(long, default_value = "reject")]
-    pub duplicates: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::Duplicates::default().into(),
+        hide_possible_values = true
+    )]
+    pub duplicates: DuplicatesFlag,
     /// Permission bits: exact | data-filter
-    #[arg(long, default_value = "data-filter")]
-    pub modes: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = rx::Modes::default().into(),
+        hide_possible_values = true
+    )]
+    pub modes: ModesFlag,
     /// The root the archive was captured from (for `--absolute-symlinks rebase`)
     #[arg(long)]
     pub original_root: Option<PathBuf>,

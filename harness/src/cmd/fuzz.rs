@@ -87,6 +87,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         report_dir: report_dir.clone(),
         shrink_runs: a.shrink_runs,
         bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf")),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
     };
     if let Some(dir) = &a.replay {
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;

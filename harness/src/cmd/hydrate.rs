@@ -1,89 +1,15 @@
 //! `snapconf hydrate` and `snapconf check-archive`: the reference extractor on the command
 //! line, so a backend in any language can replace its `tar -xf` with it.
 
-use super::args::{CheckArchiveArgs, HydrateArgs, PolicyArgs};
+use super::args::{CheckArchiveArgs, HydrateArgs};
+use super::policy_flags::policy;
 use super::Usage;
 use serde::Serialize;
 use snapconf_extract as rx;
 use snapconf_harness::exit;
 use snapconf_harness::model::bytes::RawBytes;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-
-fn pick<T: Copy>(flag: &str, value: &str, table: &[(&str, T)]) -> Result<T, Usage> {
-    table
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-            Usage(format!(
-                "bad --{flag} `{value}` (one of: {})",
-                names.join(", ")
-            ))
-        })
-}
-
-/// The policy the flags describe; a bad value is a usage error naming the flag.
-pub fn policy(a: &PolicyArgs) -> Result<rx::Policy, Usage> {
-    use rx::*;
-    Ok(Policy {
-        hardlinks: pick(
-            "hardlinks",
-            &a.hardlinks,
-            &[
-                ("reject", Hardlinks::Reject),
-                ("copy", Hardlinks::Copy),
-                ("link", Hardlinks::Link),
-            ],
-        )?,
-        absolute_symlinks: pick(
-            "absolute-symlinks",
-            &a.absolute_symlinks,
-            &[
-                ("reject", AbsoluteSymlinks::Reject),
-                ("keep", AbsoluteSymlinks::Keep),
-                ("rebase", AbsoluteSymlinks::Rebase),
-                ("drop", AbsoluteSymlinks::Drop),
-            ],
-        )?,
-        escaping_symlinks: pick(
-            "escaping-symlinks",
-            &a.escaping_symlinks,
-            &[
-                ("reject", EscapingSymlinks::Reject),
-                ("keep", EscapingSymlinks::Keep),
-            ],
-        )?,
-        special_files: pick(
-            "special-files",
-            &a.special_files,
-            &[
-                ("reject", SpecialFiles::Reject),
-                ("drop", SpecialFiles::Drop),
-            ],
-        )?,
-        duplicates: pick(
-            "duplicates",
-            &a.duplicates,
-            &[
-                ("reject", Duplicates::Reject),
-                ("last-wins", Duplicates::LastWins),
-            ],
-        )?,
-        modes: pick(
-            "modes",
-            &a.modes,
-            &[("exact", Modes::Exact), ("data-filter", Modes::DataFilter)],
-        )?,
-        limits: Limits::default(),
-        original_root: a
-            .original_root
-            .as_ref()
-            .map(|p| p.as_os_str().as_bytes().to_vec()),
-    })
-}
 
 fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
     if path.as_os_str() == "-" {
@@ -95,7 +21,7 @@ fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
 }
 
 pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
-    let policy = policy(&a.policy)?;
+    let policy = policy(&a.policy);
     let result = if a.archive.as_os_str() == "-" {
         rx::hydrate(open(&a.archive)?, &a.root, &policy)
     } else {
@@ -147,7 +73,11 @@ struct Verdict {
 #[derive(Serialize)]
 struct MemberJson {
     name: RawBytes,
-    kind: String,
+    /// [`rx::MemberKind::name`].
+    kind: &'static str,
+    /// The raw type flag of an `other` kind, as a one-byte string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    type_flag: Option<RawBytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
     link_target: Option<RawBytes>,
     size: u64,
@@ -160,7 +90,11 @@ fn members_json(listing: rx::Listing) -> Vec<MemberJson> {
         .into_iter()
         .map(|m| MemberJson {
             name: RawBytes(m.name),
-            kind: format!("{:?}", m.kind).to_lowercase(),
+            kind: m.kind.name(),
+            type_flag: match m.kind {
+                rx::MemberKind::Other(flag) => Some(RawBytes(vec![flag])),
+                _ => None,
+            },
             link_target: m.link_target.map(RawBytes),
             size: m.size,
             mode: format!("{:04o}", m.mode),
@@ -172,7 +106,7 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
     if a.all_parsers {
         return super::parsers::check_all(&a.file);
     }
-    let policy = policy(&a.policy)?;
+    let policy = policy(&a.policy);
     let input = open(&a.file)?;
     let (verdict, code) = match rx::validate(input, &policy) {
         Ok(listing) => (

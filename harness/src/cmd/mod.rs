@@ -18,6 +18,7 @@ mod fuzz;
 mod hydrate;
 mod list;
 mod parsers;
+mod policy_flags;
 mod replay;
 mod run;
 

@@ -5,7 +5,8 @@ use super::Usage;
 use snapconf_harness::archive::parsers::{all_listings, disagreements, ParserRun};
 use snapconf_harness::exit;
 use snapconf_harness::fuzz::ParserListing;
-use snapconf_harness::fuzz::{host_safe, mutate, Records, Rng};
+use snapconf_harness::fuzz::{host_safe, mutate, Records};
+use snapconf_harness::gen::Rng;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,7 +24,7 @@ fn summary_line(r: &ParserRun) -> String {
 pub fn check_all(file: &Path) -> anyhow::Result<i32> {
     let bytes = std::fs::read(file)
         .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
-    let runs = all_listings(file, &bytes);
+    let runs = all_listings(file, &bytes)?;
     for r in &runs {
         outln!("{}", summary_line(r));
     }
@@ -91,7 +92,7 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
         }
         std::fs::write(&file, &bytes)?;
         runs += 1;
-        let listings = all_listings(&file, &bytes);
+        let listings = all_listings(&file, &bytes)?;
         for line in disagreements(&listings) {
             let k = key(&line);
             if !seen.insert(k.clone()) {

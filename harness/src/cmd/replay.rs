@@ -74,6 +74,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
             bin: std::env::current_exe().ok(),
         },
         jails: Default::default(),
+        checks: snapconf_harness::checks::Check::ALL.to_vec(),
     };
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome =

@@ -75,6 +75,7 @@ pub fn setup(
                 jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
                 faults: Default::default(),
                 jails: Default::default(),
+                checks: snapconf_harness::checks::Check::ALL.to_vec(),
             },
             shrink: ShrinkBudget {
                 steps: shrink.steps,
@@ -116,7 +117,10 @@ pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> an
     let json = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
     std::fs::write(dir.join("report.json"), json + "\n")
         .with_context(|| format!("cannot write `{}`", dir.join("report.json").display()))?;
-    std::fs::write(dir.join("junit.xml"), junit_xml(report))
+    // Rendered whole before the file is written: a serialisation error leaves no empty
+    // `junit.xml` behind.
+    let junit = junit_xml(report).context("cannot render `junit.xml`")?;
+    std::fs::write(dir.join("junit.xml"), junit)
         .with_context(|| format!("cannot write `{}`", dir.join("junit.xml").display()))?;
     std::fs::write(dir.join("index.html"), index_html(report, dir))
         .with_context(|| format!("cannot write `{}`", dir.join("index.html").display()))?;

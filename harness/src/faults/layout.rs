@@ -2,7 +2,8 @@
 //! (no parser of ours or the `tar` crate's: a fault must be placed even in an archive those
 //! would refuse).
 
-use crate::archive::raw::parse_numeric;
+use crate::archive::raw::RawHeader;
+use snapconf_extract::MemberKind;
 
 /// One header block and its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,8 +12,9 @@ pub struct MemberSpan {
     pub header: u64,
     /// Payload size in bytes (the header's size field; 0 when unreadable).
     pub size: u64,
-    /// The type flag byte (`b'0'`, `b'5'`, `b'x'`, ...).
-    pub typeflag: u8,
+    /// The member's kind from its type flag; an extension header (PAX `x`, GNU `L`, ...) is
+    /// [`MemberKind::Other`] with that byte.
+    pub kind: MemberKind,
 }
 
 impl MemberSpan {
@@ -23,7 +25,7 @@ impl MemberSpan {
 
     /// True for a regular-file member (`0`, NUL, `7`).
     pub fn is_regular(&self) -> bool {
-        matches!(self.typeflag, b'0' | 0 | b'7')
+        self.kind == MemberKind::File
     }
 }
 
@@ -54,11 +56,12 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
         if block.iter().all(|b| *b == 0) {
             break at;
         }
-        let size = parse_numeric(&block[124..136]).unwrap_or(0);
+        let block = RawHeader(block);
+        let size = block.size().unwrap_or(0);
         members.push(MemberSpan {
             header: at,
             size,
-            typeflag: block[156],
+            kind: MemberKind::from_flag(block.typeflag()),
         });
         let next = at
             .saturating_add(512)
@@ -74,7 +77,7 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::set_checksum;
+    use crate::archive::raw::CHKSUM;
 
     fn archive(sizes: &[usize]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());
@@ -105,14 +108,10 @@ mod tests {
     #[test]
     fn a_fixed_checksum_matches_the_crate() {
         let a = archive(&[5]);
-        let mut h = a[..512].to_vec();
-        let want = h[148..156].to_vec();
-        h[148..156].fill(b'0');
-        set_checksum(&mut h);
-        assert_eq!(
-            parse_numeric(&h[148..155]),
-            parse_numeric(&want[..7]),
-            "checksum differs"
-        );
+        let mut h = RawHeader(a[..512].to_vec());
+        let want = RawHeader(&a[..512]).chksum();
+        h.field_mut(CHKSUM).fill(b'0');
+        h.set_checksum();
+        assert_eq!(h.chksum(), want, "checksum differs");
     }
 }

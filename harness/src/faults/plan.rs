@@ -3,7 +3,8 @@
 
 use super::kind::FaultKind;
 use super::layout::TarLayout;
-use crate::archive::raw::{parse_numeric, set_checksum};
+use crate::archive::raw::{RawHeader, CHKSUM, SIZE};
+use crate::gen::Rng;
 use crate::model::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -32,32 +33,6 @@ pub struct FaultPlan {
     pub kill_after_ms: Option<u64>,
     /// Length of the archive the fault was drawn for, in bytes.
     pub archive_len: u64,
-}
-
-/// A small deterministic generator (splitmix64).
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..hi` (`lo` when the range is empty).
-    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo {
-            lo
-        } else {
-            lo + self.next() % (hi - lo)
-        }
-    }
 }
 
 /// The seed of `kind` for `case`: SHA-256 of the W1 and W0 JSON and the fault id. The same
@@ -126,13 +101,13 @@ impl FaultPlan {
         let mut p = FaultPlan::new(FaultKind::Corrupt, l.len);
         let k = r.range(0, l.members.len() as u64) as usize;
         let (site, field) = if r.range(0, 2) == 0 {
-            ("checksum", 148)
+            ("checksum", CHKSUM)
         } else {
-            ("size", 124)
+            ("size", SIZE)
         };
         p.site = Some(site.into());
         p.member = Some(k);
-        p.offset = Some(l.members[k].header + field);
+        p.offset = Some(l.members[k].header + field.offset as u64);
         Some(p)
     }
 
@@ -189,20 +164,17 @@ impl FaultPlan {
                 let at = usize::try_from(self.offset?).ok()?;
                 let header = at - at % 512;
                 let mut out = archive.to_vec();
-                let h = out.get_mut(header..header + 512)?;
-                let field = at - header;
+                let mut h = RawHeader(out.get_mut(header..header.checked_add(512)?)?);
                 if self.site.as_deref() == Some("size") {
                     // Claim far more payload than there is (with a valid checksum, so the
                     // header itself is believed): the reader runs into the next headers
                     // and then off the end.
-                    let size = parse_numeric(&h[124..136]).unwrap_or(0);
-                    let bigger = size + 512 * 1024 + 7;
-                    let text = format!("{bigger:011o}\0");
-                    h[field..field + 12].copy_from_slice(&text.as_bytes()[..12]);
-                    set_checksum(h);
+                    let size = h.size().unwrap_or(0);
+                    h.set_size(size.saturating_add(512 * 1024 + 7))
+                        .set_checksum();
                 } else {
                     // A checksum that cannot match: every digit changed.
-                    for b in &mut h[field..field + 6] {
+                    for b in h.field_mut(CHKSUM).iter_mut().take(6) {
                         *b = if *b == b'7' { b'1' } else { b'7' };
                     }
                 }

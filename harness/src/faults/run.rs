@@ -8,14 +8,15 @@ use super::plan::{fault_seed, FaultPlan};
 use super::tally::{FaultResult, FaultTally};
 use super::tmpfs::Tmpfs;
 use crate::checks::Check;
+use crate::checks::{judge, Evidence};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
 use crate::model::expected::normalise;
 use crate::model::policy_map::reference_policy;
 use crate::model::spec::{Case, EntryKind};
 use crate::model::tree::Tree;
-use crate::run::case::{containment, CaseOutcome, Env, Finding};
-use crate::workspace::diff::{diff_trees, listing};
+use crate::run::case::{outside_changes, stragglers, CaseOutcome, Env, Finding};
+use crate::workspace::diff::diff_trees;
 use crate::workspace::materialise::materialise;
 use crate::workspace::observe::observe;
 use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};
@@ -230,55 +231,56 @@ fn one(
         ..req
     })?;
     let what = format!("hydration under fault {plan}");
-    if !ex.in_process() {
-        crate::run::case::stragglers(Some(&name), &what, out);
-    }
+    let left = stragglers(ex.in_process());
     // For `enospc` the whole mount is the extractor's: its staging sibling lives there.
     let inside = fs.as_ref().map_or(root.as_path(), |t| t.path());
-    containment(jail, inside, last, Some(&name), &what, out)?;
-    let message = match &outcome {
-        Outcome::Success => return Ok(FaultResult::Accepted),
-        Outcome::Refused { message } | Outcome::Hang { message } => message.clone(),
+    let outside = outside_changes(jail, inside, last)?;
+    let accepted = outcome == Outcome::Success;
+    // A refusal's evidence carries the recovery step's word.
+    let outcome = match (outcome, recovery) {
+        (Outcome::Refused { message }, Some(r)) => Outcome::Refused {
+            message: format!("{message}\nrecovery: {r:?}"),
+        },
+        (Outcome::Hang { message }, Some(r)) => Outcome::Hang {
+            message: format!("{message}\nrecovery: {r:?}"),
+        },
+        (o, _) => o,
     };
-    let now = match observe(&root) {
-        Ok(t) => t,
-        Err(e) => {
-            let f = damaged(
-                &name,
-                &what,
-                &w0,
-                None,
-                &format!("the root cannot be read: {e}"),
-                &message,
-            );
-            record(out, f, &name, &plan);
-            return Ok(FaultResult::FailedDamaged);
-        }
+    let jail = std::cell::RefCell::new(jail);
+    // "The complete new tree" after a kill is what this extractor makes of the archive
+    // when it is not killed (for a producer that loses something, that differs from the
+    // profile's expected tree), or failing that the expected tree.
+    let complete_new = |now: &Tree| -> Result<bool, HarnessError> {
+        let new = unfaulted(&mut jail.borrow_mut(), step, ex, archive)?;
+        Ok(new.is_some_and(|t| diff_trees(&t, now).is_empty())
+            || diff_trees(step.expected_tree, &normalise(now, &step.env.profile)).is_empty())
     };
-    drop(fs);
-    let d = diff_trees(&w0, &now);
-    if d.is_empty() {
-        return Ok(FaultResult::FailedIntact);
-    }
+    let mut ev = Evidence::hydration(&what, &outcome, &root);
+    ev.outside = &outside;
+    ev.stragglers = &left;
+    ev.prior = Some(&w0);
     if plan.kind == FaultKind::Kill {
-        // "The complete new tree" is what this extractor makes of the archive when it is
-        // not killed (for a producer that loses something, that differs from the
-        // profile's expected tree), or failing that the expected tree.
-        let new = unfaulted(jail, step, ex, archive)?;
-        let is_new = new.is_some_and(|t| diff_trees(&t, &now).is_empty())
-            || diff_trees(step.expected_tree, &normalise(&now, &step.env.profile)).is_empty();
-        if is_new {
-            return Ok(FaultResult::FailedIntact);
+        ev.also_intact = Some(&complete_new);
+    }
+    let violations = judge(&step.env.checks, &ev)?;
+    drop(ev);
+    drop(fs);
+    let damaged = violations
+        .iter()
+        .any(|v| v.check == Check::ATOMIC_HYDRATION);
+    for v in violations {
+        let atomic = v.check == Check::ATOMIC_HYDRATION;
+        if out.push_new(Finding::from_violation(v, Some(&name))) && atomic {
+            out.fault_plans.push((name.clone(), plan.clone()));
         }
     }
-    let mut message = message;
-    if let Some(r) = recovery {
-        message.push_str(&format!("\nrecovery: {r:?}"));
-    }
-    let first = d.to_string();
-    let f = damaged(&name, &what, &w0, Some(&now), &first, &message);
-    record(out, f, &name, &plan);
-    Ok(FaultResult::FailedDamaged)
+    Ok(if accepted {
+        FaultResult::Accepted
+    } else if damaged {
+        FaultResult::FailedDamaged
+    } else {
+        FaultResult::FailedIntact
+    })
 }
 
 /// The tree `ex` leaves after an ordinary (unfaulted) hydration of `archive` over the
@@ -313,35 +315,4 @@ fn unfaulted(
     Ok(Some(
         observe(&root).ctx(|| format!("cannot observe `{}`", root.display()))?,
     ))
-}
-
-fn damaged(
-    name: &str,
-    what: &str,
-    w0: &Tree,
-    now: Option<&Tree>,
-    diff: &str,
-    tool: &str,
-) -> Finding {
-    let first = diff
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    Finding {
-        check: Check::AtomicHydration,
-        extractor: Some(name.to_string()),
-        message: format!("{what} failed and changed the prior workspace: {first}"),
-        expected: Some(listing(w0)),
-        observed: Some(format!(
-            "hydration failed:\n{tool}\n\n{}\ndiff (- prior, + after):\n{diff}",
-            now.map(listing).unwrap_or_default()
-        )),
-    }
-}
-
-fn record(out: &mut CaseOutcome, f: Finding, name: &str, plan: &FaultPlan) {
-    if out.push_new(f) {
-        out.fault_plans.push((name.to_string(), plan.clone()));
-    }
 }

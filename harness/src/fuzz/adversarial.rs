@@ -1,11 +1,11 @@
-//! Hostile archives built in code, one per case kind of DESIGN.md and CASES.md (H9–H14, the
+//! Hostile archives built in code, one per case kind of docs/cases.md (H9–H14, the
 //! hydration-side H cases) and per reference reason code. `corpora/adversarial/` holds each
 //! as `<name>.tar` with a `<name>.toml` expectation; `cargo test` checks that the committed
 //! bytes equal these builders' and that the reference still gives the recorded verdict.
 //!
-//! `<out>` in CASES.md is `../out` here: the jail's decoy directory beside the root.
+//! `<out>` in docs/cases.md is `../out` here: the jail's decoy directory beside the root.
 
-use crate::archive::raw::{header, RawTar};
+use crate::archive::raw::{header, RawHeader, RawTar, CHKSUM};
 use snapconf_extract::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Modes, Policy, SpecialFiles,
 };
@@ -304,9 +304,9 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
         &t,
     ));
     let mut t = RawTar::new();
-    let mut h = header(b'0', b"a", b"", 0, 0o644);
-    h[148] = b'7';
-    t.block(&h);
+    let mut h = RawHeader(header(b'0', b"a", b"", 0, 0o644));
+    h.field_mut(CHKSUM)[0] = b'7';
+    t.block(&h.0);
     v.push(case(
         "reason-malformed-checksum",
         "a bad header checksum",

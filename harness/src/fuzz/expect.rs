@@ -3,25 +3,8 @@
 
 use crate::model::bytes::escape;
 use crate::model::tree::{NodeKind, Tree};
-use snapconf_extract::{ListedMember, Listing, MemberKind, Modes, Policy};
+use snapconf_extract::{normalise_name, ListedMember, Listing, MemberKind, Modes, Policy};
 use std::collections::BTreeMap;
-
-/// A member name as the reference extractor places it: `/`-separated components with empty
-/// and `.` components dropped (`./a//b/` → `a/b`); the empty result is the root itself.
-/// (extract/README.md, "Names".)
-pub fn normalise_member_name(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
-    for comp in raw.split(|&b| b == b'/') {
-        if comp.is_empty() || comp == b"." {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(b'/');
-        }
-        out.extend_from_slice(comp);
-    }
-    out
-}
 
 /// What one path must be after an accepted hydration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +46,7 @@ pub fn check_listing(
 ) -> Result<(), String> {
     let mut want: BTreeMap<Vec<u8>, Want> = BTreeMap::new();
     for m in &listing.members {
-        let name = normalise_member_name(&m.name);
+        let name = normalise_name(&m.name);
         if name.is_empty() {
             continue;
         }
@@ -156,7 +139,7 @@ fn member_want(m: &ListedMember, policy: &Policy, want: &BTreeMap<Vec<u8>, Want>
             target: m.link_target.clone().unwrap_or_default(),
         },
         MemberKind::Hardlink => {
-            let target = normalise_member_name(m.link_target.as_deref().unwrap_or_default());
+            let target = normalise_name(m.link_target.as_deref().unwrap_or_default());
             match want.get(&target) {
                 Some(Want::File { size, .. }) => Want::File {
                     size: *size,
@@ -183,7 +166,7 @@ mod tests {
                 .iter()
                 .map(|(n, k, size, mode)| ListedMember {
                     name: n.as_bytes().to_vec(),
-                    kind: k.clone(),
+                    kind: *k,
                     link_target: None,
                     size: *size,
                     mode: *mode,
@@ -243,13 +226,5 @@ mod tests {
         assert!(check_listing(&l, &[], &p, &extra).is_err(), "extra path");
         let suid = tree(&[("d", NodeKind::Dir, 0o755), ("d/f", file(3), 0o4644)]);
         assert!(check_listing(&l, &[], &p, &suid).is_err(), "setuid kept");
-    }
-
-    #[test]
-    fn names_drop_empty_and_dot_components() {
-        assert_eq!(normalise_member_name(b"./a//b/"), b"a/b");
-        assert_eq!(normalise_member_name(b"./"), b"");
-        assert_eq!(normalise_member_name(b"."), b"");
-        assert_eq!(normalise_member_name(b"a/./b"), b"a/b");
     }
 }

@@ -17,14 +17,15 @@
 use super::parsers::ParserListing;
 use crate::model::bytes::escape;
 use serde::{Deserialize, Serialize};
-use snapconf_extract::{validate, Policy};
+use snapconf_extract::{validate, MemberKind, Policy};
 
 /// One listed member of an expectation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExpectedMember {
     /// The member name as stored, `\xNN`-escaped where not printable UTF-8.
     pub name: String,
-    /// `file`, `dir`, `symlink`, `hardlink`, `fifo`, `char`, `block` or `other`.
+    /// [`MemberKind::name`]: `file`, `dir`, `symlink`, `hardlink`, `fifo`, `char`, `block`
+    /// or `other`.
     pub kind: String,
     /// Link target (escaped) for symlinks and hardlinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,15 +77,11 @@ pub fn reference_expectation(
             e.members = listing
                 .members
                 .iter()
-                .map(|m| {
-                    let flag = super::parsers::kind_flag(&m.kind);
-                    let p = super::parsers::parsed(&m.name, flag, m.link_target.as_deref(), m.size);
-                    ExpectedMember {
-                        name: escape(&m.name),
-                        kind: p.kind.to_string(),
-                        link: m.link_target.as_deref().map(escape),
-                        size: p.size,
-                    }
+                .map(|m| ExpectedMember {
+                    name: escape(&m.name),
+                    kind: m.kind.name().to_string(),
+                    link: m.link_target.as_deref().map(escape),
+                    size: (m.kind == MemberKind::File).then_some(m.size),
                 })
                 .collect();
         }
@@ -107,7 +104,7 @@ pub fn listing_members(l: &ParserListing) -> Vec<ExpectedMember> {
             .iter()
             .map(|m| ExpectedMember {
                 name: escape(&m.name),
-                kind: m.kind.to_string(),
+                kind: m.kind.name().to_string(),
                 link: m.link_target.as_deref().map(escape),
                 size: m.size,
             })

@@ -3,6 +3,7 @@
 //! policy.
 
 use super::records::Records;
+use crate::archive::raw::{RawHeader, NAME};
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::{ModeRule, Profile};
 use crate::model::tree::{NodeKind, Tree};
@@ -58,10 +59,10 @@ pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
     };
     let strips = profile.modes != ModeRule::Exact;
     let privileged_mode = strips
-        && Records::parse(bytes).records.iter().any(|r| {
-            let mode = crate::archive::raw::parse_octal(&r.header[100..108]);
-            !r.is_extension() && mode.is_some_and(|m| m & 0o6000 != 0)
-        });
+        && Records::parse(bytes)
+            .records
+            .iter()
+            .any(|r| !r.is_extension() && r.fields().mode().is_some_and(|m| m & 0o6000 != 0));
     Judged {
         unsafe_reason,
         privileged_mode,
@@ -108,11 +109,8 @@ pub fn host_safe(bytes: &[u8]) -> bool {
         !v.starts_with(b"/")
     };
     for r in &recs.records {
-        let mut prefixed = r.header[345..500].to_vec();
-        if let Some(end) = prefixed.iter().position(|&b| b == 0) {
-            prefixed.truncate(end);
-        }
-        if !check(&r.name()) || !check(&r.link()) || !check(&prefixed) {
+        let prefix = r.fields().prefix().to_vec();
+        if !check(&r.name()) || !check(&r.link()) || !check(&prefix) {
             return false;
         }
         match r.flag() {
@@ -132,8 +130,10 @@ pub fn host_safe(bytes: &[u8]) -> bool {
             _ => {}
         }
     }
-    // The tail may hold a cut header; its name field counts too.
-    if recs.tail.len() >= 100 && !check(&recs.tail[..100]) {
+    // The tail may hold a cut header; its name field counts too, once the tail holds all of
+    // it.
+    let cut = RawHeader(&recs.tail);
+    if cut.field(NAME).len() == NAME.len && !check(cut.name()) {
         return false;
     }
     dotdots <= 1

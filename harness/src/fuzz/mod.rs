@@ -13,23 +13,21 @@ mod parsers;
 mod plan;
 mod records;
 mod reference;
-mod rng;
 mod roundtrip;
 mod session;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
-pub use expect::{check_listing, normalise_member_name};
+pub use expect::check_listing;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
 pub use failure::OracleFailure;
 pub use judge::{host_safe, judge, privileged_or_special, safety_policy, Judged, UNSAFE_REASONS};
 pub use mutate::{mutate, Mutation};
 pub use parsers::{
-    compare_listings, kind_flag, parsed, permissive_policy, reference_listing,
-    reference_vs_tar_crate, tar_crate_listing, ParsedMember, ParserListing,
+    parsed, permissive_policy, reference_listing, reference_vs_tar_crate, tar_crate_listing,
+    ParserListing,
 };
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
 pub use records::{Record, Records};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
-pub use rng::Rng;
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
 pub use session::{fuzz, replay_finding, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary};

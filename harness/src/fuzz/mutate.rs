@@ -3,8 +3,8 @@
 //! truncate.
 
 use super::records::{Record, Records};
-use super::rng::Rng;
-use crate::archive::raw::{header, put_octal, set_checksum};
+use crate::archive::raw::{header, RawHeader, CHKSUM};
+use crate::gen::Rng;
 
 /// One applied mutation, recorded in `finding.json` so a reader sees what was done.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -56,8 +56,7 @@ pub fn mutate(recs: &Records, rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<Mutation
                 let flag = *rng.pick(b"0123456").unwrap_or(&b'0');
                 let rec = &mut r.records[at];
                 if matches!(flag, b'3' | b'4') {
-                    put_octal(&mut rec.header[329..337], 1);
-                    put_octal(&mut rec.header[337..345], 3);
+                    rec.fields_mut().set_device(1, 3);
                 }
                 rec.set_flag(flag);
                 done.push(Mutation::SwapType {
@@ -126,11 +125,9 @@ pub fn mutate(recs: &Records, rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<Mutation
                         ("symlink", header(b'2', name, t, 0, 0o777))
                     }
                     1 => {
-                        let mut h = header(b'3', name, b"", 0, 0o666);
-                        put_octal(&mut h[329..337], 1);
-                        put_octal(&mut h[337..345], 3);
-                        set_checksum(&mut h);
-                        ("chardev", h)
+                        let mut h = RawHeader(header(b'3', name, b"", 0, 0o666));
+                        h.set_device(1, 3).set_checksum();
+                        ("chardev", h.0)
                     }
                     _ => ("fifo", header(b'6', name, b"", 0, 0o644)),
                 };
@@ -152,9 +149,10 @@ pub fn mutate(recs: &Records, rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<Mutation
                 let mode = *rng
                     .pick(&[0o4755u32, 0o6755, 0o2775, 0o1777, 0o777])
                     .unwrap_or(&0o4755);
-                let rec = &mut r.records[at];
-                put_octal(&mut rec.header[100..108], u64::from(mode));
-                set_checksum(&mut rec.header);
+                r.records[at]
+                    .fields_mut()
+                    .set_mode(u64::from(mode))
+                    .set_checksum();
                 done.push(Mutation::Mode {
                     at,
                     mode: format!("{mode:04o}"),
@@ -165,8 +163,8 @@ pub fn mutate(recs: &Records, rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<Mutation
                 let value = (rng.next_u64() & 0xff) as u8;
                 let rec = &mut r.records[at];
                 rec.header[offset] = value;
-                if !(148..156).contains(&offset) {
-                    set_checksum(&mut rec.header);
+                if !CHKSUM.range().contains(&offset) {
+                    rec.fields_mut().set_checksum();
                 }
                 done.push(Mutation::Damage { at, offset, value });
             }

@@ -1,78 +1,29 @@
 //! Parser differential: the same bytes listed by two parsers must give the same members
-//! (DESIGN.md `parser-disagreement`). A validator that reads an archive differently from the
+//! (docs/design.md, `parser-disagreement`). A validator that reads an archive differently from the
 //! extractor it guards is a bypass.
 
-use super::expect::normalise_member_name;
-use crate::model::bytes::escape;
+use crate::archive::listing::Member;
+use crate::archive::raw::RawHeader;
 use snapconf_extract::{
     validate, AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, MemberKind, Modes,
     Policy, SpecialFiles,
 };
 
-/// One member as a parser reads it, normalised for comparison.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParsedMember {
-    /// Name with empty and `.` components dropped (see [`normalise_member_name`]).
-    pub name: Vec<u8>,
-    /// `file`, `dir`, `symlink`, `hardlink`, `fifo`, `char`, `block` or `other`.
-    pub kind: &'static str,
-    /// Symlink target verbatim; hardlink target normalised like a name; `None` otherwise.
-    pub link_target: Option<Vec<u8>>,
-    /// Payload size in bytes for regular files; `None` for other kinds (parsers differ on
-    /// the header size of non-regular members, and no extractor writes it).
-    pub size: Option<u64>,
-}
-
 /// What one parser made of the bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParserListing {
     /// Read to the end, these members in archive order.
-    Members(Vec<ParsedMember>),
+    Members(Vec<Member>),
     /// The parser stopped with this message (refusal, error).
     Failed(String),
 }
 
-/// Build a [`ParsedMember`] from raw parts; `kind` from a ustar type flag (`\0` and `7`
-/// are regular files; `\0` with a name ending in `/` is a directory, the V7 convention that
-/// the reference follows and the `tar` crate does not; see [`reference_vs_tar_crate`]).
-pub fn parsed(name: &[u8], flag: u8, link: Option<&[u8]>, size: u64) -> ParsedMember {
-    let kind = match MemberKind::from_flag(flag) {
-        MemberKind::File if flag == 0 && name.ends_with(b"/") => "dir",
-        MemberKind::File => "file",
-        MemberKind::Dir => "dir",
-        MemberKind::Symlink => "symlink",
-        MemberKind::Hardlink => "hardlink",
-        MemberKind::Fifo => "fifo",
-        MemberKind::CharDevice => "char",
-        MemberKind::BlockDevice => "block",
-        MemberKind::Other(_) => "other",
-    };
-    let link_target = match kind {
-        "symlink" => Some(link.unwrap_or_default().to_vec()),
-        "hardlink" => Some(normalise_member_name(link.unwrap_or_default())),
-        _ => None,
-    };
-    ParsedMember {
-        name: normalise_member_name(name),
-        kind,
-        link_target,
-        size: (kind == "file").then_some(size),
-    }
-}
-
-/// The ustar type flag of a reference [`MemberKind`] (`5` for a directory, whatever the
-/// stored flag was).
-pub fn kind_flag(kind: &MemberKind) -> u8 {
-    match kind {
-        MemberKind::File => b'0',
-        MemberKind::Dir => b'5',
-        MemberKind::Symlink => b'2',
-        MemberKind::Hardlink => b'1',
-        MemberKind::Fifo => b'6',
-        MemberKind::CharDevice => b'3',
-        MemberKind::BlockDevice => b'4',
-        MemberKind::Other(b) => *b,
-    }
+/// A [`Member`] from a parser's raw fields, its kind from the ustar type flag as
+/// [`MemberKind::from_header`] reads it (`\0` and `7` are regular files; `\0` with a name
+/// ending in `/` is a directory, the V7 convention that the reference follows and the `tar`
+/// crate does not; see [`tar_crate_listing`]).
+pub fn parsed(name: &[u8], flag: u8, link: Option<&[u8]>, size: u64) -> Member {
+    Member::new(name, MemberKind::from_header(flag, name), link, size)
 }
 
 /// The most permissive reference policy: everything the reference can accept is listed.
@@ -95,14 +46,7 @@ pub fn reference_listing(bytes: &[u8]) -> ParserListing {
         Ok(l) => ParserListing::Members(
             l.members
                 .iter()
-                .map(|m| {
-                    parsed(
-                        &m.name,
-                        kind_flag(&m.kind),
-                        m.link_target.as_deref(),
-                        m.size,
-                    )
-                })
+                .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
                 .collect(),
         ),
         Err(e) => ParserListing::Failed(e.to_string()),
@@ -142,7 +86,7 @@ pub fn tar_crate_listing(bytes: &[u8]) -> ParserListing {
             Ok(e) => e,
             Err(e) => return ParserListing::Failed(e.to_string()),
         };
-        let flag = entry.header().as_bytes()[156];
+        let flag = RawHeader(entry.header().as_bytes()).typeflag();
         if flag == b'g' {
             continue;
         }
@@ -157,53 +101,33 @@ pub fn tar_crate_listing(bytes: &[u8]) -> ParserListing {
     ParserListing::Members(out)
 }
 
-/// Compare two listings that both read to the end; `None` when either failed or they agree,
-/// else the first difference (member count, then per member name, kind, link target, size).
-pub fn compare_listings(
-    a_name: &str,
-    a: &ParserListing,
-    b_name: &str,
-    b: &ParserListing,
-) -> Option<String> {
-    let (ParserListing::Members(a), ParserListing::Members(b)) = (a, b) else {
-        return None;
-    };
-    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-        let what = if x.name != y.name {
-            format!("name `{}` vs `{}`", escape(&x.name), escape(&y.name))
-        } else if x.kind != y.kind {
-            format!("kind {} vs {}", x.kind, y.kind)
-        } else if x.link_target != y.link_target {
-            format!(
-                "link target `{}` vs `{}`",
-                escape(x.link_target.as_deref().unwrap_or_default()),
-                escape(y.link_target.as_deref().unwrap_or_default())
-            )
-        } else if x.size != y.size {
-            format!("size {:?} vs {:?}", x.size, y.size)
-        } else {
-            continue;
-        };
-        return Some(format!(
-            "member {} (`{}`): {a_name} and {b_name} disagree: {what}",
-            i + 1,
-            escape(&x.name)
-        ));
-    }
-    (a.len() != b.len())
-        .then(|| format!("{a_name} lists {} member(s), {b_name} {}", a.len(), b.len()))
-}
-
 /// The differential of the `archive_plan` target: the reference's listing against the `tar`
-/// crate's, when both read the archive to the end.
+/// crate's, judged by the `parser-disagreement` check.
 ///
 /// # Errors
-/// The first disagreement, as [`super::OracleFailure::ParserDisagreement`].
+/// The first disagreement, as [`super::OracleFailure::Violated`].
 pub fn reference_vs_tar_crate(bytes: &[u8]) -> Result<(), super::OracleFailure> {
-    let r = reference_listing(bytes);
-    let t = tar_crate_listing(bytes);
-    match compare_listings("reference", &r, "tar crate", &t) {
-        Some(d) => Err(super::OracleFailure::ParserDisagreement(d)),
+    use crate::checks::{Check, Evidence};
+    let listings = [
+        ("reference", reference_listing(bytes)),
+        ("tar crate", tar_crate_listing(bytes)),
+    ];
+    // Only archives both read to the end are compared: the `tar` crate reads on past much
+    // that the reference refuses (that is the reference's job), which is no disagreement
+    // of listings.
+    if listings
+        .iter()
+        .any(|(_, l)| matches!(l, ParserListing::Failed(_)))
+    {
+        return Ok(());
+    }
+    let mut ev = Evidence::archive_only("the archive");
+    ev.listings = &listings;
+    let found = Check::PARSER_DISAGREEMENT
+        .judge(&ev)
+        .map_err(|e| super::OracleFailure::Infra(e.to_string()))?;
+    match found.into_iter().next() {
+        Some(v) => Err(super::OracleFailure::Violated(v)),
         None => Ok(()),
     }
 }

@@ -2,7 +2,9 @@
 //! `Arbitrary` derive reads it from the raw input), serialised to tar bytes with long-name
 //! headers and damaged fields.
 
-use crate::archive::raw::{header, pax_records, put_octal, set_checksum, RawTar};
+use crate::archive::raw::{
+    header, pax_records, RawHeader, RawTar, CHKSUM, MODE, NAME, PREFIX, SIZE,
+};
 use arbitrary::Arbitrary;
 
 /// Most members serialised; extra plan members are ignored.
@@ -214,47 +216,45 @@ impl ArchivePlan {
                     (name.clone(), link.clone(), Vec::new())
                 }
             };
-            let mut h = header(
+            let mut h = RawHeader(header(
                 f,
                 &ustar_name,
                 &ustar_link,
                 payload.len() as u64,
                 u32::from(m.mode),
-            );
+            ));
             if !prefix.is_empty() {
-                let n = prefix.len().min(155);
-                h[345..345 + n].copy_from_slice(&prefix[..n]);
-                set_checksum(&mut h);
+                h.set_prefix(&prefix).set_checksum();
             }
             let mut truncate = None;
             match m.damage {
-                Some(Damage::Checksum) => h[150] ^= 0x01,
+                // The third checksum digit, off by one bit.
+                Some(Damage::Checksum) => h.field_mut(CHKSUM)[2] ^= 0x01,
                 Some(Damage::SizeGrows(n)) => {
-                    put_octal(&mut h[124..136], payload.len() as u64 + 512 * u64::from(n));
-                    set_checksum(&mut h);
+                    h.set_size(payload.len() as u64 + 512 * u64::from(n))
+                        .set_checksum();
                 }
                 Some(Damage::SizeGarbage) => {
-                    h[124..136].copy_from_slice(b"9z9z9z9z9z9\0");
-                    set_checksum(&mut h);
+                    h.set_raw(SIZE, b"9z9z9z9z9z9\0").set_checksum();
                 }
                 Some(Damage::SizeBase256) => {
-                    h[124..136].fill(0);
-                    h[124] = 0x80;
-                    h[135] = payload.len() as u8;
-                    set_checksum(&mut h);
+                    // GNU base-256: the high bit of the first byte, the value big-endian.
+                    let mut v = [0u8; SIZE.len];
+                    v[0] = 0x80;
+                    v[SIZE.len - 1] = payload.len() as u8;
+                    h.set_raw(SIZE, &v).set_checksum();
                 }
                 Some(Damage::ModeGarbage) => {
-                    h[100..108].copy_from_slice(b"rwxr-x\0\0");
-                    set_checksum(&mut h);
+                    h.set_raw(MODE, b"rwxr-x\0\0").set_checksum();
                 }
                 Some(Damage::GnuMagic) => {
-                    h[257..265].copy_from_slice(b"ustar  \0");
-                    set_checksum(&mut h);
+                    // Old GNU: `magic` + `version` read `"ustar  \0"`.
+                    h.set_magic(b"ustar ").set_version(b" \0").set_checksum();
                 }
                 Some(Damage::Truncate(n)) => truncate = Some(usize::from(n) * 7),
                 _ => {}
             }
-            tar.block(&h);
+            tar.block(&h.0);
             tar.data(&payload);
             if let Some(cut) = truncate {
                 let at = (start + cut).min(tar.bytes.len());
@@ -275,9 +275,9 @@ impl ArchivePlan {
 /// Split `name` at the last `/` that leaves at most 100 bytes in `name` and 155 in
 /// `prefix`; a name that cannot be split is stored cut at 100 bytes.
 fn split_prefix(name: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    if name.len() > 100 {
+    if name.len() > NAME.len {
         for (i, &b) in name.iter().enumerate().rev() {
-            if b == b'/' && name.len() - i - 1 <= 100 && i <= 155 {
+            if b == b'/' && name.len() - i - 1 <= NAME.len && i <= PREFIX.len {
                 return (name[i + 1..].to_vec(), name[..i].to_vec());
             }
         }

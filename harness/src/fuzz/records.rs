@@ -1,7 +1,7 @@
 //! An archive as a list of records (one 512-byte header and its padded payload each), read
 //! tolerantly so that damaged archives can still be mutated and shrunk.
 
-use crate::archive::raw::{parse_numeric, set_checksum};
+use crate::archive::raw::RawHeader;
 
 /// One header block and the payload blocks that follow it (padded to 512 bytes). Extension
 /// headers (PAX `x`/`g`, GNU `L`/`K`) are records of their own.
@@ -23,9 +23,9 @@ pub struct Records {
     pub tail: Vec<u8>,
 }
 
-/// The size field (bytes 124..136), as [`parse_numeric`] reads it.
+/// The size field, as [`RawHeader::size`] reads it.
 pub fn header_size(h: &[u8; 512]) -> Option<u64> {
-    parse_numeric(&h[124..136])
+    RawHeader(h).size()
 }
 
 impl Records {
@@ -69,54 +69,50 @@ impl Records {
 }
 
 impl Record {
-    /// The name field (bytes 0..100) up to its first NUL.
-    pub fn name(&self) -> Vec<u8> {
-        field(&self.header[..100])
+    /// The header's fields, to read.
+    pub fn fields(&self) -> RawHeader<&[u8; 512]> {
+        RawHeader(&self.header)
     }
 
-    /// The link name field (bytes 157..257) up to its first NUL.
+    /// The header's fields, to write (the checksum is the caller's to fix).
+    pub fn fields_mut(&mut self) -> RawHeader<&mut [u8; 512]> {
+        RawHeader(&mut self.header)
+    }
+
+    /// The name field up to its first NUL.
+    pub fn name(&self) -> Vec<u8> {
+        self.fields().name().to_vec()
+    }
+
+    /// The link name field up to its first NUL.
     pub fn link(&self) -> Vec<u8> {
-        field(&self.header[157..257])
+        self.fields().linkname().to_vec()
     }
 
     /// The type flag.
     pub fn flag(&self) -> u8 {
-        self.header[156]
+        self.fields().typeflag()
     }
 
     /// Overwrite the name field (cut at 100 bytes) and fix the checksum.
     pub fn set_name(&mut self, name: &[u8]) {
-        put_field(&mut self.header[..100], name);
-        set_checksum(&mut self.header);
+        self.fields_mut().set_name(name).set_checksum();
     }
 
     /// Overwrite the link name field (cut at 100 bytes) and fix the checksum.
     pub fn set_link(&mut self, link: &[u8]) {
-        put_field(&mut self.header[157..257], link);
-        set_checksum(&mut self.header);
+        self.fields_mut().set_linkname(link).set_checksum();
     }
 
     /// Set the type flag and fix the checksum.
     pub fn set_flag(&mut self, flag: u8) {
-        self.header[156] = flag;
-        set_checksum(&mut self.header);
+        self.fields_mut().set_typeflag(flag).set_checksum();
     }
 
     /// True for PAX and GNU extension headers (`x`, `g`, `L`, `K`).
     pub fn is_extension(&self) -> bool {
         matches!(self.flag(), b'x' | b'g' | b'L' | b'K')
     }
-}
-
-fn field(f: &[u8]) -> Vec<u8> {
-    let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
-    f[..end].to_vec()
-}
-
-fn put_field(f: &mut [u8], v: &[u8]) {
-    f.fill(0);
-    let n = v.len().min(f.len());
-    f[..n].copy_from_slice(&v[..n]);
 }
 
 #[cfg(test)]

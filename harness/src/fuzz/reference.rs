@@ -1,16 +1,16 @@
 //! The `extract_reference` oracle: raw bytes → reference `validate` and `hydrate_file` over
 //! a small prior workspace in a [`FuzzJail`].
 
-use super::expect::check_listing;
 use super::failure::OracleFailure;
+use crate::checks::{judge, Check, Evidence, ReferenceRun};
 use crate::jail::fuzz_jail::FuzzJail;
 use crate::model::tree::Tree;
-use crate::workspace::diff::diff_trees;
 use crate::workspace::observe::observe;
 use snapconf_extract::{
     hydrate_file, validate, AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits,
     Modes, Policy, SpecialFiles,
 };
+use snapconf_producers::Outcome;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
@@ -106,7 +106,7 @@ impl ExtractOracle {
     /// Properties: no panic; `validate` and `hydrate_file` agree on accept/refuse and the
     /// reason code; nothing outside the root changes; on a refusal the prior workspace is
     /// identical (kinds, contents, modes, link targets, inode sharing); on acceptance the
-    /// tree matches the listing ([`check_listing`]). The prior is restored after an
+    /// tree matches the listing (`listing-mismatch`, [`crate::fuzz::check_listing`]). The prior is restored after an
     /// acceptance.
     ///
     /// # Errors
@@ -135,50 +135,45 @@ impl ExtractOracle {
         let root = self.jail.root();
         let hydrated = hydrate_file(&self.archive, &root, policy);
         let outside = self.jail.outside_changes().map_err(infra)?;
-        if let Some(first) = outside.first() {
-            return Err(OracleFailure::Containment(format!(
-                "hydration changed the jail outside the root: {first} ({} change(s))",
-                outside.len()
-            )));
+        let outcome = match &hydrated {
+            Ok(_) => Outcome::Success,
+            Err(h) => Outcome::Refused {
+                message: h.to_string(),
+            },
+        };
+        // Comparing `lstat` state is cheaper than reading the tree; the tree is read only
+        // when that state changed, for the diff.
+        let unchanged = match &hydrated {
+            Ok(_) => None,
+            Err(_) => Some(self.jail.prior_intact().map_err(infra)?),
+        };
+        let mut ev = Evidence::hydration("hydration", &outcome, &root);
+        ev.outside = &outside;
+        ev.prior = Some(&self.prior);
+        ev.prior_unchanged = unchanged;
+        ev.reference = Some(ReferenceRun {
+            policy,
+            validated: &validated,
+            hydrated: &hydrated,
+        });
+        let violations = judge(&Check::ALL, &ev).map_err(|e| OracleFailure::Infra(e.to_string()));
+        drop(ev);
+        if hydrated.is_ok() {
+            self.jail.reset_prior().map_err(infra)?;
         }
-        match (validated, hydrated) {
-            (Err(v), Err(h)) => {
-                if v.reason() != h.reason() {
-                    return Err(OracleFailure::VerdictDisagreement(format!(
-                        "validate refused with `{v}` but hydrate failed with `{h}`"
-                    )));
-                }
-                if !self.jail.prior_intact().map_err(infra)? {
-                    let now = observe(&root).map_err(infra)?;
-                    let d = diff_trees(&self.prior, &now);
-                    return Err(OracleFailure::AtomicHydration(format!(
-                        "refused hydration (`{h}`) changed the prior workspace (inode, mode, size \
-                         or times):\n{d}"
-                    )));
-                }
-                Ok(Verdict::Refused {
-                    reason: h.reason().map(|r| r.as_str()).unwrap_or("io"),
-                })
-            }
-            (Ok(_), Err(h)) => Err(OracleFailure::VerdictDisagreement(format!(
-                "validate accepted but hydrate failed with `{h}`"
-            ))),
-            (Err(v), Ok(_)) => {
-                self.jail.reset_prior().map_err(infra)?;
-                Err(OracleFailure::VerdictDisagreement(format!(
-                    "validate refused with `{v}` but hydrate accepted"
-                )))
-            }
-            (Ok(listing), Ok(report)) => {
-                let seen = observe(&root).map_err(infra)?;
-                let verdict = check_listing(&listing, &report.dropped, policy, &seen)
-                    .map_err(OracleFailure::ListingMismatch);
-                self.jail.reset_prior().map_err(infra)?;
-                verdict?;
-                Ok(Verdict::Accepted {
-                    members: listing.members.len(),
-                })
-            }
+        // The most severe violation is the one reported.
+        if let Some(v) = violations?.into_iter().min_by_key(|v| v.check.severity()) {
+            return Err(OracleFailure::Violated(v));
         }
+        Ok(match (&validated, &hydrated) {
+            (Ok(listing), Ok(_)) => Verdict::Accepted {
+                members: listing.members.len(),
+            },
+            (_, Err(h)) => Verdict::Refused {
+                reason: h.reason().map(|r| r.as_str()).unwrap_or("io"),
+            },
+            // A refusal of `validate` beside an accepting `hydrate` is a violation above.
+            (Err(_), Ok(_)) => Verdict::Accepted { members: 0 },
+        })
     }
 }

@@ -2,6 +2,7 @@
 //! (empty root and over a prior) → every pipeline check, `roundtrip` included.
 
 use super::failure::OracleFailure;
+use crate::checks::Violation;
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::Profile;
@@ -163,7 +164,7 @@ fn prior() -> WorkspaceSpec {
 /// Returns `Ok(false)` when `ws` is not a valid workspace (skipped).
 ///
 /// # Errors
-/// The first pipeline finding as [`OracleFailure::Pipeline`], or
+/// The first pipeline finding as [`OracleFailure::Violated`], or
 /// [`OracleFailure::Infra`].
 pub fn check_roundtrip(ws: &FuzzWorkspace, base: Option<&Path>) -> Result<bool, OracleFailure> {
     let Some(spec) = ws.to_spec() else {
@@ -176,6 +177,7 @@ pub fn check_roundtrip(ws: &FuzzWorkspace, base: Option<&Path>) -> Result<bool, 
         timeout: Duration::from_secs(10),
         faults: Default::default(),
         jails: Default::default(),
+        checks: crate::checks::Check::ALL.to_vec(),
         jail_base: base
             .map(Path::to_path_buf)
             .or_else(crate::jail::default_jail_base),
@@ -188,10 +190,12 @@ pub fn check_roundtrip(ws: &FuzzWorkspace, base: Option<&Path>) -> Result<bool, 
     let outcome = run_case(&case, &TarRsProducer, &extractors, &env, None)
         .map_err(|e| OracleFailure::Infra(e.to_string()))?;
     match outcome.findings.first() {
-        Some(f) => Err(OracleFailure::Pipeline {
-            check: f.check.id().to_string(),
+        Some(f) => Err(OracleFailure::Violated(Violation {
+            check: f.check,
             message: format!("{}\n{}", f.message, f.observed.clone().unwrap_or_default()),
-        }),
+            expected: f.expected.clone(),
+            observed: f.observed.clone(),
+        })),
         None => Ok(true),
     }
 }

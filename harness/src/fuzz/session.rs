@@ -1,15 +1,15 @@
 //! The fuzz loop: pick a base archive, mutate it, run it through the extractor over a small
 //! prior workspace in a jail, judge the outcome, shrink and write each new finding kind.
 
-use super::judge::{host_safe, judge, privileged_or_special};
+use super::judge::{host_safe, judge};
 use super::mutate::{mutate, Mutation};
 use super::records::Records;
-use super::rng::Rng;
-use crate::checks::Check;
+use crate::checks::{self, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
+use crate::gen::Rng;
 use crate::jail::Jail;
-use crate::model::profile::{ModeRule, Profile};
-use crate::workspace::diff::diff_trees;
+use crate::model::profile::Profile;
+use crate::run::case::{outside_changes, stragglers};
 use crate::workspace::observe::observe;
 use serde::Serialize;
 use snapconf_producers::{Extractor, HydrateRequest, Outcome};
@@ -38,6 +38,8 @@ pub struct FuzzOptions {
     pub shrink_runs: u32,
     /// The binary `repro.sh` calls.
     pub bin: PathBuf,
+    /// The checks each execution is judged by: [`Check::ALL`] unless a test adds its own.
+    pub checks: Vec<Check>,
 }
 
 /// One finding of a session (the first of its check), as written to `finding.json`.
@@ -91,13 +93,8 @@ pub struct FuzzSummary {
     pub findings: Vec<FuzzFinding>,
 }
 
-/// A finding of one execution (before shrinking).
-#[derive(Clone, Debug)]
-struct Hit {
-    check: Check,
-    message: String,
-    evidence: String,
-}
+/// A finding of one execution (before shrinking): a violation of one check.
+type Hit = Violation;
 
 /// The small prior every execution hydrates over: a file, a directory with a file.
 fn write_prior(root: &Path) -> std::io::Result<()> {
@@ -106,8 +103,8 @@ fn write_prior(root: &Path) -> std::io::Result<()> {
     std::fs::write(root.join("d/f"), b"old d/f\n")
 }
 
-/// Run `bytes` through `ex` once in a fresh jail; every check that fails, in order
-/// containment, hang, atomic-hydration, unsafe-accept.
+/// Run `bytes` through `ex` once in a fresh jail over the small prior and judge the
+/// hydration with the session's checks; the violations and whether the extractor accepted.
 fn execute(
     bytes: &[u8],
     ex: &dyn Extractor,
@@ -122,7 +119,7 @@ fn execute(
     let scratch = jail
         .fresh_dir("scratch")
         .ctx(|| "cannot create scratch".into())?;
-    let before = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
     let outcome = ex.hydrate(&HydrateRequest {
         archive: &archive,
         root: &root,
@@ -130,68 +127,18 @@ fn execute(
         limits: None,
         timeout: opts.timeout,
     })?;
-    let after = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
-    let rel = jail.rel(&root);
-    let changes = before.changes(&after, &[&rel]);
-    let mut hits = Vec::new();
-    if let Some(first) = changes.first() {
-        hits.push(Hit {
-            check: Check::Containment,
-            message: format!("hydration changed the jail outside the root: {first}"),
-            evidence: changes.join("\n"),
-        });
-    }
+    let left = stragglers(ex.in_process());
+    let outside = outside_changes(&jail, &root, &mut last)?;
     let accepted = matches!(outcome, Outcome::Success);
-    match outcome {
-        Outcome::Hang { message } => hits.push(Hit {
-            check: Check::Hang,
-            message: format!("hydration: {message}"),
-            evidence: String::new(),
-        }),
-        Outcome::Refused { message } => {
-            let now = observe(&root).ctx(|| "cannot observe the root".into())?;
-            let d = diff_trees(&w0, &now);
-            if !d.is_empty() {
-                hits.push(Hit {
-                    check: Check::AtomicHydration,
-                    message: format!(
-                        "refused hydration changed the prior workspace: {}",
-                        d.to_string()
-                            .lines()
-                            .find(|l| !l.trim().is_empty())
-                            .unwrap_or("")
-                            .trim()
-                    ),
-                    evidence: format!(
-                        "hydration refused:\n{message}\n\ndiff (- prior, + after):\n{d}"
-                    ),
-                });
-            }
-        }
-        Outcome::Success => {
-            let j = judge(bytes, &opts.profile);
-            if j.unsafe_reason.is_some() || j.privileged_mode {
-                let now = observe(&root).ctx(|| "cannot observe the root".into())?;
-                let strip = opts.profile.modes != ModeRule::Exact;
-                let landed = privileged_or_special(&now, strip);
-                if let Some(first) = landed.first() {
-                    hits.push(Hit {
-                        check: Check::UnsafeAccept,
-                        message: format!(
-                            "accepted an archive the reference refuses or filters ({}); {first}",
-                            j.unsafe_reason.as_deref().unwrap_or("privileged mode bits")
-                        ),
-                        evidence: format!(
-                            "reference: {}\noutside policy:\n{}\n",
-                            j.verdict,
-                            landed.join("\n")
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    Ok((hits, accepted))
+    // The reference's judgement costs a parse: only an accepted archive needs it.
+    let judged = accepted.then(|| judge(bytes, &opts.profile));
+    let mut ev = Evidence::hydration("hydration", &outcome, &root);
+    ev.outside = &outside;
+    ev.stragglers = &left;
+    ev.prior = Some(&w0);
+    ev.profile = Some(&opts.profile);
+    ev.judged = judged.as_ref();
+    Ok((checks::judge(&opts.checks, &ev)?, accepted))
 }
 
 /// Drop records one at a time while `check` still reproduces, within `budget` runs.
@@ -329,7 +276,12 @@ fn write_reproducer(
     )?;
     w(
         "observed.txt",
-        format!("{}\n\n{}", hit.message, hit.evidence).as_bytes(),
+        format!(
+            "{}\n\n{}",
+            hit.message,
+            hit.observed.as_deref().unwrap_or_default()
+        )
+        .as_bytes(),
     )?;
     let script = format!(
         "#!/bin/sh\n\

@@ -1,5 +1,8 @@
-//! A small feature detector over specs and cases, independent of the generator's plans, used
-//! to measure what the generators cover (`features`, `case_features`).
+//! Coverage shapes: named shapes a workspace can have (`name-255`, `symlink-loop-pair`,
+//! `prior-fifo-at-file`, ...), detected on specs and cases independently of the generator's
+//! plans, to measure what the generators cover ([`spec_shapes`], [`case_shapes`]). Not the
+//! model's [`Feature`](crate::model::expected::Feature)s, which say what a profile may
+//! refuse; a shape is finer and only counts generator coverage.
 
 use super::builder::inode_groups;
 use super::template::{CACHE_FILE, VENV_DIR};
@@ -7,8 +10,8 @@ use crate::model::bytes::RelPath;
 use crate::model::spec::{Case, EntryKind, WorkspaceSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Every feature [`features`] can report for W1.
-pub const SPEC_FEATURES: &[&str] = &[
+/// Every shape [`spec_shapes`] can report for W1.
+pub const SPEC_SHAPES: &[&str] = &[
     "empty-workspace",
     "file",
     "empty-file",
@@ -56,8 +59,8 @@ pub const SPEC_FEATURES: &[&str] = &[
     "realistic-venv",
 ];
 
-/// Every feature [`case_features`] adds for the prior W0 (relative to W1).
-pub const PRIOR_FEATURES: &[&str] = &[
+/// Every shape [`case_shapes`] adds for the prior W0 (relative to W1).
+pub const PRIOR_SHAPES: &[&str] = &[
     "prior-empty",
     "prior-symlink-at-dir",
     "prior-fifo-at-file",
@@ -91,8 +94,8 @@ fn lexical_target(link: &RelPath, target: &[u8]) -> Result<Option<RelPath>, ()> 
     Ok(RelPath::new(stack.join(&b'/')).ok())
 }
 
-/// The features of one workspace (names from [`SPEC_FEATURES`]).
-pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
+/// The coverage shapes of one workspace (names from [`SPEC_SHAPES`]).
+pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
     let mut f = BTreeSet::new();
     let all = spec.with_parents();
     let kinds: BTreeMap<&RelPath, &EntryKind> = all.iter().map(|e| (&e.path, &e.kind)).collect();
@@ -179,7 +182,7 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
                 if target.0.len() > 100 {
                     f.insert("symlink-target-over-100");
                 }
-                symlink_features(&mut f, &e.path, &target.0, &kinds);
+                symlink_shapes(&mut f, &e.path, &target.0, &kinds);
             }
             EntryKind::Fifo => {
                 f.insert("fifo");
@@ -236,7 +239,7 @@ pub fn features(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
     f
 }
 
-fn symlink_features(
+fn symlink_shapes(
     f: &mut BTreeSet<&'static str>,
     path: &RelPath,
     target: &[u8],
@@ -287,10 +290,10 @@ fn symlink_features(
     }
 }
 
-/// The features of a case: W1's [`features`] plus the prior's, relative to W1 (names from
-/// [`PRIOR_FEATURES`]).
-pub fn case_features(case: &Case) -> BTreeSet<&'static str> {
-    let mut f = features(&case.spec);
+/// The coverage shapes of a case: W1's [`spec_shapes`] plus the prior's, relative to W1
+/// (names from [`PRIOR_SHAPES`]).
+pub fn case_shapes(case: &Case) -> BTreeSet<&'static str> {
+    let mut f = spec_shapes(&case.spec);
     let w1 = case.spec.with_parents();
     let w1_kinds: BTreeMap<&RelPath, &EntryKind> = w1.iter().map(|e| (&e.path, &e.kind)).collect();
     let w1_content = |p: &RelPath| -> Option<&[u8]> {

@@ -1,4 +1,4 @@
-//! Fixed specs for the handed producer-side cases H1–H8 of `cases/CASES.md`, built exactly as
+//! Fixed specs for the handed producer-side cases H1–H8 of `docs/cases.md`, built exactly as
 //! described there (parents left implicit unless the case lists them).
 
 use crate::model::bytes::{RawBytes, RelPath};

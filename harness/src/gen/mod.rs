@@ -1,5 +1,6 @@
 //! Generators: proptest strategies for workspaces (W1 with exclusions), prior workspaces (W0)
-//! and cases, built from shrinkable plans that always resolve to a valid spec.
+//! and cases, built from shrinkable plans that always resolve to a valid spec; and the
+//! harness's one seeded generator, [`Rng`].
 
 mod builder;
 mod config;
@@ -8,6 +9,7 @@ mod edge;
 mod plan;
 mod prior;
 mod resolve;
+mod rng;
 mod smaller;
 mod strategy;
 mod template;
@@ -15,7 +17,8 @@ mod template;
 mod tests;
 
 pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
-pub use coverage::{case_features, features, PRIOR_FEATURES, SPEC_FEATURES};
+pub use coverage::{case_shapes, spec_shapes, PRIOR_SHAPES, SPEC_SHAPES};
 pub use edge::edge_specs;
+pub use rng::Rng;
 pub use smaller::{NoLarger, NoLargerTree};
 pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

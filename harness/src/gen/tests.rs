@@ -1,4 +1,4 @@
-//! Tests of the generators: validity of every value and shrink step, feature coverage at a
+//! Tests of the generators: validity of every value and shrink step, shape coverage at a
 //! fixed seed, disabled weights, the config's env/TOML forms, and the H1–H8 edge specs.
 
 use super::*;
@@ -15,7 +15,7 @@ fn runner(seed: u8) -> TestRunner {
     )
 }
 
-/// How many of `n` cases from `cfg` (fixed seed) show each feature.
+/// How many of `n` cases from `cfg` (fixed seed) show each coverage shape.
 fn frequencies(cfg: &GenConfig, n: usize, seed: u8) -> BTreeMap<&'static str, usize> {
     let strategy = case_strategy(cfg);
     let mut runner = runner(seed);
@@ -35,42 +35,42 @@ fn frequencies(cfg: &GenConfig, n: usize, seed: u8) -> BTreeMap<&'static str, us
                 "without newline-exclusions no exclusion holds a newline: {case:?}"
             );
         }
-        for f in case_features(&case) {
+        for f in case_shapes(&case) {
             *freq.entry(f).or_insert(0) += 1;
         }
     }
     freq
 }
 
-fn expected_features(cfg: &GenConfig) -> BTreeSet<&'static str> {
-    SPEC_FEATURES
+fn expected_shapes(cfg: &GenConfig) -> BTreeSet<&'static str> {
+    SPEC_SHAPES
         .iter()
-        .chain(PRIOR_FEATURES)
+        .chain(PRIOR_SHAPES)
         .copied()
         .filter(|f| cfg.allow_char_devices || *f != "chardev")
         .collect()
 }
 
-/// Property: over 400 cases at a fixed seed, with the default config, every feature of the
-/// detector (W1 and prior) appears at least once.
+/// Property: over 400 cases at a fixed seed, with the default config, every coverage shape
+/// (W1 and prior) appears at least once.
 #[test]
-fn every_feature_appears_at_a_fixed_seed() {
+fn every_shape_appears_at_a_fixed_seed() {
     let cfg = GenConfig::default();
     let freq = frequencies(&cfg, 400, 1);
-    let missing: Vec<_> = expected_features(&cfg)
+    let missing: Vec<_> = expected_shapes(&cfg)
         .into_iter()
         .filter(|f| !freq.contains_key(f))
         .collect();
     assert!(
         missing.is_empty(),
-        "every feature appears in 400 default cases; missing {missing:?}, seen {freq:?}"
+        "every shape appears in 400 default cases; missing {missing:?}, seen {freq:?}"
     );
 }
 
-/// Feature frequencies over 500 default cases, for the report (`--ignored --nocapture`).
+/// Shape frequencies over 500 default cases, for the report (`--ignored --nocapture`).
 #[test]
 #[ignore]
-fn print_feature_frequencies() {
+fn print_shape_frequencies() {
     for (f, n) in frequencies(&GenConfig::default(), 500, 2) {
         println!("{f:32} {n:4} / 500");
     }
@@ -175,10 +175,10 @@ proptest! {
     }
 }
 
-/// Property: a weight of 0 (or `allow_char_devices = false`) removes the feature from
+/// Property: a weight of 0 (or `allow_char_devices = false`) removes its shape from
 /// generated cases and from every shrink step.
 #[test]
-fn disabled_weights_remove_features() {
+fn disabled_weights_remove_shapes() {
     let cfg = GenConfig {
         fifo_weight: 0,
         prior_fifo_at_file_weight: 0,
@@ -202,14 +202,14 @@ fn disabled_weights_remove_features() {
         let mut tree = strategy.new_tree(&mut runner).expect("never rejects");
         for step in 0..60 {
             let case = tree.current();
-            let seen: BTreeSet<_> = features(&case.spec)
+            let seen: BTreeSet<_> = spec_shapes(&case.spec)
                 .into_iter()
-                .chain(features(&case.prior))
+                .chain(spec_shapes(&case.prior))
                 .collect();
             for f in banned {
                 assert!(
                     !seen.contains(f),
-                    "disabled feature `{f}` never appears (step {step}): {case:?}"
+                    "disabled shape `{f}` never appears (step {step}): {case:?}"
                 );
             }
             if !tree.simplify() {
@@ -305,7 +305,7 @@ fn edge_specs_are_h1_to_h8_and_valid() {
         assert_eq!(spec.check(), Ok(()), "{name} passes check");
         assert_eq!(spec.entries.len(), size, "{name} has every listed entry");
     }
-    let h2 = features(&by_name("H2"));
+    let h2 = spec_shapes(&by_name("H2"));
     for f in [
         "alias-excluded-by-file",
         "alias-excluded-first-creation",
@@ -313,7 +313,7 @@ fn edge_specs_are_h1_to_h8_and_valid() {
     ] {
         assert!(h2.contains(f), "H2 shows `{f}`: {h2:?}");
     }
-    let h6 = features(&by_name("H6"));
+    let h6 = spec_shapes(&by_name("H6"));
     for f in ["path-over-100", "name-255", "name-non-utf8", "name-newline"] {
         assert!(h6.contains(f), "H6 shows `{f}`: {h6:?}");
     }
@@ -323,11 +323,11 @@ fn edge_specs_are_h1_to_h8_and_valid() {
         120,
         "H6 path is 120 bytes"
     );
-    assert!(features(&by_name("H5")).contains("symlink-loop-self"));
-    assert!(features(&by_name("H7")).contains("readonly-dir-with-children"));
-    assert!(features(&by_name("H8")).contains("hardlink-to-symlink"));
-    assert!(features(&by_name("H3")).contains("symlink-abs-other"));
-    assert!(features(&by_name("H4")).contains("fifo"));
+    assert!(spec_shapes(&by_name("H5")).contains("symlink-loop-self"));
+    assert!(spec_shapes(&by_name("H7")).contains("readonly-dir-with-children"));
+    assert!(spec_shapes(&by_name("H8")).contains("hardlink-to-symlink"));
+    assert!(spec_shapes(&by_name("H3")).contains("symlink-abs-other"));
+    assert!(spec_shapes(&by_name("H4")).contains("fifo"));
 }
 
 /// Diagnostic (`--ignored --nocapture`): a few generated cases as JSON.

@@ -131,20 +131,20 @@ mod tests {
         let b = "hydration into an empty root was refused: hardlink-not-allowed: member `./x/y/z`";
         let c = "hydration into an empty root was refused: dangling-hardlink: member `./venv/a`";
         assert_eq!(
-            fingerprint(Check::LateFailure, a),
-            fingerprint(Check::LateFailure, b)
+            fingerprint(Check::LATE_FAILURE, a),
+            fingerprint(Check::LATE_FAILURE, b)
         );
         assert_ne!(
-            fingerprint(Check::LateFailure, a),
-            fingerprint(Check::LateFailure, c)
+            fingerprint(Check::LATE_FAILURE, a),
+            fingerprint(Check::LATE_FAILURE, c)
         );
         assert_ne!(
-            fingerprint(Check::LateFailure, a),
-            fingerprint(Check::Roundtrip, a)
+            fingerprint(Check::LATE_FAILURE, a),
+            fingerprint(Check::ROUNDTRIP, a)
         );
         assert_eq!(
-            fingerprint(Check::DanglingLink, "(1 such member(s))"),
-            fingerprint(Check::DanglingLink, "(14 such member(s))")
+            fingerprint(Check::DANGLING_LINK, "(1 such member(s))"),
+            fingerprint(Check::DANGLING_LINK, "(14 such member(s))")
         );
     }
 }

@@ -3,7 +3,6 @@
 
 use super::RunReport;
 use crate::archive::listing::list_members;
-use crate::checks::Check;
 use crate::model::bytes::escape;
 use std::fmt::Write;
 use std::path::Path;
@@ -15,8 +14,9 @@ pub(super) fn h(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Member listing of `archive.tar` in a reproducer directory, one `type name [-> target] (size)`
-/// line per member, or why it cannot be read.
+/// Member listing of `archive.tar` in a reproducer directory, one `kind name [-> target]
+/// [(size)]` line per member (the kind as [`snapconf_extract::MemberKind`] displays it, the
+/// size of regular files), or why it cannot be read.
 pub fn archive_listing(case_dir: &Path) -> String {
     let path = case_dir.join("archive.tar");
     let file = match std::fs::File::open(&path) {
@@ -27,26 +27,20 @@ pub fn archive_listing(case_dir: &Path) -> String {
         Ok(ms) => {
             let mut s = String::new();
             for m in ms {
-                let t = match m.type_flag {
-                    b'0' | 0 => "REG",
-                    b'1' => "LNK",
-                    b'2' => "SYM",
-                    b'3' => "CHR",
-                    b'4' => "BLK",
-                    b'5' => "DIR",
-                    b'6' => "FIFO",
-                    _ => "OTHER",
-                };
+                let t = m.kind.to_string();
                 let name = if m.name.is_empty() {
                     ".".to_string()
                 } else {
                     escape(&m.name)
                 };
-                let _ = write!(s, "{t:<5} {name}");
+                let _ = write!(s, "{t:<8} {name}");
                 if let Some(l) = &m.link_target {
                     let _ = write!(s, " -> {}", escape(l));
                 }
-                let _ = writeln!(s, " ({})", m.size);
+                if let Some(size) = m.size {
+                    let _ = write!(s, " ({size})");
+                }
+                let _ = writeln!(s);
             }
             s
         }
@@ -88,7 +82,7 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         }
     );
     s.push_str("<table id=\"matrix\"><tr><th>producer × extractor</th><th>cases</th><th>passed</th><th>skipped</th>");
-    for c in Check::ALL {
+    for c in report.columns() {
         let _ = write!(s, "<th title=\"{}\">{}</th>", h(c.explain()), c.id());
     }
     s.push_str("</tr>\n");
@@ -102,7 +96,7 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
             p.passed,
             p.skipped
         );
-        for c in Check::ALL {
+        for c in report.columns() {
             let n = p.findings.get(c.id()).copied().unwrap_or(0);
             if n > 0 {
                 let anchor = format!("{}__{}__{}", c.id(), p.producer, p.extractor);

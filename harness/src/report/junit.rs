@@ -1,16 +1,44 @@
 //! `junit.xml` via quick-junit: one suite per pair, one test case per check.
 
 use super::RunReport;
-use crate::checks::Check;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use std::io;
 
-/// Render the JUnit XML of `report`. A failing cell carries the first finding's message and
-/// reproducer path; a pair whose capture was refused for every case is marked skipped.
-pub fn junit_xml(report: &RunReport) -> String {
+/// The JUnit report could not be serialised or written: never an empty `junit.xml` instead.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot serialise the JUnit report: {source}")]
+pub struct JunitError {
+    #[source]
+    source: quick_junit::SerializeError,
+}
+
+/// Render the JUnit XML of `report` (see [`write_junit`]).
+///
+/// # Errors
+/// [`JunitError`] if quick-junit cannot serialise it.
+pub fn junit_xml(report: &RunReport) -> Result<String, JunitError> {
+    junit_report(report)
+        .to_string()
+        .map_err(|source| JunitError { source })
+}
+
+/// Write the JUnit XML of `report` to `out`. A failing cell carries the first finding's
+/// message and reproducer path; a pair whose capture was refused for every case is marked
+/// skipped.
+///
+/// # Errors
+/// [`JunitError`] if quick-junit cannot serialise the report or `out` refuses a write.
+pub fn write_junit(report: &RunReport, out: impl io::Write) -> Result<(), JunitError> {
+    junit_report(report)
+        .serialize(out)
+        .map_err(|source| JunitError { source })
+}
+
+fn junit_report(report: &RunReport) -> Report {
     let mut r = Report::new("snapconf");
     for p in &report.pairs {
         let mut suite = TestSuite::new(format!("{} x {}", p.producer, p.extractor));
-        for c in Check::ALL {
+        for c in report.columns() {
             let n = p.findings.get(c.id()).copied().unwrap_or(0);
             let status = if n > 0 {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -46,5 +74,52 @@ pub fn junit_xml(report: &RunReport) -> String {
         }
         r.add_test_suite(suite);
     }
-    r.to_string().unwrap_or_default()
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> RunReport {
+        RunReport {
+            schema: 1,
+            seed: 1,
+            cases: 0,
+            profile: "default".into(),
+            pairs: Vec::new(),
+            findings: Vec::new(),
+            capture_refusals: Vec::new(),
+            skipped_adapters: Vec::new(),
+            skipped_entries: 0,
+            fixed: Vec::new(),
+            faults: Vec::new(),
+            notes: Vec::new(),
+            audited: None,
+        }
+    }
+
+    /// A writer whose every write fails, as a full disk does.
+    struct Full;
+    impl io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::other("no space left on device"))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A report that cannot be written is an error, never an empty document; a run without
+    /// pairs is still a whole document.
+    #[test]
+    fn junit_is_a_whole_document_or_an_error() {
+        let err = write_junit(&empty(), Full).expect_err("the write fails");
+        assert!(err.to_string().contains("JUnit"), "{err}");
+        let xml = junit_xml(&empty()).expect("renders");
+        assert!(
+            xml.starts_with("<?xml") && xml.contains("<testsuites"),
+            "{xml}"
+        );
+    }
 }

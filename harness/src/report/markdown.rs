@@ -2,7 +2,6 @@
 //! each cell with a link to its reproducer. Fit for `$GITHUB_STEP_SUMMARY`.
 
 use super::RunReport;
-use crate::checks::Check;
 use std::fmt::Write;
 
 /// Render `summary.md` for `report`. Links are relative to the report directory.
@@ -27,11 +26,11 @@ pub fn summary_markdown(report: &RunReport) -> String {
     };
     let _ = writeln!(s, "Result: {verdict}.\n");
     let _ = write!(s, "| producer | extractor | cases | passed | skipped |");
-    for c in Check::ALL {
+    for c in report.columns() {
         let _ = write!(s, " {} |", c.id());
     }
     let _ = write!(s, "\n|---|---|---:|---:|---:|");
-    for _ in Check::ALL {
+    for _ in report.columns() {
         let _ = write!(s, "---:|");
     }
     s.push('\n');
@@ -41,7 +40,7 @@ pub fn summary_markdown(report: &RunReport) -> String {
             "| {} | {} | {} | {} | {} |",
             p.producer, p.extractor, p.cases, p.passed, p.skipped
         );
-        for c in Check::ALL {
+        for c in report.columns() {
             let n = p.findings.get(c.id()).copied().unwrap_or(0);
             if n == 0 {
                 s.push_str(" 0 |");

@@ -11,7 +11,7 @@ mod progress;
 pub use baseline::{fingerprint, Baseline, BaselineEntry};
 pub use faults::{faults_markdown, FaultRow, FaultRows};
 pub use html::{archive_listing, index_html};
-pub use junit::junit_xml;
+pub use junit::{junit_xml, write_junit, JunitError};
 pub use markdown::summary_markdown;
 pub use model::{FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
 pub use progress::Progress;

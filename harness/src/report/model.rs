@@ -49,6 +49,23 @@ impl RunReport {
 }
 
 impl RunReport {
+    /// The check columns of the matrix, in column order: every built-in check a run can
+    /// find, then any other check that has a finding here (a reference self-check, a
+    /// test's own check).
+    pub fn columns(&self) -> Vec<Check> {
+        let mut cols: Vec<Check> = Check::ALL
+            .into_iter()
+            .filter(|c| c.column() < crate::checks::CheckDef::ONLY_WHEN_FOUND)
+            .collect();
+        for f in &self.findings {
+            if !cols.contains(&f.check) {
+                cols.push(f.check);
+            }
+        }
+        cols.sort();
+        cols
+    }
+
     /// True if any pair has a finding.
     pub fn has_findings(&self) -> bool {
         !self.findings.is_empty()

@@ -1,18 +1,17 @@
 //! One case through one producer and its extractors: capture, list, hydrate, compare.
 //!
-//! Data flow (DESIGN.md): materialise W1 in a jail → capture → list members (dangling and
+//! Data flow (docs/design.md): materialise W1 in a jail → capture → list members (dangling and
 //! exclusion checks) → hydrate into an empty root, then over the prior W0 → observe →
 //! compare with `expected(spec, profile)` and with W0.
 
-use crate::archive::listing::{dangling_hardlinks, excluded_members, list_members};
-use crate::checks::Check;
+use crate::archive::listing::list_members;
+use crate::checks::{judge, Archived, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
-use crate::model::expected::{expected, normalise};
+use crate::model::expected::expected;
 use crate::model::profile::Profile;
 use crate::model::spec::Case;
 use crate::model::tree::Tree;
-use crate::workspace::diff::{diff_trees, listing};
 use crate::workspace::materialise::materialise;
 use crate::workspace::observe::observe;
 use snapconf_producers::{CaptureRequest, Extractor, HydrateRequest, Outcome, Producer};
@@ -31,6 +30,8 @@ pub struct Env {
     pub faults: crate::faults::FaultOptions,
     /// The spare jail reused by the next case (`Default::default()` starts empty).
     pub jails: crate::jail::JailPool,
+    /// The checks each step is judged by: [`Check::ALL`] unless a test adds its own.
+    pub checks: Vec<Check>,
 }
 
 /// A violated check in one case.
@@ -46,6 +47,19 @@ pub struct Finding {
     pub expected: Option<String>,
     /// What was observed: listing, diff, tool message.
     pub observed: Option<String>,
+}
+
+impl Finding {
+    /// The finding of violation `v` for `extractor` (`None` for a capture-side finding).
+    pub fn from_violation(v: Violation, extractor: Option<&str>) -> Finding {
+        Finding {
+            check: v.check,
+            extractor: extractor.map(str::to_string),
+            message: v.message,
+            expected: v.expected,
+            observed: v.observed,
+        }
+    }
 }
 
 /// How the capture went.
@@ -81,13 +95,11 @@ impl CaseOutcome {
         })
     }
 
-    fn push(&mut self, f: Finding) {
-        self.push_new(f);
-    }
-
-    fn push_opt(&mut self, f: Option<Finding>) {
-        if let Some(f) = f {
-            self.push_new(f);
+    /// Add each violation as a finding for `extractor` (`None` for the capture), unless its
+    /// (extractor, check) cell already has one.
+    pub(crate) fn record(&mut self, extractor: Option<&str>, violations: Vec<Violation>) {
+        for v in violations {
+            self.push_new(Finding::from_violation(v, extractor));
         }
     }
 
@@ -141,7 +153,7 @@ fn jail_reusable(
         && !out
             .findings
             .iter()
-            .any(|f| matches!(f.check, Check::Containment | Check::Hang))
+            .any(|f| f.check == Check::CONTAINMENT || f.check == Check::HANG)
 }
 
 fn run_in(
@@ -194,73 +206,59 @@ fn run_in(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
-    if !producer.in_process() {
-        stragglers(None, &format!("capture by `{}`", producer.name()), &mut out);
+    let what = format!("capture by `{}`", producer.name());
+    let left = stragglers(producer.in_process());
+    let outside = outside_changes(jail, &src, &mut last)?;
+    // The member list and the canary search need the archive; a refused or hung capture
+    // may have left none.
+    let bytes = match outcome {
+        Outcome::Success => Some(std::fs::read(&archive).ctx(|| {
+            format!(
+                "`{}` wrote no archive at `{}`",
+                producer.name(),
+                archive.display()
+            )
+        })?),
+        _ => None,
+    };
+    // An archive the reference cannot list is evidence too: the member checks say they
+    // cannot hold, instead of passing on an empty list.
+    let members = bytes.as_deref().map(list_members);
+    let canaries = match &bytes {
+        Some(b) if crate::jail::canary::may_hold_canaries(b, jail) => {
+            crate::jail::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?
+        }
+        _ => Vec::new(),
+    };
+    let stored = bytes
+        .as_deref()
+        .map(|b| crate::jail::canary::stored_canaries(b, &canaries))
+        .unwrap_or_default();
+    let mut ev = Evidence::capture(&what, &outcome);
+    ev.outside = &outside;
+    ev.stragglers = &left;
+    if let Some(members) = &members {
+        ev.archived = Some(Archived {
+            members: members.as_deref().map_err(String::as_str),
+            exclusions: &exclusions,
+            stored_canaries: &stored,
+        });
     }
-    containment(jail, &src, &mut last, None, "capture", &mut out)?;
+    out.record(None, judge(&env.checks, &ev)?);
     match outcome {
         Outcome::Success => {}
         Outcome::Refused { message } => {
             out.capture = Capture::Refused { message };
             return Ok(out);
         }
-        Outcome::Hang { message } => {
-            out.push(Finding {
-                check: Check::Hang,
-                extractor: None,
-                message: format!("capture by `{}`: {message}", producer.name()),
-                expected: None,
-                observed: None,
-            });
-            return Ok(out);
-        }
+        Outcome::Hang { .. } => return Ok(out),
     }
+    out.capture = Capture::Archived {
+        members: members.map_or(0, |m| m.map_or(0, |m| m.len())),
+    };
     if let Some(dir) = keep {
         std::fs::copy(&archive, dir.join("archive.tar"))
             .ctx(|| format!("cannot copy the archive into `{}`", dir.display()))?;
-    }
-
-    // Capture-side checks on the member list.
-    let bytes = std::fs::read(&archive).ctx(|| {
-        format!(
-            "`{}` wrote no archive at `{}`",
-            producer.name(),
-            archive.display()
-        )
-    })?;
-    let members = list_members(bytes.as_slice()).unwrap_or_default();
-    capture_canaries(jail, &bytes, producer.name(), &mut out)?;
-    out.capture = Capture::Archived {
-        members: members.len(),
-    };
-    let dangling = dangling_hardlinks(&members);
-    if let Some((name, target)) = dangling.first() {
-        out.push(Finding {
-            check: Check::DanglingLink,
-            extractor: None,
-            message: format!(
-                "hardlink member `{}` names `{}`, which is not an earlier member ({} such member(s))",
-                crate::model::bytes::escape(name),
-                crate::model::bytes::escape(target),
-                dangling.len()
-            ),
-            expected: None,
-            observed: None,
-        });
-    }
-    let leaked = excluded_members(&members, &exclusions);
-    if let Some(m) = leaked.first() {
-        out.push(Finding {
-            check: Check::ExclusionLeak,
-            extractor: None,
-            message: format!(
-                "member `{}` lies under an excluded path ({} such member(s))",
-                crate::model::bytes::escape(&m.name),
-                leaked.len()
-            ),
-            expected: None,
-            observed: None,
-        });
     }
 
     // Hydration: into an empty root, then over the prior workspace.
@@ -316,6 +314,8 @@ struct Step<'a> {
     env: &'a Env,
 }
 
+/// Hydrate `step.archive` into `step.root` (empty, or holding the prior `prior`) and
+/// judge the step with every check of the run.
 fn hydrate_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
@@ -330,11 +330,10 @@ fn hydrate_and_check(
         expected_tree,
         env,
     } = *step;
-    let name = ex.name().to_string();
-    let into = if prior.is_some() {
-        "over the prior workspace"
+    let what = if prior.is_some() {
+        "hydration over the prior workspace"
     } else {
-        "into an empty root"
+        "hydration into an empty root"
     };
     let scratch = jail
         .fresh_dir("scratch-h")
@@ -346,170 +345,39 @@ fn hydrate_and_check(
         timeout: env.timeout,
         limits: None,
     })?;
-    if !ex.in_process() {
-        stragglers(Some(&name), &format!("hydration {into}"), out);
-    }
-    containment(jail, root, last, Some(&name), "hydration", out)?;
-    match outcome {
-        Outcome::Success => {
-            let seen = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
-            let seen = normalise(&seen, &env.profile);
-            out.push_opt(tree_finding(
-                Check::Roundtrip,
-                &name,
-                format!("hydration {into} differs from the expected tree"),
-                (expected_tree, "expected"),
-                (&seen, "observed"),
-                String::new(),
-            ));
-        }
-        Outcome::Refused { message } => {
-            out.push(Finding {
-                check: Check::LateFailure,
-                extractor: Some(name.clone()),
-                message: format!(
-                    "capture succeeded but hydration {into} was refused: {}",
-                    first_line(&message)
-                ),
-                expected: Some(listing(expected_tree)),
-                observed: Some(format!("hydration refused:\n{message}\n")),
-            });
-            if let Some(w0) = prior {
-                let now = observe(root).ctx(|| format!("cannot observe `{}`", root.display()))?;
-                out.push_opt(tree_finding(
-                    Check::AtomicHydration,
-                    &name,
-                    "refused hydration changed the prior workspace".to_string(),
-                    (w0, "prior"),
-                    (&now, "after"),
-                    format!("hydration refused:\n{message}\n\n"),
-                ));
-            }
-        }
-        Outcome::Hang { message } => {
-            out.push(Finding {
-                check: Check::Hang,
-                extractor: Some(name),
-                message: format!("hydration {into}: {message}"),
-                expected: None,
-                observed: None,
-            });
-        }
-    }
+    let left = stragglers(ex.in_process());
+    let outside = outside_changes(jail, root, last)?;
+    let mut ev = Evidence::hydration(what, &outcome, root);
+    ev.outside = &outside;
+    ev.stragglers = &left;
+    ev.expected = Some(expected_tree);
+    ev.profile = Some(&env.profile);
+    ev.prior = prior;
+    out.record(Some(ex.name()), judge(&env.checks, &ev)?);
     Ok(())
 }
 
-/// A `check` finding for `extractor` if the tree `seen` differs from `want`: the message is
-/// `what` and the diff's first line; the expected side is `want`'s listing, the observed
-/// side `preamble`, `seen`'s listing and the diff (its sides named by the two labels).
-fn tree_finding(
-    check: Check,
-    extractor: &str,
-    what: String,
-    (want, want_label): (&Tree, &str),
-    (seen, seen_label): (&Tree, &str),
-    preamble: String,
-) -> Option<Finding> {
-    let d = diff_trees(want, seen);
-    (!d.is_empty()).then(|| Finding {
-        check,
-        extractor: Some(extractor.to_string()),
-        message: format!("{what}: {}", first_line(&d.to_string())),
-        expected: Some(listing(want)),
-        observed: Some(format!(
-            "{preamble}{}\ndiff (- {want_label}, + {seen_label}):\n{d}",
-            listing(seen)
-        )),
-    })
-}
-
-/// A `hang` finding if the step just run left processes behind (killed and reaped by
-/// [`snapconf_producers::process::stragglers::reap_stragglers`] before the jail is compared, so they
-/// cannot touch a later step); `step` says which, e.g. "capture by `gnu-tar`".
-pub(crate) fn stragglers(extractor: Option<&str>, step: &str, out: &mut CaseOutcome) {
-    let left = snapconf_producers::process::stragglers::reap_stragglers();
-    if let Some(first) = left.first() {
-        out.push(Finding {
-            check: Check::Hang,
-            extractor: extractor.map(str::to_string),
-            message: format!(
-                "{step} left {} process(es) running after it ended (killed): {first}",
-                left.len()
-            ),
-            expected: Some("no process of the tool outlives its step\n".into()),
-            observed: Some(format!("killed:\n{}\n", left.join("\n"))),
-        });
+/// The processes the step just run left behind, one line each (killed and reaped by
+/// [`snapconf_producers::process::stragglers::reap_stragglers`] before the jail is
+/// compared, so they cannot touch a later step). Nothing to look for after an in-process
+/// adapter.
+pub(crate) fn stragglers(in_process: bool) -> Vec<String> {
+    if in_process {
+        Vec::new()
+    } else {
+        snapconf_producers::process::stragglers::reap_stragglers()
     }
 }
 
-/// Record a `containment` finding if anything in the jail outside `root` changed since
-/// `last`, which then becomes the new state.
-pub(crate) fn containment(
+/// What changed in the jail outside `root` since `last`, which then becomes the new state.
+pub(crate) fn outside_changes(
     jail: &Jail,
     root: &Path,
     last: &mut Snapshot,
-    extractor: Option<&str>,
-    step: &str,
-    out: &mut CaseOutcome,
-) -> Result<(), HarnessError> {
+) -> Result<Vec<String>, HarnessError> {
     let now = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
     let rel = jail.rel(root);
     let changes = last.changes(&now, &[&rel]);
-    if let Some(first) = changes.first() {
-        out.push(Finding {
-            check: Check::Containment,
-            extractor: extractor.map(str::to_string),
-            message: format!("{step} changed the jail outside the root: {first}"),
-            expected: Some("nothing outside the root changes\n".into()),
-            observed: Some(format!(
-                "changes outside the root:\n{}\n",
-                changes.join("\n")
-            )),
-        });
-    }
     *last = now;
-    Ok(())
-}
-
-/// Capture-side containment: a `containment` finding if the archive (its whole `bytes`)
-/// holds the bytes of a decoy or canary (read from behind a symlink).
-fn capture_canaries(
-    jail: &Jail,
-    bytes: &[u8],
-    producer: &str,
-    out: &mut CaseOutcome,
-) -> Result<(), HarnessError> {
-    if !crate::jail::canary::may_hold_canaries(bytes, jail) {
-        return Ok(());
-    }
-    let canaries = crate::jail::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?;
-    let stored = crate::jail::canary::stored_canaries(bytes, &canaries);
-    if let Some(first) = stored.first() {
-        out.push(Finding {
-            check: Check::Containment,
-            extractor: None,
-            message: format!(
-                "capture by `{producer}` stored the bytes of `{first}`, outside the root (read through a symlink)"
-            ),
-            expected: Some("no bytes from outside the root in the archive\n".into()),
-            observed: Some(format!("decoys found in the archive:\n{}\n", stored.join("\n"))),
-        });
-    }
-    Ok(())
-}
-
-fn first_line(s: &str) -> String {
-    let first = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    // A Python traceback's first line says nothing; its last line names the error
-    // (`tarfile.SpecialFileError: ...`).
-    if first.ends_with("Traceback (most recent call last):") {
-        if let Some(last) = s.lines().rev().find(|l| !l.trim().is_empty()) {
-            return format!("{first} ... {}", last.trim());
-        }
-    }
-    first.to_string()
+    Ok(changes)
 }

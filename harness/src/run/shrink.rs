@@ -120,7 +120,15 @@ fn spent(budget: ShrinkBudget, tried: u32, start: Instant) -> Option<ShrinkEnd> 
 
 /// The smallest case found from `tree` for which `fails` holds. `tree.current()` must fail
 /// to begin with.
-pub fn shrink<T>(mut tree: T, mut fails: impl FnMut(&Case) -> bool, budget: ShrinkBudget) -> Shrunk
+///
+/// # Errors
+/// The first `Err` of `fails` (a harness fault while running a candidate, not "does not
+/// reproduce"): the shrink stops there and says why.
+pub fn shrink<T, E>(
+    mut tree: T,
+    mut fails: impl FnMut(&Case) -> Result<bool, E>,
+    budget: ShrinkBudget,
+) -> Result<Shrunk, E>
 where
     T: ValueTree<Value = Case>,
 {
@@ -136,7 +144,7 @@ where
             }
             tried += 1;
             let candidate = tree.current();
-            if fails(&candidate) {
+            if fails(&candidate)? {
                 best = candidate;
                 if !tree.simplify() {
                     break;
@@ -146,11 +154,11 @@ where
             }
         }
     }
-    Shrunk {
+    Ok(Shrunk {
         case: best,
         tried,
         end,
-    }
+    })
 }
 
 /// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
@@ -158,14 +166,17 @@ where
 /// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes. This reaches
 /// what value-tree shrinking cannot, e.g. an entry whose removal shifts the generator's
 /// index-based choices for later entries.
-pub fn minimise(
+///
+/// # Errors
+/// The first `Err` of `fails`, as for [`shrink`].
+pub fn minimise<E>(
     mut case: Case,
-    mut fails: impl FnMut(&Case) -> bool,
+    mut fails: impl FnMut(&Case) -> Result<bool, E>,
     budget: ShrinkBudget,
-) -> Shrunk {
+) -> Result<Shrunk, E> {
     let start = Instant::now();
     let mut tried = 0;
-    let done = |case, tried, end| Shrunk { case, tried, end };
+    let done = |case, tried, end| Ok(Shrunk { case, tried, end });
     let valid = |c: &Case| c.spec.check().is_ok() && c.prior.check().is_ok();
     loop {
         let mut changed = false;
@@ -197,7 +208,7 @@ pub fn minimise(
                     return done(case, tried, end);
                 }
                 tried += 1;
-                if fails(&c) {
+                if fails(&c)? {
                     case = c;
                     changed = true;
                 }
@@ -225,7 +236,7 @@ pub fn minimise(
                 return done(case, tried, end);
             }
             tried += 1;
-            if fails(&c) {
+            if fails(&c)? {
                 case = c;
                 changed = true;
             }
@@ -242,6 +253,7 @@ mod tests {
     use crate::model::bytes::RelPath;
     use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
     use proptest::collection::vec;
+    use std::convert::Infallible;
 
     fn strategy() -> impl Strategy<Value = Case> {
         vec(0u8..20, 0..12).prop_map(|names| Case {
@@ -265,6 +277,15 @@ mod tests {
         })
     }
 
+    /// The value tree of the first case drawn (seed 1) with at least 8 entries.
+    fn big_tree() -> impl ValueTree<Value = Case> {
+        let s = strategy();
+        (0..100)
+            .map(|i| draw_case(&s, 1, i).expect("draw"))
+            .find(|t| t.current().spec.entries.len() >= 8)
+            .expect("some drawn case has 8 entries")
+    }
+
     #[test]
     fn minimise_removes_entries_that_do_not_matter() {
         let file = |p: &str| Entry {
@@ -286,12 +307,15 @@ mod tests {
         };
         // Property: "a case fails while it has an entry named needle".
         let fails = |c: &Case| {
-            c.spec
-                .entries
-                .iter()
-                .any(|e| e.path.as_bytes() == b"needle")
+            Ok::<_, Infallible>(
+                c.spec
+                    .entries
+                    .iter()
+                    .any(|e| e.path.as_bytes() == b"needle"),
+            )
         };
-        let Shrunk { case: min, end, .. } = minimise(case, fails, ShrinkBudget::default());
+        let Shrunk { case: min, end, .. } =
+            minimise(case, fails, ShrinkBudget::default()).expect("infallible");
         assert_eq!(end, ShrinkEnd::Minimal);
         assert_eq!(
             min.spec.entries.len(),
@@ -322,30 +346,28 @@ mod tests {
     /// A shrink that a budget stops says which budget, and one that finishes says minimal.
     #[test]
     fn a_shrink_says_which_budget_stopped_it() {
-        let s = strategy();
-        let big = || {
-            (0..100)
-                .map(|i| draw_case(&s, 1, i).expect("draw"))
-                .find(|t| t.current().spec.entries.len() >= 8)
-                .expect("some drawn case has 8 entries")
-        };
-        let fails = |c: &Case| c.spec.entries.len() >= 3;
+        let big = big_tree;
+        let fails = |c: &Case| Ok::<_, Infallible>(c.spec.entries.len() >= 3);
         let steps = ShrinkBudget {
             steps: 2,
             ..ShrinkBudget::default()
         };
-        let out = shrink(big(), fails, steps);
+        let out = shrink(big(), fails, steps).expect("infallible");
         assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
         let time = ShrinkBudget {
             time: Duration::ZERO,
             ..ShrinkBudget::default()
         };
-        assert_eq!(shrink(big(), fails, time).end, ShrinkEnd::Time);
-        let full = shrink(big(), fails, ShrinkBudget::default());
+        assert_eq!(
+            shrink(big(), fails, time).expect("infallible").end,
+            ShrinkEnd::Time
+        );
+        let full = shrink(big(), fails, ShrinkBudget::default()).expect("infallible");
         assert_eq!(full.end, ShrinkEnd::Minimal);
-        let polished = minimise(big().current(), fails, steps);
+        let polished = minimise(big().current(), fails, steps).expect("infallible");
         assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
-        let polished = minimise(big().current(), fails, ShrinkBudget::default());
+        let polished =
+            minimise(big().current(), fails, ShrinkBudget::default()).expect("infallible");
         assert_eq!(polished.end, ShrinkEnd::Minimal);
         assert_eq!(polished.case.spec.entries.len(), 3);
     }
@@ -367,18 +389,53 @@ mod tests {
     #[test]
     fn shrinking_reaches_a_minimal_failing_case() {
         // Property: "no case has 3 or more entries" fails; the minimal counterexample has 3.
-        let s = strategy();
-        let tree = (0..100)
-            .map(|i| draw_case(&s, 1, i).expect("draw"))
-            .find(|t| t.current().spec.entries.len() >= 8)
-            .expect("some drawn case has 8 entries");
+        let tree = big_tree();
         let Shrunk {
             case: min, tried, ..
-        } = shrink(tree, |c| c.spec.entries.len() >= 3, ShrinkBudget::default());
+        } = shrink(
+            tree,
+            |c| Ok::<_, Infallible>(c.spec.entries.len() >= 3),
+            ShrinkBudget::default(),
+        )
+        .expect("infallible");
         assert_eq!(
             min.spec.entries.len(),
             3,
             "shrunk to the smallest failing size after {tried} steps"
         );
+    }
+
+    /// An error of the predicate (a candidate that could not be run) stops both passes and
+    /// comes back as the error, instead of counting as "does not reproduce" and shrinking on.
+    #[test]
+    fn a_predicate_error_stops_the_shrink_with_that_error() {
+        let tree = big_tree();
+        let case = tree.current();
+        let mut calls = 0;
+        let mut broken = |c: &Case| {
+            calls += 1;
+            if calls == 3 {
+                Err(format!(
+                    "cannot run candidate of {} entries",
+                    c.spec.entries.len()
+                ))
+            } else {
+                Ok(c.spec.entries.len() >= 3)
+            }
+        };
+        let err = shrink(tree, &mut broken, ShrinkBudget::default()).expect_err("stops");
+        assert!(err.starts_with("cannot run candidate"), "{err}");
+        assert_eq!(calls, 3, "no candidate is tried after the error");
+        let mut polish_calls = 0;
+        let err = minimise(
+            case,
+            |_: &Case| {
+                polish_calls += 1;
+                Err::<bool, _>("broken jail")
+            },
+            ShrinkBudget::default(),
+        )
+        .expect_err("stops");
+        assert_eq!((err, polish_calls), ("broken jail", 1));
     }
 }

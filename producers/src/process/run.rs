@@ -69,6 +69,30 @@ pub fn run_with_timeout(
     run_limited(cmd, scratch, timeout, None)
 }
 
+/// [`run_with_timeout`] for a tool whose answer is what it prints (a listing): the outcome
+/// and the bytes the tool wrote to stdout, as far as it got (whatever the outcome). stdout
+/// goes to an anonymous file in `scratch` as always, and is read back once the process
+/// group is gone.
+///
+/// # Errors
+/// As [`run_with_timeout`], and [`ToolError::Io`] if the stdout capture cannot be read back.
+pub fn run_with_timeout_capturing_stdout(
+    cmd: &mut Command,
+    scratch: &Path,
+    timeout: Duration,
+) -> Result<(Outcome, Vec<u8>), ToolError> {
+    let (outcome, mut stdout) = run_captured(cmd, scratch, timeout, None)?;
+    let mut out = Vec::new();
+    stdout
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| stdout.read_to_end(&mut out))
+        .map_err(|source| ToolError::Io {
+            context: format!("reading back the stdout of `{}`", render_command(cmd)),
+            source,
+        })?;
+    Ok((outcome, out))
+}
+
 /// [`run_with_timeout`] under fault `limits` (see [`crate::process::limits`]): the command is run
 /// through `prlimit --fsize=N --` when `limits.fsize` is set, and its process group is
 /// killed with `SIGKILL` when `limits.kill_after` passes (an [`Outcome::Hang`] saying it was
@@ -84,6 +108,17 @@ pub fn run_limited(
     timeout: Duration,
     limits: Option<&Limits>,
 ) -> Result<Outcome, ToolError> {
+    run_captured(cmd, scratch, timeout, limits).map(|(outcome, _stdout)| outcome)
+}
+
+/// The one implementation of [`run_limited`] and its siblings: the outcome, and the file the
+/// tool's stdout went to (positioned at its end).
+fn run_captured(
+    cmd: &mut Command,
+    scratch: &Path,
+    timeout: Duration,
+    limits: Option<&Limits>,
+) -> Result<(Outcome, File), ToolError> {
     let rendered = render_command(cmd);
     let mut wrapped = crate::process::limits::wrap(cmd, &crate::process::limits::prefix(limits));
     let cmd = wrapped.as_mut().unwrap_or(cmd);
@@ -101,9 +136,12 @@ pub fn run_limited(
     let stderr_for_child = stderr
         .try_clone()
         .map_err(io_err("duplicating the stderr capture".to_owned()))?;
+    let stdout_for_child = stdout
+        .try_clone()
+        .map_err(io_err("duplicating the stdout capture".to_owned()))?;
 
     cmd.stdin(Stdio::null())
-        .stdout(stdout)
+        .stdout(stdout_for_child)
         .stderr(stderr_for_child)
         .process_group(0);
     let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
@@ -148,41 +186,39 @@ pub fn run_limited(
 
     if timed_out {
         if let Some(k) = kill_after {
-            return Ok(Outcome::Hang {
-                message: format!(
-                    "`{rendered}` was killed (SIGKILL to its process group) after {} ms by fault injection",
-                    k.as_millis()
-                ),
-            });
+            let message = format!(
+                "`{rendered}` was killed (SIGKILL to its process group) after {} ms by fault injection",
+                k.as_millis()
+            );
+            return Ok((Outcome::Hang { message }, stdout));
         }
-        return Ok(Outcome::Hang {
-            message: format!(
-                "`{rendered}` did not finish within {} ms; its process group was killed",
-                timeout.as_millis()
-            ),
-        });
+        let message = format!(
+            "`{rendered}` did not finish within {} ms; its process group was killed",
+            timeout.as_millis()
+        );
+        return Ok((Outcome::Hang { message }, stdout));
     }
     if let Some(signal) = status.signal() {
-        return Ok(Outcome::Hang {
-            message: format!(
-                "`{rendered}` died of signal {signal} ({})",
-                signal_name(signal)
-            ),
-        });
+        let message = format!(
+            "`{rendered}` died of signal {signal} ({})",
+            signal_name(signal)
+        );
+        return Ok((Outcome::Hang { message }, stdout));
     }
-    match status.code() {
-        Some(0) => Ok(Outcome::Success),
+    let outcome = match status.code() {
+        Some(0) => Outcome::Success,
         code => {
             let tail = read_tail(&mut stderr, STDERR_TAIL_BYTES);
             let code = code.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
-            Ok(Outcome::Refused {
+            Outcome::Refused {
                 message: format!(
                     "`{rendered}` exited with status {code}: {}",
                     tail.trim_end()
                 ),
-            })
+            }
         }
-    }
+    };
+    Ok((outcome, stdout))
 }
 
 /// `SIGKILL` the process group led by `pid`; `ESRCH` (group already gone) is fine.
@@ -310,5 +346,33 @@ mod tests {
         let mut cmd = Command::new("python3");
         cmd.args(["-I", "-c", "import sys\nprint(1)\n", "a b"]);
         assert_eq!(render_command(&cmd), "python3 -I -c <script: 2 lines> a b");
+    }
+
+    /// What a tool printed comes back with its outcome, a refusal's included, and a missing
+    /// program is a spawn error (not an outcome).
+    #[test]
+    fn stdout_is_captured_whatever_the_outcome() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = Duration::from_secs(10);
+        let mut ok = Command::new("sh");
+        ok.args(["-c", "printf 'a\\nb'"]);
+        let (outcome, out) =
+            run_with_timeout_capturing_stdout(&mut ok, dir.path(), t).expect("runs");
+        assert!(matches!(outcome, Outcome::Success), "{outcome:?}");
+        assert_eq!(out, b"a\nb");
+        let mut refused = Command::new("sh");
+        refused.args(["-c", "printf partial; echo why >&2; exit 3"]);
+        let (outcome, out) =
+            run_with_timeout_capturing_stdout(&mut refused, dir.path(), t).expect("runs");
+        match outcome {
+            Outcome::Refused { message } => assert!(message.contains("status 3: why"), "{message}"),
+            other => panic!("a non-zero exit is a refusal: {other:?}"),
+        }
+        assert_eq!(out, b"partial");
+        let mut missing = Command::new("snapconf-no-such-program");
+        assert!(matches!(
+            run_with_timeout_capturing_stdout(&mut missing, dir.path(), t),
+            Err(ToolError::Spawn { .. })
+        ));
     }
 }

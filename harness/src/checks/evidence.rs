@@ -1,0 +1,239 @@
+//! [`Evidence`]: what a driver saw in one step (a capture or a hydration), handed to every
+//! check; and [`Violation`], what a check returns.
+//!
+//! A driver fills in what its step produced and leaves the rest empty; a check whose
+//! evidence is absent holds vacuously. Trees that cost a walk (the root after the step) are
+//! read at most once, and only if a check asks for them.
+
+use super::Check;
+use crate::archive::listing::Member;
+use crate::error::{HarnessError, IoContext};
+use crate::fuzz::{Judged, ParserListing};
+use crate::model::profile::Profile;
+use crate::model::tree::Tree;
+use crate::workspace::observe::observe;
+use snapconf_extract::{HydrateReport, Listing, Policy};
+use snapconf_producers::Outcome;
+use std::cell::OnceCell;
+use std::path::Path;
+
+/// Which step the evidence is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A producer captured a workspace into an archive.
+    Capture,
+    /// An extractor hydrated an archive into a root.
+    Hydrate,
+}
+
+/// What a capture wrote, for the member-list checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Archived<'a> {
+    /// The archive's members, in order; or why the reference could not list them (then
+    /// no member check can hold).
+    pub members: Result<&'a [Member], &'a str>,
+    /// The workspace-relative paths the capture was told to exclude.
+    pub exclusions: &'a [Vec<u8>],
+    /// Decoys or canaries (paths in the jail, outside the root) whose bytes the archive
+    /// holds: read through a link.
+    pub stored_canaries: &'a [&'a str],
+}
+
+/// The reference extractor's two readings of one archive (the fuzz oracle's evidence).
+#[derive(Clone, Copy, Debug)]
+pub struct ReferenceRun<'a> {
+    /// The policy both ran under.
+    pub policy: &'a Policy,
+    /// `validate`'s verdict.
+    pub validated: &'a Result<Listing, snapconf_extract::HydrateError>,
+    /// `hydrate`'s verdict.
+    pub hydrated: &'a Result<HydrateReport, snapconf_extract::HydrateError>,
+}
+
+/// A whole-tree alternative that counts as "intact" after a failed hydration: for a killed
+/// extractor, the complete new tree (`Ok(true)` if `after` is it).
+pub type AlsoIntact<'a> = dyn Fn(&Tree) -> Result<bool, HarnessError> + 'a;
+
+/// Everything a driver saw in one step. Build with [`Evidence::capture`] or
+/// [`Evidence::hydration`], then set the fields the step produced.
+pub struct Evidence<'a> {
+    /// Which step.
+    pub step: Step,
+    /// The step in words, first in every message: "capture by `gnu-tar`", "hydration
+    /// over the prior workspace", "hydration under fault kill@3".
+    pub what: &'a str,
+    /// How the tool ended. A refusal whose message has more to say (a backend's recovery
+    /// step) carries it in the message.
+    pub outcome: &'a Outcome,
+    /// Lines naming what changed in the jail outside the root during the step (empty if
+    /// nothing did, or if the driver could not look).
+    pub outside: &'a [String],
+    /// Processes the step left running (killed), one line each.
+    pub stragglers: &'a [String],
+    /// What a capture wrote.
+    pub archived: Option<Archived<'a>>,
+    /// The root the step wrote into (a hydration's), read lazily by [`Evidence::root_tree`].
+    pub root: Option<&'a Path>,
+    /// The tree the profile promises after a successful hydration (normalised), when the
+    /// archive is a capture of a known workspace.
+    pub expected: Option<&'a Tree>,
+    /// The profile, to normalise the observed tree as `expected` is.
+    pub profile: Option<&'a Profile>,
+    /// The workspace that was in the root before the hydration (W0), if there was one.
+    pub prior: Option<&'a Tree>,
+    /// The driver's own cheaper word on whether the prior is untouched (identical `lstat`
+    /// state of every path), if it has one: `Some(true)` skips reading the root.
+    pub prior_unchanged: Option<bool>,
+    /// Another tree that also counts as intact after a failure (see [`AlsoIntact`]).
+    pub also_intact: Option<&'a AlsoIntact<'a>>,
+    /// The reference's judgement of the archive's safety (`fuzz`).
+    pub judged: Option<&'a Judged>,
+    /// The reference's own two readings (the `extract_reference` oracle).
+    pub reference: Option<ReferenceRun<'a>>,
+    /// Member lists of the same bytes by several parsers, by parser name.
+    pub listings: &'a [(&'a str, ParserListing)],
+    root_tree: OnceCell<Result<Tree, String>>,
+}
+
+impl<'a> Evidence<'a> {
+    fn new(step: Step, what: &'a str, outcome: &'a Outcome) -> Evidence<'a> {
+        Evidence {
+            step,
+            what,
+            outcome,
+            outside: &[],
+            stragglers: &[],
+            archived: None,
+            root: None,
+            expected: None,
+            profile: None,
+            prior: None,
+            prior_unchanged: None,
+            also_intact: None,
+            judged: None,
+            reference: None,
+            listings: &[],
+            root_tree: OnceCell::new(),
+        }
+    }
+
+    /// Evidence of a capture described by `what`, which ended as `outcome`.
+    pub fn capture(what: &'a str, outcome: &'a Outcome) -> Evidence<'a> {
+        Evidence::new(Step::Capture, what, outcome)
+    }
+
+    /// Evidence of a hydration into `root`, described by `what`, which ended as `outcome`.
+    pub fn hydration(what: &'a str, outcome: &'a Outcome, root: &'a Path) -> Evidence<'a> {
+        Evidence {
+            root: Some(root),
+            ..Evidence::new(Step::Hydrate, what, outcome)
+        }
+    }
+
+    /// Evidence about archive bytes alone (no tool ran): parser listings, say.
+    pub fn archive_only(what: &'a str) -> Evidence<'a> {
+        static NOTHING: Outcome = Outcome::Success;
+        Evidence::new(Step::Capture, what, &NOTHING)
+    }
+
+    /// The root as it is after the step (`observe`d once, on first use); `None` without a
+    /// root.
+    ///
+    /// # Errors
+    /// The root cannot be read, as a message (a failed extractor may leave it unreadable,
+    /// which some checks report as a finding).
+    pub fn root_tree(&self) -> Option<Result<&Tree, &str>> {
+        let root = self.root?;
+        let t = self.root_tree.get_or_init(|| {
+            observe(root).map_err(|e| format!("cannot observe `{}`: {e}", root.display()))
+        });
+        Some(t.as_ref().map_err(String::as_str))
+    }
+
+    /// [`Evidence::root_tree`] where an unreadable root is snapconf's fault.
+    ///
+    /// # Errors
+    /// [`HarnessError`] naming the root.
+    pub fn root_tree_or_err(&self) -> Result<Option<&Tree>, HarnessError> {
+        match self.root_tree() {
+            None => Ok(None),
+            Some(Ok(t)) => Ok(Some(t)),
+            Some(Err(e)) => Err(std::io::Error::other(e.to_string()))
+                .ctx(|| "cannot observe the hydrated root".into()),
+        }
+    }
+
+    /// The message of a refusal or hang, `None` for a success.
+    pub fn failure_message(&self) -> Option<&str> {
+        match self.outcome {
+            Outcome::Success => None,
+            Outcome::Refused { message } | Outcome::Hang { message } => Some(message),
+        }
+    }
+}
+
+/// One violated property in one step: the check, a one-line message, and the expected and
+/// observed sides of the evidence (listings, diffs, tool messages) where there are some.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Which check.
+    pub check: Check,
+    /// One line (or a few) saying what happened; paths escaped (`\xNN`).
+    pub message: String,
+    /// What was expected (an `ls -l`-style listing, a rule), where there is one.
+    pub expected: Option<String>,
+    /// What was observed: listing, diff, tool message.
+    pub observed: Option<String>,
+}
+
+impl Violation {
+    /// A violation of `check` with a message only.
+    pub fn new(check: Check, message: String) -> Violation {
+        Violation {
+            check,
+            message,
+            expected: None,
+            observed: None,
+        }
+    }
+}
+
+/// The violation of member check `check` when the reference could not list the archive
+/// (`why`): the property cannot be shown to hold, so it does not pass.
+pub(crate) fn unlistable(check: Check, ev: &Evidence<'_>, why: &str) -> Violation {
+    Violation::new(
+        check,
+        format!(
+            "the archive of {} cannot be listed, so its members cannot be checked: {why}",
+            ev.what
+        ),
+    )
+}
+
+/// Judge `ev` with every check in `checks`, in order; the violations in that order.
+///
+/// # Errors
+/// The first fault of snapconf's own machinery (an unreadable jail, say).
+pub fn judge(checks: &[Check], ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+    let mut out = Vec::new();
+    for c in checks {
+        out.extend(c.judge(ev)?);
+    }
+    Ok(out)
+}
+
+/// The first non-blank line of a tool's message; for a Python traceback, whose first line
+/// says nothing, the first and the last (`tarfile.SpecialFileError: ...`).
+pub fn first_line(s: &str) -> String {
+    let first = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if first.ends_with("Traceback (most recent call last):") {
+        if let Some(last) = s.lines().rev().find(|l| !l.trim().is_empty()) {
+            return format!("{first} ... {}", last.trim());
+        }
+    }
+    first.to_string()
+}

@@ -1,0 +1,97 @@
+//! `parser-disagreement`: every parser reads the same bytes as the same member list.
+//!
+//! Property: two tar parsers that read one archive to the end list the same members in the
+//! same order (normalised name, kind, link target, size of regular files), and none stops
+//! where another reads on. A validator that reads an archive differently from the extractor
+//! it guards is a bypass: the validator passes what the extractor then writes. Evidence:
+//! [`Evidence::listings`].
+
+use super::{Check, CheckDef, Evidence, Violation};
+use crate::error::HarnessError;
+use crate::fuzz::ParserListing;
+use crate::model::bytes::escape;
+
+/// The definition registered as [`Check::PARSER_DISAGREEMENT`].
+pub const DEF: CheckDef = CheckDef {
+    id: "parser-disagreement",
+    explain: "two parsers read the same archive as different member lists",
+    column: 8,
+    severity: 6,
+    judge,
+};
+
+fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+    let ran: Vec<(&str, &ParserListing)> = ev.listings.iter().map(|(n, l)| (*n, l)).collect();
+    Ok(disagreements(&ran)
+        .into_iter()
+        .map(|d| Violation::new(Check::PARSER_DISAGREEMENT, format!("{}: {d}", ev.what)))
+        .collect())
+}
+
+/// Every disagreement between parsers, by name, that read the archive to the end, each
+/// against the first such parser in the given order (the reference when it accepted); and
+/// every parser that stopped where that one read on. One line each.
+pub fn disagreements(listings: &[(&str, &ParserListing)]) -> Vec<String> {
+    let complete: Vec<(&str, &ParserListing)> = listings
+        .iter()
+        .filter(|(_, l)| matches!(l, ParserListing::Members(_)))
+        .copied()
+        .collect();
+    let Some((base_name, base)) = complete.first() else {
+        return Vec::new();
+    };
+    let read = match base {
+        ParserListing::Members(m) => m.len(),
+        ParserListing::Failed(_) => 0,
+    };
+    // A parser that stops where another reads to the end disagrees too: a validator that
+    // refuses (or errors) while the extractor behind it reads members, or the reverse.
+    let failed = listings.iter().filter_map(|(name, l)| match l {
+        ParserListing::Failed(why) => Some(format!(
+            "{name} stopped ({why}) where {base_name} read {read} member(s)"
+        )),
+        ParserListing::Members(_) => None,
+    });
+    complete[1..]
+        .iter()
+        .filter_map(|(n, l)| compare_listings(base_name, base, n, l))
+        .chain(failed)
+        .collect()
+}
+
+/// Compare two listings that both read to the end; `None` when either failed or they agree,
+/// else the first difference (member count, then per member name, kind, link target, size).
+pub fn compare_listings(
+    a_name: &str,
+    a: &ParserListing,
+    b_name: &str,
+    b: &ParserListing,
+) -> Option<String> {
+    let (ParserListing::Members(a), ParserListing::Members(b)) = (a, b) else {
+        return None;
+    };
+    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+        let what = if x.name != y.name {
+            format!("name `{}` vs `{}`", escape(&x.name), escape(&y.name))
+        } else if x.kind != y.kind {
+            format!("kind {} vs {}", x.kind, y.kind)
+        } else if x.link_target != y.link_target {
+            format!(
+                "link target `{}` vs `{}`",
+                escape(x.link_target.as_deref().unwrap_or_default()),
+                escape(y.link_target.as_deref().unwrap_or_default())
+            )
+        } else if x.size != y.size {
+            format!("size {:?} vs {:?}", x.size, y.size)
+        } else {
+            continue;
+        };
+        return Some(format!(
+            "member {} (`{}`): {a_name} and {b_name} disagree: {what}",
+            i + 1,
+            escape(&x.name)
+        ));
+    }
+    (a.len() != b.len())
+        .then(|| format!("{a_name} lists {} member(s), {b_name} {}", a.len(), b.len()))
+}

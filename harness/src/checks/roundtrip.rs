@@ -1,0 +1,49 @@
+//! `roundtrip`: an accepted hydration yields exactly the tree the profile promises.
+//!
+//! Property: after a successful hydration of a capture of workspace W1, the root, observed
+//! and normalised by the profile, equals `expected(W1, profile)` (kinds, contents, modes as
+//! the profile keeps them, link targets, which names share an inode). Evidence:
+//! [`Evidence::expected`], [`Evidence::profile`] and the root after the step.
+
+use super::{first_line, Check, CheckDef, Evidence, Violation};
+use crate::error::HarnessError;
+use crate::model::expected::normalise;
+use crate::workspace::diff::{diff_trees, listing};
+use snapconf_producers::Outcome;
+
+/// The definition registered as [`Check::ROUNDTRIP`].
+pub const DEF: CheckDef = CheckDef {
+    id: "roundtrip",
+    explain: "the hydrated tree differs from what the profile promises",
+    column: 1,
+    severity: 8,
+    judge,
+};
+
+fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+    let (Some(want), Some(profile), Outcome::Success) = (ev.expected, ev.profile, ev.outcome)
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(seen) = ev.root_tree_or_err()? else {
+        return Ok(Vec::new());
+    };
+    let seen = normalise(seen, profile);
+    let d = diff_trees(want, &seen);
+    if d.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(vec![Violation {
+        check: Check::ROUNDTRIP,
+        message: format!(
+            "{} differs from the expected tree: {}",
+            ev.what,
+            first_line(&d.to_string())
+        ),
+        expected: Some(listing(want)),
+        observed: Some(format!(
+            "{}\ndiff (- expected, + observed):\n{d}",
+            listing(&seen)
+        )),
+    }])
+}

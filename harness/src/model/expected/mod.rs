@@ -1,0 +1,30 @@
+//! `expected(spec, profile)`: the tree a conforming capture + hydration yields, the
+//! entries for which the profile allows a capture refusal, and the features a spec has.
+//!
+//! The runner compares `expected(..).tree` with `normalise(&observe(root)?, profile)`:
+//! both sides go through [`normalise`], so only what the profile promises is compared.
+//!
+//! One concept a file: the [`Feature`] taxonomy (`feature`), the oracle (`oracle`), the
+//! mode rule (`normalise`), feature detection (`detect`), lexical symlink-target reading
+//! (`lexical`) and the spec index with its symlink resolver (`index`).
+
+mod detect;
+mod feature;
+mod index;
+mod lexical;
+mod normalise;
+mod oracle;
+
+#[cfg(test)]
+pub(crate) mod arb;
+#[cfg(test)]
+mod cases;
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod properties;
+
+pub use detect::features;
+pub use feature::Feature;
+pub use normalise::normalise;
+pub use oracle::{expected, Expected};

@@ -164,6 +164,7 @@ fn a_toy_check_reaches_fuzz() {
         shrink_runs: 4,
         bin: "snapconf".into(),
         checks: checks(),
+        view: false,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

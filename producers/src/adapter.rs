@@ -77,6 +77,18 @@ pub struct HydrateRequest<'a> {
     pub limits: Option<&'a Limits>,
 }
 
+/// What an extractor promises about the links it leaves in the root after an accepted
+/// hydration (from its documentation or its policy). The `escaping-link` check holds it to
+/// them: a link it promised never to write is a finding even when nothing outside the root
+/// changed yet, since the next consumer of the tree follows it. `Default` promises nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkPromises {
+    /// No symlink with an absolute target.
+    pub no_absolute_symlinks: bool,
+    /// No symlink whose resolution, from where it sits, leaves the root.
+    pub no_escaping_symlinks: bool,
+}
+
 /// Turns (root, exclusions) into an archive, or refuses.
 pub trait Producer: Send + Sync {
     /// Stable adapter name, e.g. `gnu-tar`.
@@ -125,6 +137,21 @@ pub trait Extractor: Send + Sync {
     fn in_process(&self) -> bool {
         false
     }
+    /// What the extractor promises about the links it writes ([`LinkPromises`]); nothing
+    /// by default.
+    fn link_promises(&self) -> LinkPromises {
+        LinkPromises::default()
+    }
+
+    /// Whether the tool can run in a filesystem view ([`crate::process::view`]), and the
+    /// host paths it needs there besides `/usr` (and `/bin`, `/lib`... where they are not
+    /// links into it), mounted read-only: an interpreter installed elsewhere, say. `None`
+    /// (the default) for a tool that cannot: an in-process adapter, or a plugged-in
+    /// backend whose files the view does not know.
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        None
+    }
+
     /// The backend's recovery step after a killed hydration of `req.root` (e.g. the
     /// reference extractor's `recover`: finish or roll back a half-done swap). `Ok(None)`
     /// when the adapter declares none (the default).

@@ -9,7 +9,8 @@ pub mod process;
 pub mod registry;
 
 pub use adapter::{
-    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+    Availability, CaptureRequest, Extractor, HydrateRequest, LinkPromises, Outcome, Producer,
+    ToolError,
 };
 pub use adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
 pub use adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};

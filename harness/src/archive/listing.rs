@@ -73,6 +73,19 @@ pub fn list_members(archive: impl Read) -> Result<Vec<Member>, String> {
         .collect())
 }
 
+/// The tar bytes of an archive: `bytes` itself, or the decompressed stream of a
+/// gzip-compressed one (as [`list_members`] reads it). A gzip stream that cannot be
+/// decompressed to its end gives what could be read, so a search of the bytes (for
+/// canaries) still sees everything the archive holds.
+pub fn decompressed(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::new();
+    let _ = flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out);
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

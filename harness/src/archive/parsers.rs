@@ -112,7 +112,7 @@ pub fn all_listings(path: &Path, bytes: &[u8]) -> Result<Vec<ParserRun>, Parsers
     }
     let parser = "python-tarfile";
     let py = match run(parser, "python3", &["-I", "-S", "-c", PY_LIST], path)? {
-        Some(Ok(lines)) => Some(ParserListing::Members(parse_python(parser, &lines)?)),
+        Some(Ok(lines)) => Some(parse_python(parser, &lines)?),
         Some(Err(e)) => Some(ParserListing::Failed(e)),
         None => None,
     };
@@ -274,14 +274,16 @@ fn parse_text(tool: &str, text: &[u8]) -> Vec<Member> {
 /// # Errors
 /// [`ParsersError::Output`] naming `parser` and the line when a line is not such an object
 /// or one of its hex fields does not decode: that is our script's fault, never the archive's.
-fn parse_python(parser: &'static str, stdout: &[u8]) -> Result<Vec<Member>, ParsersError> {
+fn parse_python(parser: &'static str, stdout: &[u8]) -> Result<ParserListing, ParsersError> {
     #[derive(serde::Deserialize)]
     struct M {
         name: String,
         #[serde(rename = "type")]
         ty: String,
         link: String,
-        size: u64,
+        // Python reads a GNU base-256 size field as a signed number: a hostile header
+        // can say -1, which is the archive's doing, not a broken listing.
+        size: i64,
     }
     let mut out = Vec::new();
     for (i, line) in stdout.split(|&b| b == b'\n').enumerate() {
@@ -302,9 +304,17 @@ fn parse_python(parser: &'static str, stdout: &[u8]) -> Result<Vec<Member>, Pars
         let link = hex("link", &m.link)?;
         let flag = hex("type", &m.ty)?.first().copied().unwrap_or(b'0');
         let link = matches!(flag, b'1' | b'2').then_some(link);
-        out.push(parsed(&name, flag, link.as_deref(), m.size));
+        let Ok(size) = u64::try_from(m.size) else {
+            return Ok(ParserListing::Failed(format!(
+                "read member {} `{}` with the negative size {}",
+                out.len() + 1,
+                crate::model::bytes::escape(&name),
+                m.size
+            )));
+        };
+        out.push(parsed(&name, flag, link.as_deref(), size));
     }
-    Ok(out)
+    Ok(ParserListing::Members(out))
 }
 
 #[cfg(test)]
@@ -343,8 +353,19 @@ mod tests {
             text.contains("python-tarfile") && text.contains("line 2") && text.contains("`name`"),
             "{text}"
         );
-        let ms = parse_python("python-tarfile", &[&good[..], b"\n"].concat()).expect("reads");
+        let ParserListing::Members(ms) =
+            parse_python("python-tarfile", &[&good[..], b"\n"].concat()).expect("reads")
+        else {
+            panic!("a good record lists");
+        };
         assert_eq!((ms[0].name.as_slice(), ms[0].size), (&b"a"[..], Some(1)));
+        // A negative size (GNU base-256 -1, as Python reads it) is the archive's doing: a
+        // failed listing for that parser, not an error of the run.
+        let negative = br#"{"name": "61", "type": "30", "link": "", "size": -1}"#;
+        match parse_python("python-tarfile", &[&negative[..], b"\n"].concat()) {
+            Ok(ParserListing::Failed(why)) => assert!(why.contains("negative size -1"), "{why}"),
+            other => panic!("a negative size is a failed listing: {other:?}"),
+        }
         let not_json = parse_python("python-tarfile", b"[1, 2]\n").expect_err("not a record");
         assert!(not_json.to_string().contains("line 1"), "{not_json}");
     }

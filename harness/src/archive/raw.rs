@@ -350,7 +350,10 @@ pub fn parse_numeric(field: &[u8]) -> Option<u64> {
 /// Write `v` as zero-padded octal with a trailing NUL into `field`; values too large for the
 /// field are cut to its width (the caller wanted a damaged field then).
 pub fn put_octal(field: &mut [u8], v: u64) {
-    let w = field.len() - 1;
+    // An empty field (of a short buffer) takes nothing.
+    let Some(w) = field.len().checked_sub(1) else {
+        return;
+    };
     let s = format!("{v:0w$o}");
     let s = &s.as_bytes()[s.len().saturating_sub(w)..];
     field[..w].copy_from_slice(s);

@@ -10,6 +10,7 @@
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
 use crate::workspace::diff::{diff_trees, listing};
+use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::ATOMIC_HYDRATION`].
 pub const DEF: CheckDef = CheckDef {
@@ -27,12 +28,16 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     if ev.prior_unchanged == Some(true) {
         return Ok(Vec::new());
     }
+    // The words baselines fingerprint: "refused hydration changed ...", "hydration under
+    // fault F failed and changed ...".
+    let step = match (ev.fault, ev.outcome) {
+        (Some(_), _) => format!("{} failed and changed", ev.step_words()),
+        (None, Outcome::Hang { .. }) => "hung hydration changed".to_string(),
+        (None, _) => "refused hydration changed".to_string(),
+    };
     let violation = |first: &str, observed: String| Violation {
         check: Check::ATOMIC_HYDRATION,
-        message: format!(
-            "{} failed and changed the prior workspace: {first}",
-            ev.what
-        ),
+        message: format!("{step} the prior workspace: {first}"),
         expected: Some(listing(w0)),
         observed: Some(observed),
     };

@@ -4,7 +4,9 @@
 //! test (the decoys behind planted links, the canaries beside the roots, the other roots)
 //! has the `lstat` state it had before the step; and no archive holds the bytes of a decoy
 //! or canary, which a producer could only have read by following a link out of the root.
-//! Evidence: [`Evidence::outside`] and [`Archived::stored_canaries`].
+//! The root itself stays a directory: a step that removes it or replaces it by a link or a
+//! file has changed what the root's parent holds. Evidence: [`Evidence::outside`],
+//! [`Evidence::root_replaced`] and [`Archived::stored_canaries`].
 
 use super::{CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
@@ -23,12 +25,23 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     if let Some(first) = ev.outside.first() {
         out.push(Violation {
             check: super::Check::CONTAINMENT,
-            message: format!("{} changed the jail outside the root: {first}", ev.what),
+            message: format!(
+                "{} changed the jail outside the root: {first}",
+                ev.step_words()
+            ),
             expected: Some("nothing outside the root changes\n".into()),
             observed: Some(format!(
                 "changes outside the root:\n{}\n",
                 ev.outside.join("\n")
             )),
+        });
+    }
+    if let Some(how) = ev.root_replaced() {
+        out.push(Violation {
+            check: super::Check::CONTAINMENT,
+            message: format!("{}: the root was {how}", ev.what),
+            expected: Some("the root stays a directory\n".into()),
+            observed: Some(format!("the root was {how}\n")),
         });
     }
     if let Some(a) = ev.archived {

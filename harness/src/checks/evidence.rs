@@ -65,6 +65,9 @@ pub struct Evidence<'a> {
     /// How the tool ended. A refusal whose message has more to say (a backend's recovery
     /// step) carries it in the message.
     pub outcome: &'a Outcome,
+    /// The fault injected into this step (`--faults`), in words (`kill (SIGKILL after 1
+    /// ms)`): the tool's death or hang is then the fault's doing, not a finding.
+    pub fault: Option<&'a str>,
     /// Lines naming what changed in the jail outside the root during the step (empty if
     /// nothing did, or if the driver could not look).
     pub outside: &'a [String],
@@ -86,6 +89,8 @@ pub struct Evidence<'a> {
     pub prior_unchanged: Option<bool>,
     /// Another tree that also counts as intact after a failure (see [`AlsoIntact`]).
     pub also_intact: Option<&'a AlsoIntact<'a>>,
+    /// What the extractor promises about the links it writes (`escaping-link`).
+    pub promises: Option<snapconf_producers::LinkPromises>,
     /// The reference's judgement of the archive's safety (`fuzz`).
     pub judged: Option<&'a Judged>,
     /// The reference's own two readings (the `extract_reference` oracle).
@@ -101,6 +106,7 @@ impl<'a> Evidence<'a> {
             step,
             what,
             outcome,
+            fault: None,
             outside: &[],
             stragglers: &[],
             archived: None,
@@ -110,6 +116,7 @@ impl<'a> Evidence<'a> {
             prior: None,
             prior_unchanged: None,
             also_intact: None,
+            promises: None,
             judged: None,
             reference: None,
             listings: &[],
@@ -145,21 +152,61 @@ impl<'a> Evidence<'a> {
     pub fn root_tree(&self) -> Option<Result<&Tree, &str>> {
         let root = self.root?;
         let t = self.root_tree.get_or_init(|| {
+            // Never observe through a root replaced by a link: that reads elsewhere.
+            if let Some(how) = self.root_replaced() {
+                return Err(format!("the root was {how}"));
+            }
             observe(root).map_err(|e| format!("cannot observe `{}`: {e}", root.display()))
         });
         Some(t.as_ref().map_err(String::as_str))
     }
 
-    /// [`Evidence::root_tree`] where an unreadable root is snapconf's fault.
+    /// How the step left the root itself, when it is no longer a directory: `removed`,
+    /// `replaced by a symlink to ...`, `replaced by a file` (`None` while it is a directory
+    /// or there is no root). An extractor that does this is a `containment` finding.
+    pub fn root_replaced(&self) -> Option<String> {
+        let root = self.root?;
+        match std::fs::symlink_metadata(root) {
+            Ok(m) if m.is_dir() => None,
+            Ok(m) if m.file_type().is_symlink() => Some(match std::fs::read_link(root) {
+                Ok(t) => format!(
+                    "replaced by a symlink to `{}`",
+                    crate::model::bytes::escape(t.as_os_str().as_encoded_bytes())
+                ),
+                Err(_) => "replaced by a symlink".to_string(),
+            }),
+            Ok(_) => Some("replaced by a non-directory".to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("removed".to_string()),
+            Err(e) => Some(format!("made unreadable ({e})")),
+        }
+    }
+
+    /// [`Evidence::root_tree`] where an unreadable root is snapconf's fault; `None` also
+    /// when the step removed or replaced the root ([`Evidence::root_replaced`], which
+    /// `containment` reports), since there is no tree to judge then.
     ///
     /// # Errors
     /// [`HarnessError`] naming the root.
     pub fn root_tree_or_err(&self) -> Result<Option<&Tree>, HarnessError> {
+        if self.root_replaced().is_some() {
+            return Ok(None);
+        }
         match self.root_tree() {
             None => Ok(None),
             Some(Ok(t)) => Ok(Some(t)),
             Some(Err(e)) => Err(std::io::Error::other(e.to_string()))
                 .ctx(|| "cannot observe the hydrated root".into()),
+        }
+    }
+
+    /// The step in the words `containment` and `atomic-hydration` messages use (and so the
+    /// baselines that fingerprint them): `capture`, `hydration`, or `hydration under fault
+    /// F`.
+    pub fn step_words(&self) -> String {
+        match (self.fault, self.step) {
+            (Some(f), _) => format!("hydration under fault {f}"),
+            (None, Step::Capture) => "capture".to_string(),
+            (None, Step::Hydrate) => "hydration".to_string(),
         }
     }
 

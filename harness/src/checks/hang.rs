@@ -2,7 +2,7 @@
 //!
 //! Property: the tool exits (is not killed at the timeout, does not die of a signal), and
 //! no process of its process group outlives the step. Evidence: [`Evidence::outcome`]
-//! ([`Outcome::Hang`]) and [`Evidence::stragglers`] (killed and reaped by the driver before
+//! ([`Outcome::Hang`], unless [`Evidence::fault`] killed it) and [`Evidence::stragglers`] (killed and reaped by the driver before
 //! the jail is compared, so they cannot touch a later step).
 
 use super::{Check, CheckDef, Evidence, Violation};
@@ -33,7 +33,8 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             observed: Some(format!("killed:\n{}\n", ev.stragglers.join("\n"))),
         });
     }
-    if let Outcome::Hang { message } = ev.outcome {
+    // A kill or a death injected by a fault is the fault's doing.
+    if let (Outcome::Hang { message }, None) = (ev.outcome, ev.fault) {
         out.push(Violation::new(
             Check::HANG,
             format!("{}: {message}", ev.what),

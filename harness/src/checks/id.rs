@@ -67,10 +67,14 @@ impl Check {
     /// `validate`'s listing.
     pub const LISTING_MISMATCH: Check = Check(&super::listing_mismatch::DEF);
 
+    /// `escaping-link`: an extractor left a link leaving the root that it promised to
+    /// refuse.
+    pub const ESCAPING_LINK: Check = Check(&super::escaping_link::DEF);
+
     /// The registry: every built-in check, in report column order. Every driver (`run`,
     /// `--faults`, `fuzz`, `audit`, the fuzz oracles) judges its evidence with this list
     /// unless told otherwise.
-    pub const ALL: [Check; 11] = [
+    pub const ALL: [Check; 12] = [
         Check::LATE_FAILURE,
         Check::ROUNDTRIP,
         Check::ATOMIC_HYDRATION,
@@ -82,6 +86,7 @@ impl Check {
         Check::PARSER_DISAGREEMENT,
         Check::VERDICT_DISAGREEMENT,
         Check::LISTING_MISMATCH,
+        Check::ESCAPING_LINK,
     ];
 
     /// A check of one's own (a test's toy check, say), from a `'static` definition.

@@ -5,6 +5,7 @@
 pub mod atomic_hydration;
 pub mod containment;
 pub mod dangling_link;
+pub mod escaping_link;
 mod evidence;
 pub mod exclusion_leak;
 pub mod hang;

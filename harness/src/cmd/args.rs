@@ -59,9 +59,10 @@ pub struct FuzzArgs {
     /// Profile: `default` or a path to a TOML file
     #[arg(long, default_value = "default", env = "SNAPCONF_PROFILE")]
     pub profile: String,
-    /// Directory holding seeds/ and adversarial/
-    #[arg(long, default_value = "corpora", env = "SNAPCONF_CORPORA")]
-    pub corpora: PathBuf,
+    /// Directory holding seeds/ and adversarial/ (default: `corpora` here if it exists,
+    /// else the checkout's `corpora/` this binary was built from)
+    #[arg(long, env = "SNAPCONF_CORPORA")]
+    pub corpora: Option<PathBuf>,
     /// Directory for fuzz.json and cases/ (default: reports/runs/fuzz-<extractor>-<seed>)
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
@@ -84,6 +85,11 @@ pub struct FuzzArgs {
     )]
     pub backends: Vec<PathBuf>,
     /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
+    /// Do not run the extractor in a filesystem view (bubblewrap): archives that could
+    /// reach past the jail (absolute names or targets, more than one `..`) are then
+    /// skipped, as they are when the view cannot be built here.
+    #[arg(long, env = "SNAPCONF_FUZZ_NO_VIEW")]
+    pub no_view: bool,
     #[arg(long)]
     pub replay: Option<PathBuf>,
 }

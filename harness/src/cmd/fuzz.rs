@@ -12,6 +12,19 @@ use snapconf_harness::model::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The corpora directory: `--corpora` when given; else `corpora` in the working directory
+/// when it has one; else the checkout's `corpora/` that this binary was built from.
+pub fn corpora_dir(given: Option<&Path>) -> PathBuf {
+    if let Some(p) = given {
+        return p.to_path_buf();
+    }
+    let here = PathBuf::from("corpora");
+    if here.join("seeds").is_dir() {
+        return here;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora")
+}
+
 /// `(label, bytes)` of every `.tar` in `<corpora>/seeds` and `<corpora>/adversarial`.
 pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
     let mut out = Vec::new();
@@ -69,6 +82,29 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         eprintln!("snapconf: extractor `{name}` is not available here; nothing ran");
         return Ok(exit::NOTHING_RAN);
     };
+    let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
+    let view = !a.no_view
+        && match snapconf_harness::jail::view::probe(
+            a.jail_dir.clone().or_else(default_jail_base).as_deref(),
+        ) {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!(
+                    "snapconf fuzz: no filesystem view ({why}); archives that could reach past \
+                     the jail are skipped and counted"
+                );
+                false
+            }
+        };
+    // In a view, the in-process reference runs as a child (`snapconf hydrate`) inside it.
+    let ex: Box<dyn snapconf_producers::Extractor> = if view && name == "reference" {
+        Box::new(snapconf_harness::faults::ChildReference::new(
+            bin.clone(),
+            &reference_policy(&profile, None),
+        ))
+    } else {
+        ex
+    };
     let report_dir = a
         .report_dir
         .clone()
@@ -77,7 +113,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         bases: if a.replay.is_some() {
             Vec::new()
         } else {
-            load_bases(&a.corpora)?
+            load_bases(&corpora_dir(a.corpora.as_deref()))?
         },
         profile,
         time: Duration::from_secs(a.time),
@@ -86,8 +122,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         jail_base: a.jail_dir.clone().or_else(default_jail_base),
         report_dir: report_dir.clone(),
         shrink_runs: a.shrink_runs,
-        bin: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf")),
+        bin,
         checks: snapconf_harness::checks::Check::ALL.to_vec(),
+        view,
     };
     if let Some(dir) = &a.replay {
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;

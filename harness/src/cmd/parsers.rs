@@ -67,7 +67,7 @@ fn key(line: &str) -> String {
 /// `fuzz --parsers`: mutate the corpus and keep each new kind of disagreement as
 /// `cases/parser-disagreement-<n>/` (`archive.tar`, `listings.txt`).
 pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
-    let bases = super::fuzz::load_bases(&a.corpora)?;
+    let bases = super::fuzz::load_bases(&super::fuzz::corpora_dir(a.corpora.as_deref()))?;
     let report = a
         .report_dir
         .clone()

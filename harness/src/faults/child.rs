@@ -17,6 +17,7 @@ use std::process::Command;
 pub struct ChildReference {
     bin: PathBuf,
     flags: Vec<OsString>,
+    promises: snapconf_producers::LinkPromises,
 }
 
 impl ChildReference {
@@ -25,6 +26,7 @@ impl ChildReference {
         ChildReference {
             bin,
             flags: policy_flags(policy),
+            promises: snapconf_producers::adapters::reference::link_promises(policy),
         }
     }
 }
@@ -113,6 +115,14 @@ impl Extractor for ChildReference {
 
     fn honours_limits(&self) -> bool {
         true
+    }
+
+    fn link_promises(&self) -> snapconf_producers::LinkPromises {
+        self.promises
+    }
+
+    fn view_paths(&self) -> Option<Vec<PathBuf>> {
+        Some(vec![self.bin.clone()])
     }
 
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {

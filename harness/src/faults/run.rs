@@ -255,7 +255,9 @@ fn one(
         Ok(new.is_some_and(|t| diff_trees(&t, now).is_empty())
             || diff_trees(step.expected_tree, &normalise(now, &step.env.profile)).is_empty())
     };
+    let fault = plan.to_string();
     let mut ev = Evidence::hydration(&what, &outcome, &root);
+    ev.fault = Some(&fault);
     ev.outside = &outside;
     ev.stragglers = &left;
     ev.prior = Some(&w0);

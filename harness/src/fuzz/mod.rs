@@ -4,6 +4,7 @@
 //! them on the committed corpus too.
 
 mod adversarial;
+mod attack;
 mod expect;
 mod expectation;
 mod failure;
@@ -15,8 +16,10 @@ mod records;
 mod reference;
 mod roundtrip;
 mod session;
+mod signature;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
+pub use attack::{attack, attack_of, AttackClass};
 pub use expect::check_listing;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
 pub use failure::OracleFailure;
@@ -30,4 +33,8 @@ pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
 pub use records::{Record, Records};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
-pub use session::{fuzz, replay_finding, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary};
+pub use session::{
+    fuzz, replay_finding, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary, MAX_CAUSES_PER_CHECK,
+    MAX_SHRINKS_PER_CHECK,
+};
+pub use signature::{shape, signature};

@@ -35,11 +35,39 @@ pub enum Mutation {
     Truncate { len: usize },
 }
 
-/// Link targets a mutation may use. All stay inside the jail: the root's parent holds the
-/// decoys (`../out/target`); nothing absolute, never more than one `..`.
-const TARGETS: [&[u8]; 5] = [b"../out/target", b"../out", b"..", b".", b"d"];
-/// Names inserted members get.
-const NAMES: [&[u8]; 5] = [b"up", b"link", b"dev", b"pipe", b"d"];
+/// Link targets a mutation may use: inside the root, the decoy in the root's parent
+/// (`../decoy`, `../out/target` where a jail keeps its decoys), and, for sessions that run
+/// in a filesystem view ([`crate::jail::view`]), targets that reach past the jail on a
+/// host: absolute decoys (also with repeated slashes, which some extractors strip only
+/// once) and `..` runs deep enough to reach the view's `/` from any depth. A session
+/// without a view skips the mutants that use those ([`super::host_safe`]).
+const TARGETS: [&[u8]; 13] = [
+    b"../out/target",
+    b"../out",
+    b"..",
+    b".",
+    b"d",
+    b"../decoy",
+    b"/etc/passwd",
+    b"/tmp",
+    b"/",
+    b"////etc/decoy",
+    b"../../decoy",
+    b"../../../../../../../../etc/passwd",
+    b"d/../../../../../tmp",
+];
+/// Names inserted members get; the last ones climb out of the root (run only in a view).
+const NAMES: [&[u8]; 9] = [
+    b"up",
+    b"link",
+    b"dev",
+    b"pipe",
+    b"d",
+    b"l",
+    b"../escape",
+    b"/etc/evil",
+    b"../../../../../../tmp/evil",
+];
 
 /// Apply `n` (at least 1) random mutations to `recs`; returns the mutated bytes and what
 /// was done.

@@ -1,17 +1,21 @@
 //! The fuzz loop: pick a base archive, mutate it, run it through the extractor over a small
 //! prior workspace in a jail, judge the outcome, shrink and write each new finding kind.
 
+use super::attack::attack;
 use super::judge::{host_safe, judge};
 use super::mutate::{mutate, Mutation};
 use super::records::Records;
+use super::signature::signature;
 use crate::checks::{self, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
 use crate::gen::Rng;
+use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::model::profile::Profile;
-use crate::run::case::{outside_changes, stragglers};
+use crate::run::case::stragglers;
 use crate::workspace::observe::observe;
 use serde::Serialize;
+use snapconf_producers::process::view::with_view;
 use snapconf_producers::{Extractor, HydrateRequest, Outcome};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,9 +44,20 @@ pub struct FuzzOptions {
     pub bin: PathBuf,
     /// The checks each execution is judged by: [`Check::ALL`] unless a test adds its own.
     pub checks: Vec<Check>,
+    /// Run each hydration in a filesystem view ([`crate::jail::view`]) when the extractor
+    /// can run in one, so that no mutant is skipped for the host's safety. The caller
+    /// sets it after [`crate::jail::view::probe`] succeeded.
+    pub view: bool,
 }
 
-/// One finding of a session (the first of its check), as written to `finding.json`.
+/// Distinct causes kept per check in one session: a behaviour the extractor documents
+/// takes one, and later, different findings of the same check are still reported.
+pub const MAX_CAUSES_PER_CHECK: usize = 5;
+/// Findings of one check shrunk per session (a repeat of a known cause costs a shrink to
+/// tell it apart).
+pub const MAX_SHRINKS_PER_CHECK: usize = 12;
+
+/// One finding of a session (the first of its cause), as written to `finding.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct FuzzFinding {
     /// Format version.
@@ -59,7 +74,8 @@ pub struct FuzzFinding {
     pub seed: u64,
     /// 0-based iteration.
     pub iteration: u64,
-    /// The base archive's label.
+    /// The base archive's label (`seeds/x.tar`), or the attack class and what it built
+    /// (`attack/dir-to-symlink: ...`).
     pub base: String,
     /// The mutations applied to the base.
     pub mutations: Vec<Mutation>,
@@ -67,6 +83,9 @@ pub struct FuzzFinding {
     pub reference: String,
     /// Records (headers, extension headers included) in the shrunk archive.
     pub records: usize,
+    /// The cause signature of the shrunk archive ([`super::signature`]): findings of one
+    /// check with the same signature are one cause.
+    pub cause: String,
     /// `cases/<id>` relative to the report directory.
     pub case_dir: String,
 }
@@ -89,18 +108,29 @@ pub struct FuzzSummary {
     pub refused: u64,
     /// Extractor acceptances.
     pub accepted: u64,
-    /// One per check found, in order of discovery.
+    /// Each distinct cause found ([`FuzzFinding::cause`]; at most
+    /// [`MAX_CAUSES_PER_CHECK`] per check), in order of discovery.
     pub findings: Vec<FuzzFinding>,
 }
 
 /// A finding of one execution (before shrinking): a violation of one check.
 type Hit = Violation;
 
-/// The small prior every execution hydrates over: a file, a directory with a file.
+/// The small prior every execution hydrates over: a file, a directory with a file, and a
+/// link planted by the prior at the decoy in the root's parent (an extractor that writes
+/// through it changes the decoy: `containment`).
 fn write_prior(root: &Path) -> std::io::Result<()> {
     std::fs::write(root.join("a"), b"old a\n")?;
     std::fs::create_dir(root.join("d"))?;
-    std::fs::write(root.join("d/f"), b"old d/f\n")
+    std::fs::write(root.join("d/f"), b"old d/f\n")?;
+    std::os::unix::fs::symlink("../decoy", root.join("l"))
+}
+
+/// Whether `bytes` can run through `ex` in this session: always in a filesystem view
+/// ([`FuzzOptions::view`] and an extractor that can run in one), else only an archive
+/// that cannot reach past the jail ([`host_safe`]).
+fn runnable(bytes: &[u8], ex: &dyn Extractor, opts: &FuzzOptions) -> bool {
+    (opts.view && ex.view_paths().is_some()) || host_safe(bytes)
 }
 
 /// Run `bytes` through `ex` once in a fresh jail over the small prior and judge the
@@ -113,22 +143,45 @@ fn execute(
     let mut jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
     let archive = jail.archive();
     std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
-    let root = jail.fresh_dir("h").ctx(|| "cannot create a root".into())?;
+    // The same layout with or without the view, so that findings do not depend on it.
+    let paths = ex.view_paths().filter(|_| opts.view);
+    let view = View::prepare(&jail, paths.as_deref().unwrap_or_default())
+        .ctx(|| "cannot lay out the filesystem view".into())?;
+    let root = view.root();
     write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
     let w0 = observe(&root).ctx(|| "cannot observe the prior".into())?;
     let scratch = jail
         .fresh_dir("scratch")
         .ctx(|| "cannot create scratch".into())?;
-    let mut last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
-    let outcome = ex.hydrate(&HydrateRequest {
+    let last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let req = HydrateRequest {
         archive: &archive,
         root: &root,
         scratch: &scratch,
         limits: None,
         timeout: opts.timeout,
-    })?;
-    let left = stragglers(ex.in_process());
-    let outside = outside_changes(&jail, &root, &mut last)?;
+    };
+    let outcome = match paths {
+        Some(_) => with_view(view.prefix().to_vec(), || ex.hydrate(&req))?,
+        None => ex.hydrate(&req)?,
+    };
+    let left = match paths {
+        // Nothing outlives a view: its PID namespace ends with the tool. What is reaped
+        // here is bwrap's own process inside it, still on its way out.
+        Some(_) => {
+            let _ = stragglers(ex.in_process());
+            Vec::new()
+        }
+        None => stragglers(ex.in_process()),
+    };
+    let now = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let rel = jail.rel(&root);
+    // The root's parent may be touched by a staging sibling that is gone again.
+    let parent = rel
+        .iter()
+        .rposition(|&b| b == b'/')
+        .map_or(&rel[..0], |i| &rel[..i]);
+    let outside = last.changes_touching(&now, &[&rel], &[parent]);
     let accepted = matches!(outcome, Outcome::Success);
     // The reference's judgement costs a parse: only an accepted archive needs it.
     let judged = accepted.then(|| judge(bytes, &opts.profile));
@@ -138,6 +191,7 @@ fn execute(
     ev.prior = Some(&w0);
     ev.profile = Some(&opts.profile);
     ev.judged = judged.as_ref();
+    ev.promises = Some(ex.link_promises());
     Ok((checks::judge(&opts.checks, &ev)?, accepted))
 }
 
@@ -147,18 +201,20 @@ fn shrink(
     check: Check,
     ex: &dyn Extractor,
     opts: &FuzzOptions,
+    session_end: Instant,
 ) -> Result<Vec<u8>, HarnessError> {
     let mut recs = Records::parse(bytes);
     let mut runs = 0;
     let mut i = 0;
-    // Shrinking a `hang` costs a full timeout per run: stop at the session's budget.
-    let deadline = Instant::now() + opts.time.max(opts.timeout * 2);
+    // Within the session's time; a finding made near its end still gets two timeouts'
+    // worth (a `hang` costs a full timeout per run).
+    let deadline = session_end.max(Instant::now() + opts.timeout * 2);
     while i < recs.records.len() && runs < opts.shrink_runs && Instant::now() < deadline {
         let mut cand = recs.clone();
         cand.records.remove(i);
         let b = cand.to_bytes();
         runs += 1;
-        if host_safe(&b) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
+        if runnable(&b, ex, opts) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
             recs = cand;
         } else {
             i += 1;
@@ -169,7 +225,7 @@ fn shrink(
         let mut cand = recs.clone();
         cand.tail = vec![0; 1024.min(cand.tail.len())];
         let b = cand.to_bytes();
-        if host_safe(&b) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
+        if runnable(&b, ex, opts) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
             recs = cand;
         }
     }
@@ -193,14 +249,33 @@ pub fn fuzz(
     let mut rng = Rng::new(opts.seed);
     let start = Instant::now();
     let mut summary = FuzzSummary::default();
-    let mut found: BTreeMap<Check, ()> = BTreeMap::new();
+    // Distinct causes kept per check, and shrinks spent per check.
+    let mut found: BTreeMap<Check, Vec<String>> = BTreeMap::new();
+    let mut tried: BTreeMap<Check, usize> = BTreeMap::new();
     let mut iteration = 0u64;
     while start.elapsed() < opts.time {
         iteration += 1;
-        let (label, base) = &bases[rng.below(bases.len())];
-        let n = 1 + rng.below(4);
-        let (bytes, mutations) = mutate(base, &mut rng, n);
-        if !host_safe(&bytes) {
+        // Half the inputs (a quarter without a view, where most attacks cannot run) are
+        // drawn from the attack classes, sometimes mutated further; the rest are
+        // structural mutations of a base archive.
+        let attack_share = if opts.view { 2 } else { 4 };
+        let (label, bytes, mutations) = if rng.below(attack_share) == 0 {
+            let (drawn, class, description) = attack(&mut rng);
+            let label = format!("attack/{}: {description}", class.id());
+            match rng.below(3) {
+                0 => {
+                    let (b, m) = mutate(&Records::parse(&drawn), &mut rng, 1);
+                    (label, b, m)
+                }
+                _ => (label, drawn, Vec::new()),
+            }
+        } else {
+            let (label, base) = &bases[rng.below(bases.len())];
+            let n = 1 + rng.below(4);
+            let (b, m) = mutate(base, &mut rng, n);
+            (label.clone(), b, m)
+        };
+        if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
         }
@@ -212,17 +287,34 @@ pub fn fuzz(
             summary.refused += 1;
         }
         for hit in hits {
-            if found.contains_key(&hit.check) {
+            let kept = found.entry(hit.check).or_default();
+            let spent = tried.entry(hit.check).or_default();
+            // A hang costs a timeout per shrink step, and its causes rarely differ: one.
+            let cap = if hit.check == Check::HANG {
+                1
+            } else {
+                MAX_CAUSES_PER_CHECK
+            };
+            if kept.len() >= cap || *spent >= MAX_SHRINKS_PER_CHECK || start.elapsed() > opts.time {
                 continue;
             }
-            found.insert(hit.check, ());
-            let min = shrink(&bytes, hit.check, ex, opts)?;
+            *spent += 1;
+            let min = shrink(&bytes, hit.check, ex, opts, start + opts.time)?;
+            let cause = signature(&min);
+            if kept.contains(&cause) {
+                continue;
+            }
+            kept.push(cause.clone());
+            let n = kept.len();
             let (again, _) = execute(&min, ex, opts)?;
             let hit = again
                 .into_iter()
                 .find(|h| h.check == hit.check)
                 .unwrap_or(hit);
-            let id = format!("{}__fuzz__{}", hit.check.id(), ex.name());
+            let id = match n {
+                1 => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
+                _ => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
+            };
             let finding = FuzzFinding {
                 schema: 1,
                 check: hit.check,
@@ -235,6 +327,7 @@ pub fn fuzz(
                 mutations: mutations.clone(),
                 reference: judge(&min, &opts.profile).verdict,
                 records: Records::parse(&min).records.len(),
+                cause,
                 case_dir: format!("cases/{id}"),
             };
             write_reproducer(
@@ -315,11 +408,12 @@ pub fn replay_finding(
 ) -> Result<Vec<(Check, String)>, HarnessError> {
     let bytes = std::fs::read(dir.join("archive.tar"))
         .ctx(|| format!("cannot read `{}`", dir.join("archive.tar").display()))?;
-    if !host_safe(&bytes) {
-        return Err(HarnessError::Other(
-            "archive.tar could reach past the jail (absolute names or several `..`); not run"
-                .into(),
-        ));
+    if !runnable(&bytes, ex, opts) {
+        return Err(HarnessError::Other(format!(
+            "archive.tar could reach past the jail (absolute names or several `..`) and `{}` \
+             cannot run in a filesystem view here; not run",
+            ex.name()
+        )));
     }
     Ok(execute(&bytes, ex, opts)?
         .0

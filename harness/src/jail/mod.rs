@@ -8,6 +8,8 @@ mod layout;
 mod memo;
 mod pool;
 mod snapshot;
+pub mod view;
+pub mod view_layout;
 mod walk;
 
 pub use layout::{Jail, DECOYS};

@@ -42,6 +42,24 @@ impl Snapshot {
     /// Paths that differ between `self` (before) and `after`, one line each
     /// (`new x`, `removed x`, `changed x (...)`), ignoring `ignore` and everything under it.
     pub fn changes(&self, after: &Snapshot, ignore: &[&[u8]]) -> Vec<String> {
+        self.changes_touching(after, ignore, &[])
+    }
+
+    /// [`Snapshot::changes`], where the directories `touched` may have new timestamps, size
+    /// and link count (entries made and removed in them: an extractor's staging sibling
+    /// beside its root), as long as their kind, mode and inode stay; their entries are
+    /// compared as ever.
+    pub fn changes_touching(
+        &self,
+        after: &Snapshot,
+        ignore: &[&[u8]],
+        touched: &[&[u8]],
+    ) -> Vec<String> {
+        let touched_only = |p: &[u8], a: &StatKey, b: &StatKey| {
+            touched.contains(&p)
+                && a.kind == "dir"
+                && (a.kind, a.mode, a.ino) == (b.kind, b.mode, b.ino)
+        };
         let skip = |p: &[u8]| {
             ignore
                 .iter()
@@ -54,7 +72,7 @@ impl Snapshot {
             }
             match after.0.get(p) {
                 None => out.push(format!("removed {} ({})", escape(p), a.kind)),
-                Some(b) if a != b && !a.same_but_links(b) => {
+                Some(b) if a != b && !a.same_but_links(b) && !touched_only(p, a, b) => {
                     out.push(format!("changed {} ({})", escape(p), describe(a, b)))
                 }
                 Some(_) => {}

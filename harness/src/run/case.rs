@@ -224,6 +224,11 @@ fn run_in(
     // An archive the reference cannot list is evidence too: the member checks say they
     // cannot hold, instead of passing on an empty list.
     let members = bytes.as_deref().map(list_members);
+    // The canary search reads the tar inside a compressed archive.
+    let bytes = bytes.map(|b| match crate::archive::listing::decompressed(&b) {
+        std::borrow::Cow::Owned(tar) => tar,
+        std::borrow::Cow::Borrowed(_) => b,
+    });
     let canaries = match &bytes {
         Some(b) if crate::jail::canary::may_hold_canaries(b, jail) => {
             crate::jail::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?
@@ -353,6 +358,7 @@ fn hydrate_and_check(
     ev.expected = Some(expected_tree);
     ev.profile = Some(&env.profile);
     ev.prior = prior;
+    ev.promises = Some(ex.link_promises());
     out.record(Some(ex.name()), judge(&env.checks, &ev)?);
     Ok(())
 }

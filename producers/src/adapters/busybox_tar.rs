@@ -170,6 +170,10 @@ impl Extractor for BusyboxTarExtractor {
         busybox_availability()
     }
 
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         clear_root(req.root)?;
         let mut cmd = Command::new(BUSYBOX_PROGRAM);

@@ -122,6 +122,10 @@ impl Extractor for GnuTarExtractor {
         gnu_tar_availability()
     }
 
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         clear_root(req.root)?;
         let mut cmd = Command::new(GNU_TAR_PROGRAM);

@@ -66,6 +66,22 @@ pub fn interpreter() -> &'static OsStr {
     })
 }
 
+/// The host paths the interpreter needs besides `/usr`, for a filesystem view
+/// ([`crate::Extractor::view_paths`]): the installation prefix of [`interpreter`] (the
+/// directory above its `bin/`, which holds the standard library), unless it is under
+/// `/usr`. Empty when the interpreter cannot be resolved.
+pub fn view_paths() -> Vec<std::path::PathBuf> {
+    let Ok(exe) = std::fs::canonicalize(interpreter()) else {
+        return Vec::new();
+    };
+    match exe.parent().and_then(std::path::Path::parent) {
+        Some(prefix) if !prefix.starts_with("/usr") && prefix != std::path::Path::new("/") => {
+            vec![prefix.to_path_buf()]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The command `python3 -I -S -c SCRIPT ARGS…` (with [`interpreter`]). `-I` (isolated mode)
 /// ignores `PYTHON*` variables and the user site directory, and `-S` skips `site`, so the
 /// host's Python set-up cannot change what the script does (the scripts need only the

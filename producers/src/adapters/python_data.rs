@@ -50,6 +50,20 @@ impl Extractor for PythonDataExtractor {
         python_availability()
     }
 
+    /// Python's `data` filter (`tarfile.data_filter`, Python 3.12 and the 3.11.4+
+    /// backports): "refuse to extract links (hard or soft) that link to absolute paths, or
+    /// ones that link outside the destination".
+    fn link_promises(&self) -> crate::LinkPromises {
+        crate::LinkPromises {
+            no_absolute_symlinks: true,
+            no_escaping_symlinks: true,
+        }
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(crate::adapters::python::view_paths())
+    }
+
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         extract_with_filter(req, "data")
     }

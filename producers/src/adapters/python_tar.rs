@@ -26,6 +26,10 @@ impl Extractor for PythonTarExtractor {
         python_availability()
     }
 
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(crate::adapters::python::view_paths())
+    }
+
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
         extract_with_filter(req, "tar")
     }

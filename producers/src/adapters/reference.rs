@@ -41,6 +41,23 @@ impl ReferenceExtractor {
     }
 }
 
+/// What the reference promises about links under `policy`: no absolute symlink unless
+/// absolute symlinks are kept (or rebased with escaping ones kept), no escaping relative
+/// symlink when escaping symlinks are refused (see [`snapconf_extract::AbsoluteSymlinks`]
+/// and [`snapconf_extract::EscapingSymlinks`]).
+pub fn link_promises(policy: &snapconf_extract::Policy) -> crate::LinkPromises {
+    use snapconf_extract::{AbsoluteSymlinks as A, EscapingSymlinks as E};
+    let refuse_escaping = policy.escaping_symlinks == E::Reject;
+    crate::LinkPromises {
+        no_absolute_symlinks: match policy.absolute_symlinks {
+            A::Reject | A::Drop => true,
+            A::Rebase => refuse_escaping,
+            A::Keep => false,
+        },
+        no_escaping_symlinks: refuse_escaping,
+    }
+}
+
 impl Extractor for ReferenceExtractor {
     fn name(&self) -> &str {
         "reference"
@@ -50,6 +67,10 @@ impl Extractor for ReferenceExtractor {
         Availability::Available {
             version: REFERENCE_VERSION.to_owned(),
         }
+    }
+
+    fn link_promises(&self) -> crate::LinkPromises {
+        link_promises(&self.policy)
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {

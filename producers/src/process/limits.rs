@@ -66,11 +66,18 @@ pub fn probe_private_mounts() -> Result<(), String> {
     }
 }
 
-/// The command prefix `limits` (and the private mount namespace, when on) need, outermost
-/// first; empty when there is nothing to apply.
+/// The command prefix `limits` (and the filesystem view of this thread, or else the private
+/// mount namespace, when on) need, outermost first; empty when there is nothing to apply.
 pub fn prefix(limits: Option<&Limits>) -> Vec<OsString> {
     let mut p: Vec<OsString> = Vec::new();
-    if private_mounts() {
+    // A filesystem view (set by the fuzzer for one hydration) has a mount namespace of
+    // its own already.
+    let view = crate::process::view::current();
+    let in_view = view.is_some();
+    if let Some(v) = view {
+        p.extend(v);
+    }
+    if private_mounts() && !in_view {
         for a in [UNSHARE_PROGRAM, "--mount", "--propagation", "private", "--"] {
             p.push(a.into());
         }

@@ -1,6 +1,8 @@
 //! Running an external tool: a timeout and its own process group, fault limits and a
-//! private mount namespace, and the stragglers it leaves behind.
+//! private mount namespace, the filesystem view a fuzzed extractor runs in, and the
+//! stragglers it leaves behind.
 
 pub mod limits;
 pub mod run;
 pub mod stragglers;
+pub mod view;

@@ -1,0 +1,94 @@
+//! Link chains: links made before the links they traverse, and a chain whose expanded form
+//! passes `PATH_MAX` while every name the archive writes fits.
+
+use super::member::{choose, distinct, one_in, shuffle, Seq};
+use super::target::{aim, aim_relative, decoy_in_dir, dir_depth, join, ups};
+use crate::gen::Rng;
+
+/// Names a chain's links get; some nested, so each hop's `..` count depends on its depth.
+const CHAIN_NAMES: [&str; 8] = ["a", "b", "c", "e", "g", "p/b", "p/c", "q/r/e"];
+
+/// `link-chain`: `a -> b`, `b -> c`, `c -> /tmp`, then `a/decoy`. Each link alone names a
+/// member inside the root; only their composition leaves it (the Python `tarfile` filter
+/// bypasses of 2025, CVE-2025-4138 and CVE-2025-4330, checked each link on its own). Most
+/// often each link is made before the one it names (dangling when made); sometimes in
+/// reverse or shuffled. One time in four the chain ends in the prior's `l -> ../decoy`
+/// and the file is written to the chain's first name.
+pub(super) fn link_chain(rng: &mut Rng, seq: &mut Seq) {
+    let n = 2 + rng.below(4);
+    let names = distinct(rng, &CHAIN_NAMES, n);
+    let into_prior = one_in(rng, 4);
+    let (dir, tail) = decoy_in_dir(rng);
+    let mut links = Vec::with_capacity(n);
+    for (i, name) in names.iter().enumerate() {
+        let depth = dir_depth(name);
+        let target = match names.get(i + 1) {
+            Some(next) => join(ups(depth), next),
+            None if into_prior => join(ups(depth), "l"),
+            None => aim(rng, depth, dir),
+        };
+        links.push((*name, target));
+    }
+    match rng.below(4) {
+        0 => links.reverse(),
+        1 => shuffle(rng, &mut links),
+        _ => {}
+    }
+    for (name, target) in &links {
+        seq.symlink(name, target);
+    }
+    if into_prior {
+        seq.file(names[0]);
+    } else {
+        seq.file(join(names[0], &tail));
+    }
+}
+
+/// Levels of real directories in [`path_max_chain`].
+const LEVELS: usize = 16;
+
+/// `path-max-chain` (the shape of Python CVE-2025-4517): a directory 16 levels deep whose
+/// components are 240–250 bytes, short links `s` that each stand for 4 (or 8) of those
+/// levels, and a link `s/s/s/s/lll…` (254 `l`) at the bottom pointing back to the root.
+/// Its expanded path is at least 16 × 241 + 254 = 4110 bytes, past `PATH_MAX` (4096), so
+/// `os.path.realpath(strict=False)` stops resolving there and reads the rest lexically.
+/// Then `escape -> s/s/s/s/lll…/../..` leaves the root while a lexical reading stays
+/// inside, and a hardlink and a file (or a file under `escape`) write the decoy. Every name
+/// and target the archive writes is at most 4015 bytes, so it passes a 4096-byte name
+/// limit; each member after the directory is 1 of at most 10.
+pub(super) fn path_max_chain(rng: &mut Rng, seq: &mut Seq) {
+    let component = "d".repeat(240 + rng.below(11));
+    let real = |k: usize| vec![component.as_str(); k].join("/");
+    let group = if one_in(rng, 2) { 4 } else { 8 };
+    seq.dir(format!("{}/", real(LEVELS))).mode(0o777);
+    for g in 0..LEVELS / group {
+        let name = if g == 0 {
+            "s".to_string()
+        } else {
+            format!("{}/s", real(g * group))
+        };
+        seq.symlink(name, real(group));
+    }
+    let short = vec!["s"; LEVELS / group].join("/");
+    let long = format!("{short}/{}", "l".repeat(254));
+    seq.symlink(&long, ups(LEVELS));
+    let (dir, tail) = decoy_in_dir(rng);
+    let escape = choose(rng, &["escape", "out", "x"]);
+    // `long` resolves to the root, so the rest is spelled from depth 0.
+    seq.symlink(escape, join(&long, aim_relative(rng, 0, dir)));
+    let through = join(escape, &tail);
+    match rng.below(3) {
+        0 => {
+            seq.hardlink("flag", &through);
+            seq.file("flag");
+        }
+        1 => {
+            seq.file(&through);
+        }
+        _ => {
+            seq.hardlink("flag", &through);
+            seq.file("flag");
+            seq.file(join(escape, "snapconf-new"));
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! [`AttackClass`]: the one id type of an attack class, its weight in a draw, and what it
+//! attacks (with the published escapes whose shape it generalises).
+
+use crate::gen::Rng;
+
+/// One attack class: a family of member sequences that real extractors have been made to
+/// write, link or change metadata outside their root with. The id is stable kebab-case, for
+/// reports and for grouping findings (serde writes the same id).
+///
+/// The sequences are classes, not instances: each draw picks names (often the prior
+/// workspace's own `a`, `d/` and `l -> ../decoy`), the view decoy it aims at, how the
+/// target is spelled (absolute, `//`, exact `..` count, fewest `..`, more `..` than needed)
+/// and how every member is encoded (ustar, ustar prefix, GNU `L`/`K`, PAX, PAX overriding a
+/// ustar name that says something else).
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttackClass {
+    /// A directory replaced by a symlink between members that use it as a parent.
+    DirToSymlink,
+    /// The same path spelled differently by the members that swap and use it.
+    SpellingCollision,
+    /// A symlink re-pointed after something was created or validated through it.
+    LinkRepoint,
+    /// Directory metadata applied late, through a link swapped in meanwhile.
+    LateDirMetadata,
+    /// Symlinks created before the links they traverse.
+    LinkChain,
+    /// A link chain whose expanded form passes `PATH_MAX` while every written name fits.
+    PathMaxChain,
+    /// Hardlinks to decoys named absolutely or by `..`, with data or a file after them.
+    HardlinkOutside,
+    /// Hardlinks whose target traverses a symlink.
+    HardlinkThroughLink,
+    /// Hardlinks to symlinks, then a file written to the hardlink's name.
+    HardlinkToSymlink,
+    /// Hardlinks to members that come later (or to themselves).
+    HardlinkForward,
+    /// Members named by absolute paths, also `////abs` and `/./abs`.
+    AbsoluteName,
+    /// Members named with `..`: up to `/` and past it, inside-then-out, after a link.
+    DotdotName,
+    /// Names tools normalise differently: empty, `.`, `a//b`, `a/`, NUL, 99/100/155/255 bytes.
+    NameForms,
+    /// A PAX global header that renames every later member (or retargets every link).
+    PaxGlobal,
+    /// One name as two member types in either order.
+    TypePairs,
+    /// FIFOs and device nodes at decoy paths.
+    SpecialOutside,
+    /// FIFOs and device nodes inside the root, over the prior's names.
+    SpecialInside,
+    /// setuid, setgid and sticky modes on files, directories and the root.
+    PrivilegedModes,
+    /// Members that reach outside through the prior workspace's own names (`l`, `d`).
+    PriorNames,
+    /// Members hidden in the payload of a directory, link or special member.
+    SizeSmuggle,
+}
+
+impl AttackClass {
+    /// Every class, in a stable order (the order of reports).
+    pub const ALL: [AttackClass; 20] = [
+        AttackClass::DirToSymlink,
+        AttackClass::SpellingCollision,
+        AttackClass::LinkRepoint,
+        AttackClass::LateDirMetadata,
+        AttackClass::LinkChain,
+        AttackClass::PathMaxChain,
+        AttackClass::HardlinkOutside,
+        AttackClass::HardlinkThroughLink,
+        AttackClass::HardlinkToSymlink,
+        AttackClass::HardlinkForward,
+        AttackClass::AbsoluteName,
+        AttackClass::DotdotName,
+        AttackClass::NameForms,
+        AttackClass::PaxGlobal,
+        AttackClass::TypePairs,
+        AttackClass::SpecialOutside,
+        AttackClass::SpecialInside,
+        AttackClass::PrivilegedModes,
+        AttackClass::PriorNames,
+        AttackClass::SizeSmuggle,
+    ];
+
+    /// The stable kebab-case id (`dir-to-symlink`).
+    pub fn id(self) -> &'static str {
+        match self {
+            AttackClass::DirToSymlink => "dir-to-symlink",
+            AttackClass::SpellingCollision => "spelling-collision",
+            AttackClass::LinkRepoint => "link-repoint",
+            AttackClass::LateDirMetadata => "late-dir-metadata",
+            AttackClass::LinkChain => "link-chain",
+            AttackClass::PathMaxChain => "path-max-chain",
+            AttackClass::HardlinkOutside => "hardlink-outside",
+            AttackClass::HardlinkThroughLink => "hardlink-through-link",
+            AttackClass::HardlinkToSymlink => "hardlink-to-symlink",
+            AttackClass::HardlinkForward => "hardlink-forward",
+            AttackClass::AbsoluteName => "absolute-name",
+            AttackClass::DotdotName => "dotdot-name",
+            AttackClass::NameForms => "name-forms",
+            AttackClass::PaxGlobal => "pax-global",
+            AttackClass::TypePairs => "type-pairs",
+            AttackClass::SpecialOutside => "special-outside",
+            AttackClass::SpecialInside => "special-inside",
+            AttackClass::PrivilegedModes => "privileged-modes",
+            AttackClass::PriorNames => "prior-names",
+            AttackClass::SizeSmuggle => "size-smuggle",
+        }
+    }
+
+    /// The attack in one line, with the published escapes of that shape.
+    pub fn about(self) -> &'static str {
+        match self {
+            AttackClass::DirToSymlink => {
+                "`d/`, then `d -> /etc` (or `.`, `..`, `../../../..`), then `d/passwd`: extractors \
+                 that cache created directories write through the new link (node-tar \
+                 CVE-2021-32803, tar-rs CVE-2021-38511, BusyBox CVE-2011-5325)"
+            }
+            AttackClass::SpellingCollision => {
+                "the swapped directory spelled `d/`, `./d`, `d//`, `d/.` by different members: \
+                 checks keyed on raw names miss the collision (the directory-cache class of \
+                 node-tar CVE-2021-37701 and CVE-2021-37712, there with backslashes and Unicode \
+                 normalisation)"
+            }
+            AttackClass::LinkRepoint => {
+                "`s -> in`, `s/ok`, then `s -> /etc`, `s/passwd`: a link judged once and reused \
+                 after it was re-pointed (node-tar CVE-2021-32803's cache, a link in place of \
+                 the directory)"
+            }
+            AttackClass::LateDirMetadata => {
+                "`d/` mode 0777, then `d -> /etc`: modes applied at the end follow the link \
+                 (GNU tar's delayed set_stat, libarchive CVE-2021-31566, Python CVE-2024-12718)"
+            }
+            AttackClass::LinkChain => {
+                "`a -> b`, `b -> c`, `c -> /tmp`, then `a/decoy`: each link checked alone looks \
+                 inside (Python tarfile filter bypasses CVE-2025-4138, CVE-2025-4330)"
+            }
+            AttackClass::PathMaxChain => {
+                "16 levels of 240+ byte directories behind short links, a link whose expanded \
+                 path passes PATH_MAX, an escape through it: realpath stops expanding and the \
+                 check reads it lexically (Python CVE-2025-4517)"
+            }
+            AttackClass::HardlinkOutside => {
+                "`h` hardlinked to `/etc/passwd` or `../../../../etc/passwd`, with data of its own \
+                 or a file `h` after it (libarchive CVE-2016-5418, Python CVE-2025-4517's \
+                 `flaglink`)"
+            }
+            AttackClass::HardlinkThroughLink => {
+                "`s -> /etc`, then `h` hardlinked to `s/passwd` (or to the prior's `l`), then `h` \
+                 written (tar-rs RUSTSEC-2018-0002 / CVE-2018-20990)"
+            }
+            AttackClass::HardlinkToSymlink => {
+                "`s -> /etc/passwd`, `h` hardlinked to `s`, a file `h`: extractors that follow \
+                 the symlink or fall back to a copy write or read the decoy (Python \
+                 CVE-2025-4330)"
+            }
+            AttackClass::HardlinkForward => {
+                "`h` hardlinked to `t` before `t` exists, then `t -> decoy`, then `h` written: \
+                 deferred hardlinks resolve through what came later (GNU tar delayed links)"
+            }
+            AttackClass::AbsoluteName => {
+                "`/etc/passwd`, `////etc/passwd`, `/./etc/passwd`: sanitisers that strip one `/` \
+                 leave it absolute (node-tar CVE-2021-32804, Python CVE-2007-4559)"
+            }
+            AttackClass::DotdotName => {
+                "`../../../../etc/passwd`, `x/y/../../../decoy`, `s/../etc/passwd` after \
+                 `s -> /etc`, a `..` directory with mode 0777 (GNU tar CVE-2001-1267, \
+                 CVE-2016-6321, Python CVE-2007-4559)"
+            }
+            AttackClass::NameForms => {
+                "empty, `.`, `./`, `a//b`, `a/`, NUL in the name field, non-UTF-8, backslashes, \
+                 names of 99/100/101/155/156/255/256/257 bytes: where parsers and normalisers \
+                 part ways"
+            }
+            AttackClass::PaxGlobal => {
+                "a PAX `g` header setting `path` or `linkpath`: Python tarfile applies it to \
+                 every later member, tar-rs ignores it, the reference refuses it"
+            }
+            AttackClass::TypePairs => {
+                "one name as two member types in either order (file/dir/symlink/hardlink/FIFO/\
+                 devices), then a member under it: replace-or-follow decisions"
+            }
+            AttackClass::SpecialOutside => {
+                "FIFOs, char device 1/3 (or 1/1) and block devices at decoy paths, named \
+                 absolutely or by `..`"
+            }
+            AttackClass::SpecialInside => {
+                "FIFOs and devices inside the root, over the prior's `a` and `d/f`, a FIFO \
+                 followed by a file of its name (a writer that opens it blocks)"
+            }
+            AttackClass::PrivilegedModes => {
+                "setuid/setgid/sticky files and directories, the root (`.`) at 7777"
+            }
+            AttackClass::PriorNames => {
+                "a file written to the prior's `l -> ../decoy`, a hardlink to it, the prior's \
+                 `d/` replaced by a link and `d/f` written through it (GNU tar CVE-2025-45582's \
+                 two-step shape)"
+            }
+            AttackClass::SizeSmuggle => {
+                "a directory, hardlink, symlink, FIFO or device member with a non-zero size whose \
+                 payload is tar headers: readers that take its size as 0 (bsdtar, Python, BusyBox; \
+                 GNU tar for hardlinks and directories) extract the hidden members, readers that \
+                 skip by size (the reference, tar-rs) never see them (the desynchronisation class \
+                 of CVE-2025-62518)"
+            }
+        }
+    }
+
+    /// Relative weight in [`super::attack`]'s draw: the escapes real extractors had most
+    /// weigh most.
+    pub fn weight(self) -> usize {
+        match self {
+            AttackClass::DirToSymlink => 10,
+            AttackClass::TypePairs => 8,
+            AttackClass::LinkChain => 7,
+            AttackClass::LinkRepoint | AttackClass::DotdotName | AttackClass::PriorNames => 6,
+            AttackClass::SpellingCollision
+            | AttackClass::LateDirMetadata
+            | AttackClass::HardlinkOutside
+            | AttackClass::HardlinkThroughLink
+            | AttackClass::HardlinkToSymlink
+            | AttackClass::NameForms => 5,
+            AttackClass::HardlinkForward | AttackClass::AbsoluteName => 4,
+            AttackClass::PathMaxChain
+            | AttackClass::SizeSmuggle
+            | AttackClass::SpecialOutside
+            | AttackClass::SpecialInside
+            | AttackClass::PrivilegedModes => 3,
+            AttackClass::PaxGlobal => 2,
+        }
+    }
+
+    /// True if every archive of the class aims outside the root: an extractor that takes
+    /// names and link targets as the kernel resolves them (no containment) writes, links or
+    /// changes metadata at a view decoy or view directory. The other classes probe parsing,
+    /// replacement and privileges inside the root.
+    pub fn escapes(self) -> bool {
+        !matches!(
+            self,
+            AttackClass::NameForms
+                | AttackClass::TypePairs
+                | AttackClass::SpecialInside
+                | AttackClass::PrivilegedModes
+        )
+    }
+
+    /// One class drawn by [`AttackClass::weight`].
+    pub(super) fn draw(rng: &mut Rng) -> AttackClass {
+        let total: usize = AttackClass::ALL.iter().map(|c| c.weight()).sum();
+        let mut at = rng.below(total);
+        for class in AttackClass::ALL {
+            if at < class.weight() {
+                return class;
+            }
+            at -= class.weight();
+        }
+        AttackClass::DirToSymlink
+    }
+}
+
+impl std::fmt::Display for AttackClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}

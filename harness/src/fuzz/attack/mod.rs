@@ -1,0 +1,23 @@
+//! The attack generator: whole member sequences drawn from attack classes (symlink swaps,
+//! link chains, hardlink escapes, hostile names, special files), beside the mutator.
+
+mod chain;
+mod class;
+mod draw;
+mod encode;
+mod hardlink;
+mod member;
+mod names;
+mod pairs;
+mod prior;
+mod smuggle;
+mod special;
+mod swap;
+mod target;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod view_model;
+
+pub use class::AttackClass;
+pub use draw::{attack, attack_of};

@@ -1,0 +1,198 @@
+//! The fuzzer's disposable filesystem view: the jail itself, seen by the extractor as its
+//! whole filesystem (`/`), through bubblewrap (`bwrap`, Debian's `bubblewrap` package).
+//!
+//! Why: a hostile archive's absolute names (`/etc/passwd`, `////x`), any number of `..`
+//! and absolute link targets must be run to find the escapes real extractors have had
+//! (CVE-2007-4559, CVE-2025-4517 and the like need exactly those), and none of them may
+//! reach the host. Inside the view they land among decoys ([`super::view_layout`]), and
+//! `containment` sees them as changes to the jail.
+//!
+//! What the tool sees, outermost first:
+//! - `/` is the jail (read-write); the jail is also mounted at its own host path, so that
+//!   the paths an adapter passes (archive, root, scratch) resolve unchanged;
+//! - `/usr` read-only, and `/bin`, `/sbin`, `/lib*` as on the host (links into `/usr` on
+//!   a merged-`/usr` system, read-only mounts otherwise);
+//! - the host paths the extractor declares ([`snapconf_producers::Extractor::view_paths`]:
+//!   an interpreter's prefix) and the `snapconf` binary for a child extractor, read-only;
+//! - `/proc`, and `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom` bound from the
+//!   host; everything else under `/dev` is a plain directory of the jail;
+//! - new PID, IPC, UTS and network namespaces (the PID namespace ends every process of
+//!   the step when the tool ends), and a user namespace when not run as root.
+//!
+//! Every mount point is made in the jail when the view is laid out, before the step's
+//! first snapshot, so that mounting changes nothing `containment` compares.
+
+use super::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
+use super::Jail;
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The program that builds the view.
+pub const BWRAP_PROGRAM: &str = "bwrap";
+/// How to install it.
+pub const BWRAP_INSTALL_HINT: &str = "apt-get install bubblewrap";
+
+/// Top-level host entries that are either links into `/usr` or directories to mount.
+const SYSTEM_DIRS: [&str; 6] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/// Device nodes bound from the host.
+const DEVICES: [&str; 4] = ["null", "zero", "random", "urandom"];
+
+/// A laid-out view in one jail.
+#[derive(Clone, Debug)]
+pub struct View {
+    jail: PathBuf,
+    prefix: Vec<OsString>,
+}
+
+/// Whether bwrap can build a view here, tried in a jail under `base` (see
+/// [`Jail::new`]); `Err` says why not (not installed, no user namespaces for an ordinary
+/// user, a seccomp profile).
+pub fn probe(base: Option<&Path>) -> Result<(), String> {
+    let jail = Jail::new(base).map_err(|e| format!("cannot make a probe jail: {e}"))?;
+    let view = View::prepare(&jail, &[]).map_err(|e| format!("cannot lay out a view: {e}"))?;
+    let (first, rest) = view
+        .prefix()
+        .split_first()
+        .ok_or_else(|| "empty view prefix".to_string())?;
+    let mut cmd = Command::new(first);
+    cmd.args(rest).arg("true").stdin(Stdio::null());
+    match cmd.output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`{BWRAP_PROGRAM}` cannot build a view here ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!(
+            "cannot start `{BWRAP_PROGRAM}` ({e}); install: {BWRAP_INSTALL_HINT}"
+        )),
+    }
+}
+
+fn namespace_flags() -> Vec<&'static str> {
+    let mut f = vec![
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--die-with-parent",
+    ];
+    if !rustix::process::geteuid().is_root() {
+        f.push("--unshare-user");
+    }
+    f
+}
+
+impl View {
+    /// Lay the view out in `jail`: the root's directories and the decoys of
+    /// [`super::view_layout`], and a mount point for everything the prefix mounts,
+    /// including the read-only host paths `extra` (an interpreter's prefix, the `snapconf`
+    /// binary).
+    ///
+    /// # Errors
+    /// A directory, decoy or mount point cannot be made.
+    pub fn prepare(jail: &Jail, extra: &[PathBuf]) -> io::Result<View> {
+        let top = jail.path().to_path_buf();
+        let at = |abs: &str| top.join(abs.trim_start_matches('/'));
+        for d in VIEW_DIRS {
+            std::fs::create_dir_all(at(d))?;
+        }
+        std::fs::create_dir_all(top.join(VIEW_ROOT))?;
+        for f in VIEW_DECOYS {
+            let p = at(f);
+            if std::fs::symlink_metadata(&p).is_err() {
+                std::fs::write(&p, format!("decoy {f}\n"))?;
+            }
+        }
+        let mut p: Vec<OsString> = vec![BWRAP_PROGRAM.into()];
+        p.extend(namespace_flags().into_iter().map(OsString::from));
+        let mut bind = |flag: &str, from: &Path, to: &Path| {
+            p.push(flag.into());
+            p.push(from.into());
+            p.push(to.into());
+        };
+        bind("--bind", &top, Path::new("/"));
+        // The jail at its own host path too; the mount point is a directory of the jail.
+        std::fs::create_dir_all(mount_point(&top, &top))?;
+        bind("--bind", &top, &top);
+        std::fs::create_dir_all(top.join("usr"))?;
+        bind("--ro-bind", Path::new("/usr"), Path::new("/usr"));
+        for d in SYSTEM_DIRS {
+            let host = Path::new("/").join(d);
+            let Ok(meta) = std::fs::symlink_metadata(&host) else {
+                continue;
+            };
+            let here = top.join(d);
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&host)?;
+                if std::fs::symlink_metadata(&here).is_err() {
+                    std::os::unix::fs::symlink(&target, &here)?;
+                }
+            } else if meta.is_dir() {
+                std::fs::create_dir_all(&here)?;
+                bind("--ro-bind", &host, &host);
+            }
+        }
+        std::fs::create_dir_all(top.join("proc"))?;
+        std::fs::create_dir_all(top.join("dev"))?;
+        for d in DEVICES {
+            let host = Path::new("/dev").join(d);
+            let here = top.join("dev").join(d);
+            if std::fs::symlink_metadata(&here).is_err() {
+                std::fs::write(&here, b"")?;
+            }
+            bind("--dev-bind", &host, &host);
+        }
+        let mut extra: Vec<PathBuf> = extra.to_vec();
+        extra.sort();
+        extra.dedup();
+        for e in &extra {
+            let here = mount_point(&top, e);
+            if here.starts_with(top.join("usr")) || std::fs::symlink_metadata(&here).is_ok() {
+                if !here.starts_with(top.join("usr")) {
+                    bind("--ro-bind", e, e);
+                }
+                continue;
+            }
+            if e.is_dir() {
+                std::fs::create_dir_all(&here)?;
+            } else {
+                if let Some(parent) = here.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&here, b"")?;
+            }
+            bind("--ro-bind", e, e);
+        }
+        p.push("--proc".into());
+        p.push("/proc".into());
+        p.push("--chdir".into());
+        p.push("/".into());
+        p.push("--".into());
+        Ok(View {
+            jail: top,
+            prefix: p,
+        })
+    }
+
+    /// The hydration root (host path): `VIEW_ROOT` in the jail.
+    pub fn root(&self) -> PathBuf {
+        self.jail.join(VIEW_ROOT)
+    }
+
+    /// The command prefix that runs a tool in the view (for
+    /// [`snapconf_producers::process::view::with_view`]), ending with `--`.
+    pub fn prefix(&self) -> &[OsString] {
+        &self.prefix
+    }
+}
+
+/// Where host path `host` is mounted inside the view rooted at the jail `top`.
+fn mount_point(top: &Path, host: &Path) -> PathBuf {
+    let rel = host.as_os_str().as_bytes();
+    let rel = rel.strip_prefix(b"/").unwrap_or(rel);
+    top.join(std::ffi::OsStr::from_bytes(rel))
+}

@@ -1,0 +1,176 @@
+//! The fuzzer's filesystem view: archives that reach past any jail on the host (absolute
+//! names, `////x`, twenty `..`) run, land among the view's decoys, and are `containment`
+//! findings; the host is never written. An extractor with no protection at all (Python's
+//! `extractall` with the `fully_trusted` filter) is caught from the benign seed archives
+//! alone within seconds, by the attack generator.
+
+mod support;
+
+use snapconf_harness::checks::Check;
+use snapconf_harness::fuzz::{fuzz, replay_finding, FuzzOptions};
+use snapconf_harness::model::profile::Profile;
+use snapconf_producers::process::run::run_limited;
+use snapconf_producers::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use support::skip::skip;
+
+/// `python3` running `tarfile.open(ARCHIVE).extractall(ROOT)` with no protection: the
+/// `fully_trusted` filter where the interpreter has filters, no filter where it has none.
+struct Unprotected;
+
+const SCRIPT: &str = "import sys, tarfile\n\
+t = tarfile.open(sys.argv[1])\n\
+kw = {'filter': 'fully_trusted'} if hasattr(tarfile, 'fully_trusted_filter') else {}\n\
+t.extractall(sys.argv[2], **kw)\n";
+
+impl Extractor for Unprotected {
+    fn name(&self) -> &str {
+        "python-unprotected"
+    }
+
+    fn availability(&self) -> Availability {
+        snapconf_producers::adapters::python::python_availability()
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        let mut cmd = Command::new(snapconf_producers::adapters::python::interpreter());
+        cmd.args(["-I", "-S", "-c", SCRIPT])
+            .arg(req.archive)
+            .arg(req.root);
+        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+
+    fn view_paths(&self) -> Option<Vec<PathBuf>> {
+        Some(snapconf_producers::adapters::python::view_paths())
+    }
+}
+
+/// The options of a session over `bases`, in a view; `None` (after a skip) when the view
+/// or Python is missing here.
+fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<FuzzOptions> {
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return None;
+    }
+    if let Availability::Unavailable { install_hint, .. } = Unprotected.availability() {
+        skip("python3 with tarfile", &install_hint);
+        return None;
+    }
+    Some(FuzzOptions {
+        bases,
+        profile: Profile::default_profile(),
+        time: Duration::from_secs(time),
+        seed: 1,
+        timeout: Duration::from_secs(10),
+        jail_base: base,
+        report_dir: report.to_path_buf(),
+        shrink_runs: 40,
+        bin: "snapconf".into(),
+        checks: Check::ALL.to_vec(),
+        view: true,
+    })
+}
+
+fn sha(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
+#[test]
+fn escapes_run_in_the_view_and_never_reach_the_host() {
+    let report = tempfile::tempdir().expect("report dir");
+    let Some(opts) = options(Vec::new(), report.path(), 1) else {
+        return;
+    };
+    let marker = format!("snapconf-view-escape-{}", std::process::id());
+    let deep = format!("{}tmp/{marker}", "../".repeat(20));
+    let abs = format!("////tmp/{marker}-abs");
+    let archive = support::raw_archive(&[
+        support::RawMember {
+            flag: b'0',
+            name: deep.as_bytes(),
+            link: b"",
+            data: b"escaped\n",
+        },
+        support::RawMember {
+            flag: b'0',
+            name: abs.as_bytes(),
+            link: b"",
+            data: b"escaped\n",
+        },
+        support::RawMember {
+            flag: b'0',
+            name: b"/etc/passwd",
+            link: b"",
+            data: b"root::0:0::/:/bin/sh\n",
+        },
+    ]);
+    let dir = tempfile::tempdir().expect("case dir");
+    std::fs::write(dir.path().join("archive.tar"), &archive).expect("archive");
+    let passwd = sha(Path::new("/etc/passwd"));
+    let hits = replay_finding(dir.path(), &Unprotected, &opts).expect("replays, not refused");
+    let containment: Vec<&String> = hits
+        .iter()
+        .filter(|(c, _)| *c == Check::CONTAINMENT)
+        .map(|(_, m)| m)
+        .collect();
+    assert!(!containment.is_empty(), "{hits:?}");
+    assert!(
+        !Path::new("/tmp").join(&marker).exists(),
+        "the host's /tmp was written"
+    );
+    assert!(
+        !Path::new("/tmp").join(format!("{marker}-abs")).exists(),
+        "the host's /tmp was written"
+    );
+    assert_eq!(
+        sha(Path::new("/etc/passwd")),
+        passwd,
+        "the host's /etc/passwd changed"
+    );
+}
+
+#[test]
+fn seeds_alone_find_an_escape_in_an_unprotected_extractor() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    let mut bases = Vec::new();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&seeds)
+        .expect("corpora/seeds")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tar"))
+        .collect();
+    paths.sort();
+    for p in paths {
+        bases.push((p.display().to_string(), std::fs::read(&p).expect("seed")));
+    }
+    assert!(!bases.is_empty());
+    let report = tempfile::tempdir().expect("report dir");
+    let Some(opts) = options(bases, report.path(), 10) else {
+        return;
+    };
+    let summary = fuzz(&Unprotected, &opts, &mut |_| {}).expect("fuzz");
+    let escape = summary
+        .findings
+        .iter()
+        .find(|f| f.check == Check::CONTAINMENT)
+        .unwrap_or_else(|| panic!("no containment in {} executions", summary.executions));
+    assert_eq!(
+        summary.skipped_unsafe_for_host, 0,
+        "nothing is skipped in a view"
+    );
+    assert!(escape.records <= 8, "shrunk: {escape:?}");
+    assert!(
+        report
+            .path()
+            .join(&escape.case_dir)
+            .join("repro.sh")
+            .exists(),
+        "{escape:?}"
+    );
+}

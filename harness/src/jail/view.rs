@@ -14,10 +14,17 @@
 //!   a merged-`/usr` system, read-only mounts otherwise);
 //! - the host paths the extractor declares ([`snapconf_producers::Extractor::view_paths`]:
 //!   an interpreter's prefix) and the `snapconf` binary for a child extractor, read-only;
-//! - `/proc`, and `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom` bound from the
-//!   host; everything else under `/dev` is a plain directory of the jail;
+//! - `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom` bound from the host; the rest
+//!   of `/dev`, and `/proc` and `/sys`, are plain directories of the jail (no procfs: as
+//!   root a write to `/proc/sys/...` would reach the host's kernel settings);
+//! - the jail is mounted `nodev` (bwrap's `--bind`), so a device node an archive makes
+//!   there cannot be opened: writing "through" a `1,1` or `7,0` member fails instead of
+//!   reaching host memory or a disk;
 //! - new PID, IPC, UTS and network namespaces (the PID namespace ends every process of
-//!   the step when the tool ends), and a user namespace when not run as root.
+//!   the step when the tool ends), and a user namespace when not run as root; as root,
+//!   every capability but those an extractor uses on its own files (`CAP_CHOWN`,
+//!   `CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`, `CAP_FOWNER`, `CAP_FSETID`, `CAP_MKNOD`) is
+//!   dropped, so a tool cannot mount, unmount or change the host.
 //!
 //! Every mount point is made in the jail when the view is laid out, before the step's
 //! first snapshot, so that mounting changes nothing `containment` compares.
@@ -37,6 +44,16 @@ pub const BWRAP_INSTALL_HINT: &str = "apt-get install bubblewrap";
 
 /// Top-level host entries that are either links into `/usr` or directories to mount.
 const SYSTEM_DIRS: [&str; 6] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/// Capabilities a tool keeps in the view when run as root: those an extractor needs on the
+/// files it writes (owners, modes, setuid bits, device and FIFO members).
+const KEPT_CAPABILITIES: [&str; 6] = [
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_MKNOD",
+];
 /// Device nodes bound from the host.
 const DEVICES: [&str; 4] = ["null", "zero", "random", "urandom"];
 
@@ -80,7 +97,14 @@ fn namespace_flags() -> Vec<&'static str> {
         "--unshare-net",
         "--die-with-parent",
     ];
-    if !rustix::process::geteuid().is_root() {
+    if rustix::process::geteuid().is_root() {
+        f.push("--cap-drop");
+        f.push("ALL");
+        for cap in KEPT_CAPABILITIES {
+            f.push("--cap-add");
+            f.push(cap);
+        }
+    } else {
         f.push("--unshare-user");
     }
     f
@@ -136,7 +160,6 @@ impl View {
                 bind("--ro-bind", &host, &host);
             }
         }
-        std::fs::create_dir_all(top.join("proc"))?;
         std::fs::create_dir_all(top.join("dev"))?;
         for d in DEVICES {
             let host = Path::new("/dev").join(d);
@@ -167,8 +190,6 @@ impl View {
             }
             bind("--ro-bind", e, e);
         }
-        p.push("--proc".into());
-        p.push("/proc".into());
         p.push("--chdir".into());
         p.push("/".into());
         p.push("--".into());

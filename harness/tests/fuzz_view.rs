@@ -174,3 +174,57 @@ fn seeds_alone_find_an_escape_in_an_unprotected_extractor() {
         "{escape:?}"
     );
 }
+
+/// A signal ends a fuzz session at the next execution: exit 130 and no jail, mount or
+/// process left behind (a session killed mid-hydration used to leave its jail).
+#[test]
+fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
+    use std::process::Stdio;
+    use std::time::Instant;
+    if Command::new("tar").arg("--version").output().is_err() {
+        skip("GNU tar", "apt-get install tar");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("scratch");
+    let (jail, report) = (tmp.path().join("jail"), tmp.path().join("report"));
+    std::fs::create_dir(&jail).expect("jail dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args([
+            "fuzz",
+            "--extractor",
+            "gnu-tar",
+            "--time",
+            "120",
+            "--seed",
+            "1",
+        ])
+        .arg("--jail-dir")
+        .arg(&jail)
+        .arg("--report-dir")
+        .arg(&report)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn snapconf fuzz");
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the session did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130), "exit 130 after SIGTERM");
+    let left: Vec<_> = std::fs::read_dir(&jail)
+        .expect("jail dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "jails left behind: {left:?}");
+}

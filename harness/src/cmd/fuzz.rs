@@ -145,6 +145,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         a.time,
         opts.bases.len()
     );
+    // A signal ends the session at the next execution, so no jail is left behind.
+    snapconf_harness::jail::cleanup::install_stop_handler()
+        .map_err(|e| anyhow::anyhow!("cannot install the signal handler: {e}"))?;
     let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
         FuzzEvent::Found(f) => eprintln!("found {}: {} ({})", f.check, f.message, f.case_dir),
     })?;
@@ -170,6 +173,10 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             f.message,
             report_dir.join(&f.case_dir).display()
         );
+    }
+    if snapconf_harness::jail::cleanup::stop_requested() {
+        eprintln!("snapconf fuzz: interrupted; the findings so far are written");
+        return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
     }
     Ok(if summary.findings.is_empty() {
         exit::OK

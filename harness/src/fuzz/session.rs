@@ -209,7 +209,11 @@ fn shrink(
     // Within the session's time; a finding made near its end still gets two timeouts'
     // worth (a `hang` costs a full timeout per run).
     let deadline = session_end.max(Instant::now() + opts.timeout * 2);
-    while i < recs.records.len() && runs < opts.shrink_runs && Instant::now() < deadline {
+    while i < recs.records.len()
+        && runs < opts.shrink_runs
+        && Instant::now() < deadline
+        && !crate::jail::cleanup::stop_requested()
+    {
         let mut cand = recs.clone();
         cand.records.remove(i);
         let b = cand.to_bytes();
@@ -253,7 +257,9 @@ pub fn fuzz(
     let mut found: BTreeMap<Check, Vec<String>> = BTreeMap::new();
     let mut tried: BTreeMap<Check, usize> = BTreeMap::new();
     let mut iteration = 0u64;
-    while start.elapsed() < opts.time {
+    // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
+    // execution, whose jail is then removed like any other.
+    while start.elapsed() < opts.time && !crate::jail::cleanup::stop_requested() {
         iteration += 1;
         // Half the inputs (a quarter without a view, where most attacks cannot run) are
         // drawn from the attack classes, sometimes mutated further; the rest are

@@ -228,3 +228,40 @@ fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
         .collect();
     assert!(left.is_empty(), "jails left behind: {left:?}");
 }
+
+/// Metadata written through a swapped link (Python sets directory modes at the end of an
+/// extraction, through whatever the name then is) is seen on the jail's own node too, and
+/// the view binds no host file that such a write could reach (no host device node).
+#[test]
+fn a_mode_set_late_through_a_swapped_link_is_containment() {
+    let report = tempfile::tempdir().expect("report dir");
+    let Some(opts) = options(Vec::new(), report.path(), 1) else {
+        return;
+    };
+    let view_prefix = {
+        let jail = snapconf_harness::jail::Jail::new(opts.jail_base.as_deref()).expect("jail");
+        let v = snapconf_harness::jail::view::View::prepare(&jail, &[], &[]).expect("view");
+        v.prefix().to_vec()
+    };
+    assert!(
+        !view_prefix
+            .iter()
+            .any(|a| a == "--dev-bind" || a == "--proc"),
+        "no host device or procfs in the view: {view_prefix:?}"
+    );
+    // `d/`, `l -> d`, `l/` with mode 0711, `l -> /`: the late chmod of `l` lands on `/`.
+    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    t.push(b'5', b"d/", b"", b"", 0o755);
+    t.push(b'2', b"l", b"d", b"", 0o777);
+    t.push(b'5', b"l/", b"", b"", 0o711);
+    t.push(b'2', b"l", b"/", b"", 0o777);
+    let dir = tempfile::tempdir().expect("case dir");
+    std::fs::write(dir.path().join("archive.tar"), t.finish()).expect("archive");
+    let py = snapconf_producers::adapters::python_tar::PythonTarExtractor;
+    let hits = replay_finding(dir.path(), &py, &opts).expect("replays");
+    assert!(
+        hits.iter()
+            .any(|(c, m)| *c == Check::CONTAINMENT && m.contains("the jail itself")),
+        "{hits:?}"
+    );
+}

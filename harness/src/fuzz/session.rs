@@ -140,20 +140,30 @@ fn execute(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
 ) -> Result<(Vec<Hit>, bool), HarnessError> {
-    let mut jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
+    let jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
     let archive = jail.archive();
     std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
     // The same layout with or without the view, so that findings do not depend on it.
     let paths = ex.view_paths().filter(|_| opts.view);
-    let view = View::prepare(&jail, paths.as_deref().unwrap_or_default())
-        .ctx(|| "cannot lay out the filesystem view".into())?;
+    let view = View::prepare(
+        &jail,
+        paths.as_deref().unwrap_or_default(),
+        std::slice::from_ref(&archive),
+    )
+    .ctx(|| "cannot lay out the filesystem view".into())?;
     let root = view.root();
     write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
     let w0 = observe(&root).ctx(|| "cannot observe the prior".into())?;
-    let scratch = jail
-        .fresh_dir("scratch")
+    // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
+    // view shows the tool the whole jail, and every entry of it is compared.
+    let scratch_dir = tempfile::Builder::new()
+        .prefix("snapconf-scratch-")
+        .tempdir_in(jail.path().parent().unwrap_or(jail.path()))
         .ctx(|| "cannot create scratch".into())?;
-    let last = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let scratch = scratch_dir.path().to_path_buf();
+    let last = jail
+        .snapshot_whole()
+        .ctx(|| "cannot observe the jail".into())?;
     let req = HydrateRequest {
         archive: &archive,
         root: &root,
@@ -174,7 +184,9 @@ fn execute(
         }
         None => stragglers(ex.in_process()),
     };
-    let now = jail.snapshot().ctx(|| "cannot observe the jail".into())?;
+    let now = jail
+        .snapshot_whole()
+        .ctx(|| "cannot observe the jail".into())?;
     let rel = jail.rel(&root);
     // The root's parent may be touched by a staging sibling that is gone again.
     let parent = rel

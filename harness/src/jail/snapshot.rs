@@ -5,7 +5,7 @@ use crate::model::bytes::escape;
 use std::collections::BTreeMap;
 
 /// What `containment` compares for one path: kind, permission bits, size, inode, link
-/// count, mtime and ctime (seconds and nanoseconds), and a symlink's target.
+/// count, owner and group, mtime and ctime (seconds and nanoseconds), and a symlink's target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatKey {
     pub kind: &'static str,
@@ -13,6 +13,9 @@ pub struct StatKey {
     pub size: u64,
     pub ino: u64,
     pub nlink: u64,
+    /// Owner and group.
+    pub uid: u32,
+    pub gid: u32,
     pub mtime: (i64, i64),
     pub ctime: (i64, i64),
     pub target: Option<Vec<u8>>,
@@ -30,6 +33,7 @@ impl StatKey {
             && self.sha256 == b.sha256
             && (self.kind, self.mode, self.size, self.ino, self.mtime)
                 == (b.kind, b.mode, b.size, b.ino, b.mtime)
+            && (self.uid, self.gid) == (b.uid, b.gid)
             && self.target == b.target
     }
 }
@@ -58,12 +62,20 @@ impl Snapshot {
         let touched_only = |p: &[u8], a: &StatKey, b: &StatKey| {
             touched.contains(&p)
                 && a.kind == "dir"
-                && (a.kind, a.mode, a.ino) == (b.kind, b.mode, b.ino)
+                && (a.kind, a.mode, a.ino, a.uid, a.gid) == (b.kind, b.mode, b.ino, b.uid, b.gid)
         };
         let skip = |p: &[u8]| {
             ignore
                 .iter()
                 .any(|i| p == *i || (p.len() > i.len() && p.starts_with(i) && p[i.len()] == b'/'))
+        };
+        // The jail's own node (in a whole snapshot) has the empty key.
+        let escape = |p: &[u8]| {
+            if p.is_empty() {
+                "the jail itself".to_string()
+            } else {
+                escape(p)
+            }
         };
         let mut out = Vec::new();
         for (p, a) in &self.0 {
@@ -103,6 +115,9 @@ fn describe(a: &StatKey, b: &StatKey) -> String {
     }
     if a.ino != b.ino {
         what.push("replaced".to_string());
+    }
+    if (a.uid, a.gid) != (b.uid, b.gid) {
+        what.push(format!("owner {}:{} -> {}:{}", a.uid, a.gid, b.uid, b.gid));
     }
     if a.nlink != b.nlink {
         what.push(format!("links {} -> {}", a.nlink, b.nlink));

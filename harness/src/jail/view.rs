@@ -14,9 +14,10 @@
 //!   a merged-`/usr` system, read-only mounts otherwise);
 //! - the host paths the extractor declares ([`snapconf_producers::Extractor::view_paths`]:
 //!   an interpreter's prefix) and the `snapconf` binary for a child extractor, read-only;
-//! - `/dev/null`, `/dev/zero`, `/dev/random`, `/dev/urandom` bound from the host; the rest
-//!   of `/dev`, and `/proc` and `/sys`, are plain directories of the jail (no procfs: as
-//!   root a write to `/proc/sys/...` would reach the host's kernel settings);
+//! - no host device node at all (a bound `/dev/null` is the host's own inode, whose mode,
+//!   owner and times a tool running as root could change through a swapped link), and no
+//!   procfs (as root a write to `/proc/sys/...` would reach the host's kernel settings):
+//!   `/dev`, `/proc` and `/sys` are plain directories of the jail, or absent;
 //! - the jail is mounted `nodev` (bwrap's `--bind`), so a device node an archive makes
 //!   there cannot be opened: writing "through" a `1,1` or `7,0` member fails instead of
 //!   reaching host memory or a disk;
@@ -54,8 +55,6 @@ const KEPT_CAPABILITIES: [&str; 6] = [
     "CAP_FSETID",
     "CAP_MKNOD",
 ];
-/// Device nodes bound from the host.
-const DEVICES: [&str; 4] = ["null", "zero", "random", "urandom"];
 
 /// A laid-out view in one jail.
 #[derive(Clone, Debug)]
@@ -69,7 +68,7 @@ pub struct View {
 /// user, a seccomp profile).
 pub fn probe(base: Option<&Path>) -> Result<(), String> {
     let jail = Jail::new(base).map_err(|e| format!("cannot make a probe jail: {e}"))?;
-    let view = View::prepare(&jail, &[]).map_err(|e| format!("cannot lay out a view: {e}"))?;
+    let view = View::prepare(&jail, &[], &[]).map_err(|e| format!("cannot lay out a view: {e}"))?;
     let (first, rest) = view
         .prefix()
         .split_first()
@@ -114,11 +113,12 @@ impl View {
     /// Lay the view out in `jail`: the root's directories and the decoys of
     /// [`super::view_layout`], and a mount point for everything the prefix mounts,
     /// including the read-only host paths `extra` (an interpreter's prefix, the `snapconf`
-    /// binary).
+    /// binary). The paths `protected` (in the jail: the archive the tool reads) are mounted
+    /// read-only over themselves, at both of their paths in the view.
     ///
     /// # Errors
     /// A directory, decoy or mount point cannot be made.
-    pub fn prepare(jail: &Jail, extra: &[PathBuf]) -> io::Result<View> {
+    pub fn prepare(jail: &Jail, extra: &[PathBuf], protected: &[PathBuf]) -> io::Result<View> {
         let top = jail.path().to_path_buf();
         let at = |abs: &str| top.join(abs.trim_start_matches('/'));
         for d in VIEW_DIRS {
@@ -142,6 +142,12 @@ impl View {
         // The jail at its own host path too; the mount point is a directory of the jail.
         std::fs::create_dir_all(mount_point(&top, &top))?;
         bind("--bind", &top, &top);
+        for p in protected {
+            if let Ok(rel) = p.strip_prefix(&top) {
+                bind("--ro-bind", p, p);
+                bind("--ro-bind", p, &Path::new("/").join(rel));
+            }
+        }
         std::fs::create_dir_all(top.join("usr"))?;
         bind("--ro-bind", Path::new("/usr"), Path::new("/usr"));
         for d in SYSTEM_DIRS {
@@ -161,14 +167,6 @@ impl View {
             }
         }
         std::fs::create_dir_all(top.join("dev"))?;
-        for d in DEVICES {
-            let host = Path::new("/dev").join(d);
-            let here = top.join("dev").join(d);
-            if std::fs::symlink_metadata(&here).is_err() {
-                std::fs::write(&here, b"")?;
-            }
-            bind("--dev-bind", &host, &host);
-        }
         let mut extra: Vec<PathBuf> = extra.to_vec();
         extra.sort();
         extra.dedup();

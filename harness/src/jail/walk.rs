@@ -31,9 +31,21 @@ impl Jail {
         self.walk(&self.rel(root))
     }
 
+    /// As [`Jail::snapshot`], but of everything: `archive.tar` and `scratch-*` too, and the
+    /// jail directory's own node (key empty). For a step that can reach the whole jail
+    /// (the fuzzer's filesystem view, where the jail is the tool's `/`).
+    pub fn snapshot_whole(&self) -> std::io::Result<Snapshot> {
+        self.walk_as(b"", true)
+    }
+
     /// The walk of [`Jail::snapshot`], keeping only the node of the top-level entry `skip`
     /// (none if empty).
     fn walk(&self, skip: &[u8]) -> std::io::Result<Snapshot> {
+        self.walk_as(skip, false)
+    }
+
+    /// The walk, of everything when `whole` (see [`Jail::snapshot_whole`]).
+    fn walk_as(&self, skip: &[u8], whole: bool) -> std::io::Result<Snapshot> {
         let top = openat(
             CWD,
             &self.path,
@@ -54,6 +66,7 @@ impl Jail {
         let mut walk = Walk {
             top: top.as_fd(),
             skip,
+            whole,
             map: BTreeMap::new(),
             fills: self.fills,
             began,
@@ -61,6 +74,31 @@ impl Jail {
         };
         let listed = names(top.as_fd(), self.fills).map_err(|e| named(&[], e))?;
         walk.dir(At::Handle(top.as_fd()), &[], &listed)?;
+        if whole {
+            let x = statx(
+                top.as_fd(),
+                c"",
+                AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW,
+                StatxFlags::BASIC_STATS,
+            )
+            .map_err(|e| named(&[], e.into()))?;
+            walk.map.insert(
+                Vec::new(),
+                StatKey {
+                    kind: "dir",
+                    mode: u32::from(x.stx_mode) & 0o7777,
+                    size: 0,
+                    ino: x.stx_ino,
+                    nlink: 0,
+                    uid: x.stx_uid,
+                    gid: x.stx_gid,
+                    mtime: (x.stx_mtime.tv_sec, i64::from(x.stx_mtime.tv_nsec)),
+                    ctime: (x.stx_ctime.tv_sec, i64::from(x.stx_ctime.tv_nsec)),
+                    target: None,
+                    sha256: None,
+                },
+            );
+        }
         Ok(Snapshot(walk.map))
     }
 }
@@ -74,6 +112,8 @@ struct Walk<'a> {
     top: BorrowedFd<'a>,
     /// A top-level entry whose contents are not walked (none if empty).
     skip: &'a [u8],
+    /// Walk `archive.tar` and `scratch-*` too ([`Jail::snapshot_whole`]).
+    whole: bool,
     map: BTreeMap<Vec<u8>, StatKey>,
     /// The jail's filesystem [`fills_reads`](snapconf_extract::dirs::fills_reads), so a short
     /// directory read ends a listing.
@@ -104,7 +144,7 @@ impl Walk<'_> {
         let top = prefix.is_empty();
         for name in listed {
             let n = name.to_bytes();
-            if top && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
+            if top && !self.whole && (n == b"archive.tar" || n.starts_with(b"scratch-")) {
                 continue;
             }
             let mut key = prefix.to_vec();
@@ -154,6 +194,8 @@ impl Walk<'_> {
                     size: if is_dir { 0 } else { x.stx_size },
                     ino: x.stx_ino,
                     nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
+                    uid: x.stx_uid,
+                    gid: x.stx_gid,
                     mtime: (mtime.0, i64::from(mtime.1)),
                     ctime: (ctime.0, i64::from(ctime.1)),
                     target,

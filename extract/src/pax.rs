@@ -55,6 +55,15 @@ pub(crate) fn parse(mut data: &[u8]) -> Result<PaxFields, String> {
             .position(|&b| b == b'=')
             .ok_or("pax record without `=`")?;
         let (key, value) = (&record[..eq], &record[eq + 1..]);
+        // An empty `path` or `linkpath` deletes the keyword in POSIX, so the ustar name
+        // stands; GNU tar, bsdtar and Python disagree on that (some read an empty name), so
+        // parsers list different members from the same bytes: refused.
+        if value.is_empty() && (key == b"path" || key == b"linkpath") {
+            return Err(format!(
+                "pax `{}` with an empty value",
+                String::from_utf8_lossy(key)
+            ));
+        }
         // An empty value means "no override" (POSIX: the keyword is deleted).
         let value = if value.is_empty() {
             None

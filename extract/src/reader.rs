@@ -218,6 +218,21 @@ impl<'a, I: Input> Reader<'a, I> {
                     "GNU sparse member (type `S`)",
                 ));
             }
+            // A directory, link, FIFO or device header with a payload: GNU tar (for
+            // directories and hardlinks), bsdtar, BusyBox and Python ignore the size of such a
+            // member and read its "payload" as the next headers, so a complete member can hide
+            // there (a `../../etc/x` that this reader would skip). A validator that guards
+            // another extractor must not pass it, whatever the policy.
+            if size > 0 && !matches!(kind, MemberKind::File | MemberKind::Other(_)) {
+                return Err(refuse(
+                    Reason::Malformed,
+                    &name,
+                    format!(
+                        "a {kind} member with a {size}-byte payload (other tools read it as \
+                         further members)"
+                    ),
+                ));
+            }
             let mode = header
                 .mode()
                 .map_err(|e| refuse(Reason::Malformed, &name, format!("mode field: {e}")))?

@@ -399,3 +399,54 @@ fn deep_names_are_linear() {
         t.elapsed()
     );
 }
+
+/// Members that hide other members: a directory, symlink, hardlink, FIFO or device header
+/// with a payload (which other tools read as further headers: here a complete
+/// `../../etc/x` member), and a PAX `path` or `linkpath` with an empty value beside a ustar
+/// name, are `malformed` under every policy, for `validate` and `hydrate` alike.
+#[test]
+fn members_hiding_members_are_malformed_under_every_policy() {
+    let hidden = Raw::new().file("../../etc/x", b"pwned").finish();
+    let hidden = &hidden[..hidden.len() - 1024];
+    let policies = [
+        p(),
+        Policy {
+            hardlinks: Hardlinks::Copy,
+            duplicates: Duplicates::LastWins,
+            special_files: SpecialFiles::Drop,
+            ..p()
+        },
+        Policy {
+            hardlinks: Hardlinks::Link,
+            absolute_symlinks: AbsoluteSymlinks::Reject,
+            escaping_symlinks: EscapingSymlinks::Reject,
+            special_files: SpecialFiles::Reject,
+            ..p()
+        },
+    ];
+    for (flag, name, link) in [
+        (b'5', &b"d/"[..], &b""[..]),
+        (b'2', b"s", b"target"),
+        (b'1', b"h", b"a"),
+        (b'6', b"fifo", b""),
+        (b'3', b"chr", b""),
+        (b'4', b"blk", b""),
+    ] {
+        let mut ar = Raw::new();
+        ar.file("a", b"1").push(flag, name, link, hidden, 0o755);
+        let ar = ar.finish();
+        for policy in &policies {
+            let member = refused(&ar, policy, Reason::Malformed);
+            assert_eq!(member, name, "flag {flag}");
+        }
+    }
+    for key in ["path", "linkpath"] {
+        let ar = Raw::new()
+            .pax(&[(key, b"")])
+            .symlink("s", "target")
+            .finish();
+        for policy in &policies {
+            refused(&ar, policy, Reason::Malformed);
+        }
+    }
+}

@@ -48,6 +48,10 @@ pub enum Reason {
     /// `not-a-directory`: a member below a member that is not a directory (a file, a dropped
     /// special file). Added to the original set of codes.
     NotADirectory,
+    /// `empty-archive`: the archive holds no member at all (only end-of-archive blocks, or
+    /// nothing), unless [`crate::Policy::allow_empty`]: hydrating it would empty the root, and
+    /// a cut-off or zero-filled upload looks exactly like that. Added to the original set.
+    EmptyArchive,
 }
 
 impl Reason {
@@ -67,6 +71,7 @@ impl Reason {
             Reason::Malformed => "malformed",
             Reason::Unsupported => "unsupported",
             Reason::NotADirectory => "not-a-directory",
+            Reason::EmptyArchive => "empty-archive",
         }
     }
 }
@@ -81,7 +86,7 @@ impl fmt::Display for Reason {
 #[derive(Debug, thiserror::Error)]
 pub enum HydrateError {
     /// The archive was refused before anything was written.
-    #[error("refused member `{}`: {reason}{}", printable(.member), if .detail.is_empty() { String::new() } else { format!(" ({})", printable(.detail.as_bytes())) })]
+    #[error("refused{}: {reason}{}", if .member.is_empty() { String::new() } else { format!(" member `{}`", printable(.member)) }, if .detail.is_empty() { String::new() } else { format!(" ({})", printable(.detail.as_bytes())) })]
     Refused {
         /// The stable reason code.
         reason: Reason,

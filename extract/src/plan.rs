@@ -132,8 +132,18 @@ pub(crate) fn build<I: Input>(
         listing: want_listing.then(Listing::default),
         root_seen: false,
     };
+    let mut members = 0u64;
     while let Some(member) = reader.next_member()? {
+        members += 1;
         v.member(member)?;
+    }
+    if members == 0 && !policy.allow_empty {
+        return Err(refuse(
+            Reason::EmptyArchive,
+            b"",
+            "the archive holds no member: a cut-off or zero-filled upload would empty the \
+             root (allow an empty workspace with `--allow-empty`)",
+        ));
     }
     if policy.escaping_symlinks == EscapingSymlinks::Reject {
         v.check_link_chains()?;

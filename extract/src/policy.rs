@@ -137,4 +137,7 @@ pub struct Policy {
     pub limits: Limits,
     /// The root the archive was captured from, as bytes; used by [`AbsoluteSymlinks::Rebase`].
     pub original_root: Option<Vec<u8>>,
+    /// Accept an archive with no member (an empty workspace is meant). `false` by default:
+    /// such an archive is refused with `empty-archive`, since hydrating it empties the root.
+    pub allow_empty: bool,
 }

@@ -371,6 +371,7 @@ fn codes_are_stable() {
         (Reason::Malformed, "malformed"),
         (Reason::Unsupported, "unsupported"),
         (Reason::NotADirectory, "not-a-directory"),
+        (Reason::EmptyArchive, "empty-archive"),
     ];
     for (r, s) in all {
         assert_eq!(r.as_str(), s);
@@ -447,6 +448,48 @@ fn members_hiding_members_are_malformed_under_every_policy() {
             .finish();
         for policy in &policies {
             refused(&ar, policy, Reason::Malformed);
+        }
+    }
+}
+
+/// An archive with no member (only the end-of-archive blocks, or zero blocks of any length)
+/// is refused with `empty-archive`, the prior root untouched, unless the policy allows an
+/// empty workspace; the message names no member. (No bytes at all is `truncated`.)
+#[test]
+fn an_archive_without_members_is_refused_unless_allowed() {
+    assert_eq!(
+        validate(&b""[..], &p()).err().and_then(|e| e.reason()),
+        Some(Reason::Truncated)
+    );
+    let shapes: [Vec<u8>; 2] = [Raw::new().finish(), vec![0u8; 512 * 40]];
+    for ar in &shapes {
+        let v = validate(&ar[..], &p());
+        assert_eq!(
+            v.as_ref().err().and_then(HydrateError::reason),
+            Some(Reason::EmptyArchive),
+            "{} bytes: {v:?}",
+            ar.len()
+        );
+        if let Err(e) = &v {
+            assert!(!e.to_string().contains("member ``"), "{e}");
+        }
+        let jail = Jail::new();
+        jail.prior(&[("keep", "prior")]);
+        let r = jailed(&jail, || hydrate(&ar[..], &jail.root(), &p()));
+        assert_eq!(reason(&r), Some("empty-archive"), "{r:?}");
+        assert!(jail.root().join("keep").exists(), "the prior stays");
+        let allow = Policy {
+            allow_empty: true,
+            ..p()
+        };
+        if !ar.is_empty() {
+            assert!(validate(&ar[..], &allow).is_ok());
+            let r = jailed(&jail, || hydrate(&ar[..], &jail.root(), &allow));
+            assert!(r.is_ok(), "{r:?}");
+            assert!(
+                !jail.root().join("keep").exists(),
+                "an allowed empty archive empties the root"
+            );
         }
     }
 }

@@ -144,3 +144,43 @@ fn member_names_are_printed_escaped() {
     );
     assert!(err.contains("\\x1b"), "{err}");
 }
+
+/// An archive of zero blocks only (a cut-off or zero-filled upload) does not empty the
+/// workspace: `hydrate` refuses it (`empty-archive`, exit 1, the root untouched, no member
+/// named), `check-archive` agrees, and `--allow-empty` accepts it when an empty workspace
+/// is meant. Read from stdin too.
+#[test]
+fn an_archive_without_members_leaves_the_workspace_unless_allowed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ar = dir.path().join("zeros.tar");
+    std::fs::write(&ar, vec![0u8; 512 * 20]).expect("zeros");
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("work"), "precious").expect("prior");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 1, "refused: {err}");
+    assert!(err.contains("empty-archive"), "{err}");
+    assert!(!err.contains("member ``"), "no empty member name: {err}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("work")).expect("kept"),
+        "precious"
+    );
+    let (code, out, _) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    assert_eq!(code, 1, "check-archive agrees: {out}");
+    let stdin = std::fs::File::open(&ar).expect("open");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["hydrate".as_ref(), "-".as_ref(), root.as_os_str()])
+        .stdin(stdin)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "stdin is refused too");
+    assert!(root.join("work").exists());
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        "--allow-empty".as_ref(),
+        ar.as_os_str(),
+        root.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "allowed: {err}");
+    assert!(!root.join("work").exists(), "an intended empty workspace");
+}

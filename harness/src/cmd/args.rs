@@ -273,6 +273,10 @@ pub struct PolicyArgs {
     /// The root the archive was captured from (for `--absolute-symlinks rebase`)
     #[arg(long)]
     pub original_root: Option<PathBuf>,
+    /// Accept an archive with no member, which empties the root (refused by default as
+    /// `empty-archive`: a cut-off or zero-filled upload looks the same)
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]

@@ -73,6 +73,7 @@ pub fn policy(a: &PolicyArgs) -> rx::Policy {
             .original_root
             .as_ref()
             .map(|p| p.as_os_str().as_bytes().to_vec()),
+        allow_empty: a.allow_empty,
     }
 }
 

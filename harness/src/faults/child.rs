@@ -86,6 +86,9 @@ pub fn policy_flags(policy: &rx::Policy) -> Vec<OsString> {
         out.push(flag.into());
         out.push(value.into());
     }
+    if policy.allow_empty {
+        out.push("--allow-empty".into());
+    }
     if let Some(r) = &policy.original_root {
         out.push("--original-root".into());
         out.push(OsString::from_vec(r.clone()));

@@ -37,6 +37,7 @@ pub fn permissive_policy() -> Policy {
         modes: Modes::Exact,
         limits: Limits::default(),
         original_root: None,
+        allow_empty: true,
     }
 }
 

@@ -38,6 +38,8 @@ pub fn reference_policy(profile: &Profile, original_root: Option<&[u8]>) -> rx::
         },
         limits: rx::Limits::default(),
         original_root: original_root.map(<[u8]>::to_vec),
+        // A generated or audited workspace may be empty: restoring it is what is meant.
+        allow_empty: true,
     }
 }
 

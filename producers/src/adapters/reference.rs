@@ -127,7 +127,11 @@ pub fn refusal_message(e: &HydrateError) -> String {
             member,
             detail,
         } => {
-            let mut msg = format!("{reason}: member `{}`", String::from_utf8_lossy(member));
+            let mut msg = if member.is_empty() {
+                reason.to_string()
+            } else {
+                format!("{reason}: member `{}`", String::from_utf8_lossy(member))
+            };
             if !detail.is_empty() {
                 msg.push_str(&format!(" ({detail})"));
             }

@@ -82,24 +82,35 @@ impl Jail {
                 StatxFlags::BASIC_STATS,
             )
             .map_err(|e| named(&[], e.into()))?;
-            walk.map.insert(
-                Vec::new(),
-                StatKey {
-                    kind: "dir",
-                    mode: u32::from(x.stx_mode) & 0o7777,
-                    size: 0,
-                    ino: x.stx_ino,
-                    nlink: 0,
-                    uid: x.stx_uid,
-                    gid: x.stx_gid,
-                    mtime: (x.stx_mtime.tv_sec, i64::from(x.stx_mtime.tv_nsec)),
-                    ctime: (x.stx_ctime.tv_sec, i64::from(x.stx_ctime.tv_nsec)),
-                    target: None,
-                    sha256: None,
-                },
-            );
+            walk.map.insert(Vec::new(), stat_key(&x, None, None));
         }
         Ok(Snapshot(walk.map))
+    }
+}
+
+/// The [`StatKey`] of one `statx` result, with a symlink's `target` and a decoy's
+/// `sha256` where the walk read them. Directories get size and link count 0 (they change
+/// with entries made and removed inside, which are compared on their own).
+fn stat_key(x: &rustix::fs::Statx, target: Option<Vec<u8>>, sha256: Option<String>) -> StatKey {
+    let ft = FileType::from_raw_mode(u32::from(x.stx_mode));
+    let is_dir = ft == FileType::Directory;
+    StatKey {
+        kind: match ft {
+            FileType::Symlink => "symlink",
+            FileType::Directory => "dir",
+            FileType::RegularFile => "file",
+            _ => "special",
+        },
+        mode: u32::from(x.stx_mode) & 0o7777,
+        size: if is_dir { 0 } else { x.stx_size },
+        ino: x.stx_ino,
+        nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
+        uid: x.stx_uid,
+        gid: x.stx_gid,
+        mtime: (x.stx_mtime.tv_sec, i64::from(x.stx_mtime.tv_nsec)),
+        ctime: (x.stx_ctime.tv_sec, i64::from(x.stx_ctime.tv_nsec)),
+        target,
+        sha256,
     }
 }
 
@@ -180,28 +191,7 @@ impl Walk<'_> {
                 None
             };
             let is_dir = ft == FileType::Directory;
-            let kind = match ft {
-                FileType::Symlink => "symlink",
-                FileType::Directory => "dir",
-                FileType::RegularFile => "file",
-                _ => "special",
-            };
-            self.map.insert(
-                key.clone(),
-                StatKey {
-                    kind,
-                    mode: u32::from(x.stx_mode) & 0o7777,
-                    size: if is_dir { 0 } else { x.stx_size },
-                    ino: x.stx_ino,
-                    nlink: if is_dir { 0 } else { u64::from(x.stx_nlink) },
-                    uid: x.stx_uid,
-                    gid: x.stx_gid,
-                    mtime: (mtime.0, i64::from(mtime.1)),
-                    ctime: (ctime.0, i64::from(ctime.1)),
-                    target,
-                    sha256,
-                },
-            );
+            self.map.insert(key.clone(), stat_key(&x, target, sha256));
             // Hydration roots are compared by their own node only; their contents are the
             // extractor's to write.
             if !is_dir || (top && (n.starts_with(b"h-") || n == self.skip)) {

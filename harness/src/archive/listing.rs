@@ -49,41 +49,42 @@ impl Member {
 /// is read whole. (The `tar` crate 0.4.46 splits PAX records at newlines and then falls back
 /// to the ustar `linkname`, `././@LongHardLink`: a false `dangling-link` on bsdtar archives of
 /// names with a newline. The parser differential keeps that crate's view for comparison.)
-/// A gzip-compressed archive (RFC 1952 magic `1f 8b`, what `tar -cz` and agno's
-/// checkpoints write; members of several gzip streams are read one after another) is
-/// decompressed first. `Err` carries the parser's message when the archive cannot be read
-/// to the end.
-pub fn list_members(archive: impl Read) -> Result<Vec<Member>, String> {
-    use std::io::BufRead;
-    let mut archive = std::io::BufReader::new(archive);
-    let head = archive
-        .fill_buf()
+/// A gzip-compressed archive is decompressed first ([`archive_tar`]). `Err` carries the
+/// parser's message when the archive cannot be read to the end.
+pub fn list_members(mut archive: impl Read) -> Result<Vec<Member>, String> {
+    let mut bytes = Vec::new();
+    archive
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read archive: {e}"))?;
-    let listed = if head.starts_with(&[0x1f, 0x8b]) {
-        snapconf_extract::list(flate2::bufread::MultiGzDecoder::new(archive))
-            .map_err(|e| format!("cannot read gzip-compressed archive: {e}"))
-    } else {
-        snapconf_extract::list(archive).map_err(|e| format!("cannot read archive: {e}"))
-    };
-    let listing = listed?;
-    Ok(listing
-        .members
-        .iter()
-        .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
-        .collect())
+    archive_tar(&bytes).1
 }
 
-/// The tar bytes of an archive: `bytes` itself, or the decompressed stream of a
-/// gzip-compressed one (as [`list_members`] reads it). A gzip stream that cannot be
-/// decompressed to its end gives what could be read, so a search of the bytes (for
-/// canaries) still sees everything the archive holds.
-pub fn decompressed(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+/// The tar stream inside an archive's `bytes`, decompressed once, and its members (as
+/// [`list_members`] gives them). The stream is `bytes` itself, or for a gzip-compressed
+/// archive (RFC 1952 magic `1f 8b`, what `tar -cz` and agno's checkpoints write; several
+/// gzip members are read one after another) the decompressed stream; one that cannot be
+/// decompressed to its end gives what could be read (so a search of the bytes, for
+/// canaries, still sees everything the archive holds) and an `Err` listing.
+pub fn archive_tar(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Result<Vec<Member>, String>) {
+    let members = |tar: &[u8]| -> Result<Vec<Member>, snapconf_extract::HydrateError> {
+        Ok(snapconf_extract::list(tar)?
+            .members
+            .iter()
+            .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
+            .collect())
+    };
     if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return std::borrow::Cow::Borrowed(bytes);
+        let listed = members(bytes).map_err(|e| format!("cannot read archive: {e}"));
+        return (std::borrow::Cow::Borrowed(bytes), listed);
     }
-    let mut out = Vec::new();
-    let _ = flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out);
-    std::borrow::Cow::Owned(out)
+    let mut tar = Vec::new();
+    let inflated = flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut tar);
+    let listed = match inflated {
+        Ok(_) => members(&tar).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+    .map_err(|e| format!("cannot read gzip-compressed archive: {e}"));
+    (std::borrow::Cow::Owned(tar), listed)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! exclusion checks) → hydrate into an empty root, then over the prior W0 → observe →
 //! compare with `expected(spec, profile)` and with W0.
 
-use crate::archive::listing::list_members;
+use crate::archive::listing::archive_tar;
 use crate::checks::{judge, Archived, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
@@ -221,14 +221,14 @@ fn run_in(
         })?),
         _ => None,
     };
-    // An archive the reference cannot list is evidence too: the member checks say they
-    // cannot hold, instead of passing on an empty list.
-    let members = bytes.as_deref().map(list_members);
-    // The canary search reads the tar inside a compressed archive.
-    let bytes = bytes.map(|b| match crate::archive::listing::decompressed(&b) {
-        std::borrow::Cow::Owned(tar) => tar,
-        std::borrow::Cow::Borrowed(_) => b,
-    });
+    // The tar inside (decompressed once) serves the member list and the canary search. An
+    // archive the reference cannot list is evidence too: the member checks say they cannot
+    // hold, instead of passing on an empty list.
+    let tar = bytes.as_deref().map(archive_tar);
+    let (bytes, members) = match tar {
+        Some((tar, listed)) => (Some(tar), Some(listed)),
+        None => (None, None),
+    };
     let canaries = match &bytes {
         Some(b) if crate::jail::canary::may_hold_canaries(b, jail) => {
             crate::jail::canary::canaries(jail).ctx(|| "cannot read the decoys".into())?

@@ -98,6 +98,7 @@ pub struct Evidence<'a> {
     /// Member lists of the same bytes by several parsers, by parser name.
     pub listings: &'a [(&'a str, ParserListing)],
     root_tree: OnceCell<Result<Tree, String>>,
+    root_replaced: OnceCell<Option<String>>,
 }
 
 impl<'a> Evidence<'a> {
@@ -121,6 +122,7 @@ impl<'a> Evidence<'a> {
             reference: None,
             listings: &[],
             root_tree: OnceCell::new(),
+            root_replaced: OnceCell::new(),
         }
     }
 
@@ -165,20 +167,10 @@ impl<'a> Evidence<'a> {
     /// `replaced by a symlink to ...`, `replaced by a file` (`None` while it is a directory
     /// or there is no root). An extractor that does this is a `containment` finding.
     pub fn root_replaced(&self) -> Option<String> {
-        let root = self.root?;
-        match std::fs::symlink_metadata(root) {
-            Ok(m) if m.is_dir() => None,
-            Ok(m) if m.file_type().is_symlink() => Some(match std::fs::read_link(root) {
-                Ok(t) => format!(
-                    "replaced by a symlink to `{}`",
-                    crate::model::bytes::escape(t.as_os_str().as_encoded_bytes())
-                ),
-                Err(_) => "replaced by a symlink".to_string(),
-            }),
-            Ok(_) => Some("replaced by a non-directory".to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("removed".to_string()),
-            Err(e) => Some(format!("made unreadable ({e})")),
-        }
+        // Asked by several checks: one `lstat` per step.
+        self.root_replaced
+            .get_or_init(|| self.root.and_then(replaced))
+            .clone()
     }
 
     /// [`Evidence::root_tree`] where an unreadable root is snapconf's fault; `None` also
@@ -283,4 +275,21 @@ pub fn first_line(s: &str) -> String {
         }
     }
     first.to_string()
+}
+
+/// How `root` is no longer a directory, if it is not (see [`Evidence::root_replaced`]).
+fn replaced(root: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => None,
+        Ok(m) if m.file_type().is_symlink() => Some(match std::fs::read_link(root) {
+            Ok(t) => format!(
+                "replaced by a symlink to `{}`",
+                crate::model::bytes::escape(t.as_os_str().as_encoded_bytes())
+            ),
+            Err(_) => "replaced by a symlink".to_string(),
+        }),
+        Ok(_) => Some("replaced by a non-directory".to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("removed".to_string()),
+        Err(e) => Some(format!("made unreadable ({e})")),
+    }
 }

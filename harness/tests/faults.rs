@@ -6,7 +6,7 @@ mod support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_snapconf");
 
@@ -252,17 +252,7 @@ fn sigint_leaves_nothing_behind() {
     std::thread::sleep(Duration::from_millis(2500));
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run did not stop after SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGINT");
     assert_eq!(status.code(), Some(130), "exit 130 after SIGINT");
     let r = report(&rep);
     assert!(

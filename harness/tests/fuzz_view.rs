@@ -180,7 +180,6 @@ fn seeds_alone_find_an_escape_in_an_unprotected_extractor() {
 #[test]
 fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
     use std::process::Stdio;
-    use std::time::Instant;
     if Command::new("tar").arg("--version").output().is_err() {
         skip("GNU tar", "apt-get install tar");
         return;
@@ -209,17 +208,7 @@ fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
     std::thread::sleep(Duration::from_millis(2500));
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the session did not stop after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGTERM");
     assert_eq!(status.code(), Some(130), "exit 130 after SIGTERM");
     let left: Vec<_> = std::fs::read_dir(&jail)
         .expect("jail dir")

@@ -53,3 +53,20 @@ pub fn available_extractors() -> Vec<Box<dyn Extractor>> {
         })
         .collect()
 }
+
+/// Wait for `child` to exit, failing the test if it is still running after `limit` (`what`
+/// names what it should have done, e.g. "stop after SIGINT"); its exit status.
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        assert!(started.elapsed() < limit, "the process did not {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -162,7 +162,7 @@ fn execute(
         .ctx(|| "cannot create scratch".into())?;
     let scratch = scratch_dir.path().to_path_buf();
     let last = jail
-        .snapshot_whole()
+        .snapshot_whole(&root)
         .ctx(|| "cannot observe the jail".into())?;
     let req = HydrateRequest {
         archive: &archive,
@@ -185,7 +185,7 @@ fn execute(
         None => stragglers(ex.in_process()),
     };
     let now = jail
-        .snapshot_whole()
+        .snapshot_whole(&root)
         .ctx(|| "cannot observe the jail".into())?;
     let rel = jail.rel(&root);
     // The root's parent may be touched by a staging sibling that is gone again.

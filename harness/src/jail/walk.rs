@@ -23,23 +23,23 @@ impl Jail {
         self.walk(b"")
     }
 
-    /// As [`Jail::snapshot`], but of `root` (a directory directly in the jail, such as
+    /// As [`Jail::snapshot`], but of `root` (a directory anywhere in the jail, such as
     /// `src/`) only its own node is kept, not its contents: for the state before a step
-    /// whose comparison ignores `root` anyway ([`Snapshot::changes`]). A `root` deeper in
-    /// the jail is walked in full.
+    /// whose comparison ignores `root` anyway ([`Snapshot::changes`]).
     pub fn snapshot_outside(&self, root: &Path) -> std::io::Result<Snapshot> {
         self.walk(&self.rel(root))
     }
 
     /// As [`Jail::snapshot`], but of everything: `archive.tar` and `scratch-*` too, and the
-    /// jail directory's own node (key empty). For a step that can reach the whole jail
-    /// (the fuzzer's filesystem view, where the jail is the tool's `/`).
-    pub fn snapshot_whole(&self) -> std::io::Result<Snapshot> {
-        self.walk_as(b"", true)
+    /// jail directory's own node (key empty), except the contents of `root` (at any depth;
+    /// its own node is kept), which the comparison ignores. For a step that can reach the
+    /// whole jail (the fuzzer's filesystem view, where the jail is the tool's `/`).
+    pub fn snapshot_whole(&self, root: &Path) -> std::io::Result<Snapshot> {
+        self.walk_as(&self.rel(root), true)
     }
 
-    /// The walk of [`Jail::snapshot`], keeping only the node of the top-level entry `skip`
-    /// (none if empty).
+    /// The walk of [`Jail::snapshot`], keeping only the node of the entry at jail-relative
+    /// path `skip` (none if empty).
     fn walk(&self, skip: &[u8]) -> std::io::Result<Snapshot> {
         self.walk_as(skip, false)
     }
@@ -121,7 +121,7 @@ const PATH_STEPS_UP_TO: usize = 2048;
 /// One snapshot's walk over a jail open at `top`.
 struct Walk<'a> {
     top: BorrowedFd<'a>,
-    /// A top-level entry whose contents are not walked (none if empty).
+    /// The jail-relative path of an entry whose contents are not walked (none if empty).
     skip: &'a [u8],
     /// Walk `archive.tar` and `scratch-*` too ([`Jail::snapshot_whole`]).
     whole: bool,
@@ -194,7 +194,7 @@ impl Walk<'_> {
             self.map.insert(key.clone(), stat_key(&x, target, sha256));
             // Hydration roots are compared by their own node only; their contents are the
             // extractor's to write.
-            if !is_dir || (top && (n.starts_with(b"h-") || n == self.skip)) {
+            if !is_dir || (top && n.starts_with(b"h-")) || key == self.skip {
                 continue;
             }
             let kept = self

@@ -3,6 +3,7 @@
 //! stragglers it leaves behind.
 
 pub mod limits;
+pub mod reaper;
 pub mod run;
 pub mod stragglers;
 pub mod view;

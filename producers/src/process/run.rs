@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How much of the tail of a tool's stderr a refusal keeps as evidence, in bytes.
@@ -120,11 +120,32 @@ fn run_captured(
     limits: Option<&Limits>,
 ) -> Result<(Outcome, File), ToolError> {
     let rendered = render_command(cmd);
-    let mut wrapped = crate::process::limits::wrap(cmd, &crate::process::limits::prefix(limits));
-    let cmd = wrapped.as_mut().unwrap_or(cmd);
     let kill_after = limits.and_then(|l| l.kill_after).filter(|k| *k < timeout);
     let deadline = kill_after.unwrap_or(timeout);
     let io_err = |context: String| move |source| ToolError::Io { context, source };
+    let mut prefix = crate::process::limits::prefix(limits);
+    // A step of its own reaper (not inside a filesystem view, whose PID namespace ends
+    // with the tool): it enforces the deadline and names the stragglers.
+    let reaper = match crate::process::reaper::program() {
+        Some(program) if crate::process::view::current().is_none() => {
+            let report = tempfile::Builder::new()
+                .prefix(".reaper-")
+                .tempfile_in(scratch)
+                .map_err(io_err(format!(
+                    "creating a reaper report in `{}`",
+                    scratch.display()
+                )))?
+                .into_temp_path();
+            let mut p = vec![program.as_os_str().to_owned()];
+            p.extend(crate::process::reaper::args(&report, deadline));
+            p.append(&mut prefix);
+            prefix = p;
+            Some(report)
+        }
+        _ => None,
+    };
+    let mut wrapped = crate::process::limits::wrap(cmd, &prefix);
+    let cmd = wrapped.as_mut().unwrap_or(cmd);
     let stdout = tempfile::tempfile_in(scratch).map_err(io_err(format!(
         "creating a stdout capture in `{}`",
         scratch.display()
@@ -149,40 +170,59 @@ fn run_captured(
         source,
     })?;
     let pid = Pid::from_child(&child);
+    // The reaper ends the tool at the deadline itself; it is given a grace period first.
+    let wait_for = if reaper.is_some() {
+        deadline + crate::process::reaper::GRACE
+    } else {
+        deadline
+    };
 
-    let started = Instant::now();
-    let mut pause = Duration::from_millis(1);
-    let timed_out = loop {
-        // WNOWAIT: observe the exit without reaping, so the group id stays reserved.
-        match waitid(
-            WaitId::Pid(pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
-        ) {
-            Ok(Some(_)) => break false,
-            Ok(None) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => {
-                kill_group(pid);
-                let _ = child.wait();
-                return Err(ToolError::Io {
-                    context: format!("waiting for `{rendered}`"),
-                    source: e.into(),
-                });
-            }
+    let mut timed_out = match wait_exit(pid, Instant::now() + wait_for) {
+        Ok(timed_out) => timed_out,
+        Err(e) => {
+            kill_group(pid);
+            let _ = child.wait();
+            return Err(ToolError::Io {
+                context: format!("waiting for `{rendered}`"),
+                source: e.into(),
+            });
         }
-        if started.elapsed() >= deadline {
-            break true;
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(MAX_POLL);
     };
 
     // Kill the whole group: on timeout that is the point; after a normal exit it removes any
     // background process the tool left.
     kill_group(pid);
-    let status = child
+    let mut status = child
         .wait()
         .map_err(io_err(format!("reaping `{rendered}`")))?;
+
+    if let Some(path) = &reaper {
+        match crate::process::reaper::read_report(path) {
+            Some(report) => {
+                crate::process::stragglers::hand_over(report.stragglers);
+                use crate::process::reaper::Ended;
+                match report.ended {
+                    Ended::Exit(code) => status = ExitStatus::from_raw((code & 0xff) << 8),
+                    Ended::Signal(sig) => status = ExitStatus::from_raw(sig & 0x7f),
+                    Ended::Deadline => timed_out = true,
+                    Ended::NotStarted(errno) => {
+                        return Err(ToolError::Spawn {
+                            command: rendered,
+                            source: std::io::Error::from_raw_os_error(errno),
+                        })
+                    }
+                }
+            }
+            None if timed_out => {}
+            None => {
+                let tail = read_tail(&mut stderr, STDERR_TAIL_BYTES);
+                return Err(ToolError::Io {
+                    context: format!("running `{rendered}` under its reaper ({status})"),
+                    source: std::io::Error::other(tail.trim_end().to_owned()),
+                });
+            }
+        }
+    }
 
     if timed_out {
         if let Some(k) = kill_after {
@@ -219,6 +259,59 @@ fn run_captured(
         }
     };
     Ok((outcome, stdout))
+}
+
+/// Waits until the child `pid` has exited or `deadline` has passed, without reaping it
+/// (`waitid(WNOWAIT)`: while it is an unreaped zombie its pid, and so its process-group id,
+/// cannot be reused); true if the deadline came first.
+///
+/// Blocks on a pidfd (`pidfd_open(2)`, Linux 5.3) with `poll(2)`, so an exit is seen at
+/// once; where pidfds are not available, polls `waitid(WNOHANG)` with a backoff of at most
+/// 20 ms.
+///
+/// # Errors
+/// The `errno` of a failed `waitid` (`ECHILD`: not a child of this process).
+pub(crate) fn wait_exit(pid: Pid, deadline: Instant) -> Result<bool, rustix::io::Errno> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let exited = || loop {
+        match waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(found) => return Ok(found.is_some()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if exited()? {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(true);
+        }
+        let left = deadline - now;
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                let timeout = Timespec::try_from(left).unwrap_or(Timespec {
+                    tv_sec: i64::MAX,
+                    tv_nsec: 0,
+                });
+                match poll(&mut fds, Some(&timeout)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => std::thread::sleep(pause.min(left)),
+                }
+            }
+            None => {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(MAX_POLL);
+            }
+        }
+    }
 }
 
 /// `SIGKILL` the process group led by `pid`; `ESRCH` (group already gone) is fine.

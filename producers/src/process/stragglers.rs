@@ -9,10 +9,13 @@
 //! [`reap_stragglers`] kills (`SIGKILL`, with its process group) and reaps every child of
 //! snapconf that no step owns, and names them for the step's report.
 //!
-//! Only for single-threaded callers that run one tool at a time (the binary's pipeline):
-//! any child not registered as persistent (a backend worker, [`register_persistent`]) is
-//! taken for a straggler. Without [`become_subreaper`] (libraries, unit tests running
-//! cases in parallel threads) [`reap_stragglers`] does nothing.
+//! The binary also turns on a reaper of its own for each step ([`crate::process::reaper`]):
+//! a tool's orphans are then reparented to that step's reaper, which kills and names them,
+//! so steps may run in parallel threads. Without it, only single-threaded callers that run
+//! one tool at a time may rely on [`reap_stragglers`]: any child not registered as
+//! persistent (a backend worker, [`register_persistent`]) is taken for a straggler.
+//! Without either (libraries, unit tests running cases in parallel threads)
+//! [`reap_stragglers`] does nothing.
 
 use rustix::process::{
     kill_process, kill_process_group, waitid, waitpid, Pid, Signal, WaitId, WaitIdOptions,
@@ -49,21 +52,50 @@ pub fn unregister_persistent(pid: Pid) {
     p.retain(|&x| x != pid.as_raw_nonzero().get());
 }
 
-/// Kills and reaps every child of this process that is neither a registered persistent
-/// child nor already gone, and returns one line per process that was still running (`PID
-/// COMMAND LINE`); processes that had already exited are reaped and not listed. Empty when
-/// [`become_subreaper`] was not called.
+thread_local! {
+    // The stragglers of the last steps this thread ran: killed and named by each step's
+    // own reaper (`crate::process::reaper`) and handed over by `crate::process::run`.
+    static HANDED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Hands `lines` (stragglers a step's reaper killed) to this thread's next
+/// [`reap_stragglers`].
+pub(crate) fn hand_over(lines: Vec<String>) {
+    HANDED.with(|h| h.borrow_mut().extend(lines));
+}
+
+/// The processes the steps this thread ran since the last call left behind, killed and
+/// reaped, one line each (`PID COMMAND LINE`); processes that had already exited are reaped
+/// and not listed.
+///
+/// Under a per-step reaper ([`crate::process::reaper::enable`]) those are what each step's
+/// reaper found among its own descendants, so threads running steps at once never see
+/// each other's. Else, after [`become_subreaper`], every child of this process that is
+/// not a registered persistent child is taken for a straggler (single-threaded callers
+/// only). Empty when neither is on.
 pub fn reap_stragglers() -> Vec<String> {
-    if !SUBREAPER.load(Ordering::Relaxed) || !has_children() {
+    let mut named = HANDED.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    if crate::process::reaper::program().is_none() && SUBREAPER.load(Ordering::Relaxed) {
+        let persistent = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        named.extend(kill_children(&persistent));
+    }
+    named
+}
+
+/// Kills (`SIGKILL`, with its process group) and reaps every child of this process whose
+/// pid is not in `spare`, in rounds (a killed child's own children are reparented to us
+/// when we are a subreaper, and caught in the next round); one line per child that was
+/// still running (`PID COMMAND LINE`).
+pub(crate) fn kill_children(spare: &[i32]) -> Vec<String> {
+    if !has_children() {
         return Vec::new();
     }
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut named = Vec::new();
     for _ in 0..ROUNDS {
-        let persistent = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let found: Vec<(i32, bool)> = children_of(me)
             .into_iter()
-            .filter(|(pid, _)| !persistent.contains(pid))
+            .filter(|(pid, _)| !spare.contains(pid))
             .collect();
         if found.is_empty() {
             break;

@@ -1,0 +1,226 @@
+//! A subreaper of its own for each step: stragglers found and named per tool run, so that
+//! steps running at the same time in different threads never blame each other's processes.
+//!
+//! A tool's orphaned descendants are reparented to the nearest ancestor that is a *child
+//! subreaper* (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux 3.4). When the `snapconf` binary turns
+//! the reaper on ([`enable`]), every external command runs as
+//! `snapconf __snapconf-reap REPORT DEADLINE_MS -- COMMAND...`: that process (the *reaper*)
+//! makes itself a subreaper, runs the command in a process group of its own, and kills it
+//! at the deadline. Once the command has ended it kills the command's group (background
+//! children, silently, as [`crate::process::run`] always did), then kills, reaps and names
+//! every remaining descendant (processes that left the group with `setsid`, daemons), and
+//! writes to `REPORT` how the command ended and one line per straggler. Its stragglers are
+//! its own children, never another step's, whatever else this process runs in parallel.
+//!
+//! [`crate::process::run`] reads the report back and hands the straggler lines to the
+//! calling thread ([`crate::process::stragglers::reap_stragglers`] returns them).
+//!
+//! The report's first line is `exit N`, `signal N`, `deadline` or `not-started ERRNO`;
+//! every further line is a straggler as `PID COMMAND LINE`.
+
+use crate::process::stragglers::kill_children;
+use crate::process::run::wait_exit;
+use rustix::process::{kill_process_group, Pid, Signal};
+use std::ffi::OsString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The first argument by which the `snapconf` binary knows it is to act as a reaper
+/// ([`main`]); not a subcommand a user types.
+pub const REAP_ARG: &str = "__snapconf-reap";
+
+/// How much longer than the reaper's own deadline the caller waits before it kills the
+/// reaper itself (it never should have to).
+pub const GRACE: Duration = Duration::from_secs(10);
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Run every external command from now on under a reaper: `program` (the running
+/// `snapconf` binary) started with [`REAP_ARG`]. Process-wide and once; false if it was on
+/// already. Without it (libraries, unit tests), stragglers are looked for process-wide
+/// after each step ([`crate::process::stragglers`]).
+pub fn enable(program: PathBuf) -> bool {
+    PROGRAM.set(program).is_ok()
+}
+
+/// The reaper program, when [`enable`] turned it on.
+pub fn program() -> Option<&'static Path> {
+    PROGRAM.get().map(PathBuf::as_path)
+}
+
+/// How a command run under a reaper ended, read back from its report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited with this code.
+    Exit(i32),
+    /// It died of this signal (not one the reaper sent).
+    Signal(i32),
+    /// It was still running at the deadline and was killed.
+    Deadline,
+    /// It could not be started; the `errno` of the failed `execve` (`ENOENT`: not
+    /// installed).
+    NotStarted(i32),
+}
+
+/// What a reaper reported: how the command ended, and the stragglers it killed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub ended: Ended,
+    /// One line per straggler: `PID COMMAND LINE`.
+    pub stragglers: Vec<String>,
+}
+
+/// Reads a reaper's report from `path`; `None` if it is missing or its first line is not
+/// one the reaper writes (the reaper itself was killed).
+pub fn read_report(path: &Path) -> Option<Report> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let first = lines.next()?;
+    let ended = match first.split_once(' ') {
+        Some(("exit", n)) => Ended::Exit(n.parse().ok()?),
+        Some(("signal", n)) => Ended::Signal(n.parse().ok()?),
+        Some(("not-started", n)) => Ended::NotStarted(n.parse().ok()?),
+        _ if first == "deadline" => Ended::Deadline,
+        _ => return None,
+    };
+    Some(Report {
+        ended,
+        stragglers: lines.map(str::to_owned).collect(),
+    })
+}
+
+/// The reaper's arguments before the command: `[REAP_ARG, REPORT, DEADLINE_MS, "--"]`.
+pub fn args(report: &Path, deadline: Duration) -> Vec<OsString> {
+    vec![
+        REAP_ARG.into(),
+        report.as_os_str().to_owned(),
+        deadline.as_millis().to_string().into(),
+        "--".into(),
+    ]
+}
+
+/// The reaper itself: `args` are what follows [`REAP_ARG`] on the command line (`REPORT
+/// DEADLINE_MS -- COMMAND...`). Returns the reaper's exit code: 0 when the report was
+/// written (whatever the command did, including not starting), 2 for bad arguments, 3 when
+/// the report could not be written (a message on stderr says which).
+pub fn main(args: &[OsString]) -> i32 {
+    let (report, deadline, command) = match parse(args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("snapconf {REAP_ARG}: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        eprintln!("snapconf {REAP_ARG}: cannot become a child subreaper: {e}");
+        return 3;
+    }
+    let Some((program, rest)) = command.split_first() else {
+        eprintln!("snapconf {REAP_ARG}: no command");
+        return 2;
+    };
+    let mut child = match std::process::Command::new(program)
+        .args(rest)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            let errno = e.raw_os_error().unwrap_or(libc_enoent());
+            return write_report(&report, format!("not-started {errno}\n"));
+        }
+    };
+    let pid = Pid::from_child(&child);
+    // A failed wait (the child is gone already) counts as ended.
+    let reached = wait_exit(pid, Instant::now() + deadline).unwrap_or(false);
+    // The command's group goes first (as when no reaper runs), then whatever left it.
+    let _ = kill_process_group(pid, Signal::KILL);
+    let status = child.wait();
+    let stragglers = kill_children(&[]);
+    let first = match (reached, status) {
+        (true, _) => "deadline".to_owned(),
+        (false, Ok(s)) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            (None, None) => "exit 255".to_owned(),
+        },
+        (false, Err(e)) => {
+            eprintln!("snapconf {REAP_ARG}: cannot wait for the command: {e}");
+            return 3;
+        }
+    };
+    let mut text = first;
+    text.push('\n');
+    for s in stragglers {
+        text.push_str(&s);
+        text.push('\n');
+    }
+    write_report(&report, text)
+}
+
+/// `ENOENT`, for a start failure that carries no `errno`.
+fn libc_enoent() -> i32 {
+    rustix::io::Errno::NOENT.raw_os_error()
+}
+
+/// Writes the report; the reaper's exit code (0, or 3 with a message).
+fn write_report(report: &Path, text: String) -> i32 {
+    match std::fs::write(report, text) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("snapconf {REAP_ARG}: cannot write `{}`: {e}", report.display());
+            3
+        }
+    }
+}
+
+type Parsed = (PathBuf, Duration, Vec<OsString>);
+
+fn parse(args: &[OsString]) -> Result<Parsed, String> {
+    let [report, ms, dashes, command @ ..] = args else {
+        return Err("usage: REPORT DEADLINE_MS -- COMMAND...".into());
+    };
+    if dashes != "--" {
+        return Err("expected `--` before the command".into());
+    }
+    let ms: u64 = ms
+        .to_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("bad deadline `{}`", ms.to_string_lossy()))?;
+    Ok((
+        PathBuf::from(report),
+        Duration::from_millis(ms),
+        command.to_vec(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_read_back_and_garbage_is_not() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let p = t.path().join("r");
+        std::fs::write(&p, "signal 9\n12 sleep 30\n").expect("write");
+        let r = read_report(&p).expect("a report");
+        assert_eq!(r.ended, Ended::Signal(9));
+        assert_eq!(r.stragglers, ["12 sleep 30"]);
+        std::fs::write(&p, "deadline\n").expect("write");
+        assert_eq!(read_report(&p).map(|r| r.ended), Some(Ended::Deadline));
+        std::fs::write(&p, "exit x\n").expect("write");
+        assert!(read_report(&p).is_none());
+        assert!(read_report(&t.path().join("missing")).is_none());
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let a = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(parse(&a(&["r", "10", "--", "true"])).is_ok());
+        assert!(parse(&a(&["r", "ten", "--", "true"])).is_err());
+        assert!(parse(&a(&["r", "10", "true"])).is_err());
+        assert!(parse(&a(&["r"])).is_err());
+    }
+}

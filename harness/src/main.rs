@@ -8,7 +8,10 @@ fn main() {
     // A step's own reaper (snapconf_producers::process::reaper): this binary, started by
     // itself around one external tool.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == snapconf_producers::process::reaper::REAP_ARG) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == snapconf_producers::process::reaper::REAP_ARG)
+    {
         std::process::exit(snapconf_producers::process::reaper::main(&args[2..]));
     }
     let cli = cmd::Cli::parse();

@@ -344,3 +344,85 @@ fn findings_say_which_shrink_budget_stopped_them() {
         }
     }
 }
+
+/// Every file under `dir` (relative path → bytes), for comparing two report directories.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .expect("under dir")
+                    .display()
+                    .to_string();
+                out.insert(rel, std::fs::read(&p).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+/// The same seed gives the same report with one worker and with two: cells, counts,
+/// shrunk cases, their reproducers and the order of everything (shrinks bounded by steps,
+/// not by time, so that both runs shrink alike).
+#[test]
+fn the_report_does_not_depend_on_the_number_of_workers() {
+    if !available("gnu-tar") {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "run",
+        "--cases",
+        "30",
+        "--seed",
+        "11",
+        "--producers",
+        "tar-rs,gnu-tar",
+        "--extractors",
+        "reference,gnu-tar",
+        "--shrink-steps",
+        "60",
+        "--shrink-time",
+        "3600",
+        "--shrink-total",
+        "3600",
+    ];
+    let mut reports = Vec::new();
+    for jobs in ["1", "2", "5"] {
+        let dir = t.path().join(format!("j{jobs}"));
+        let mut a = args.to_vec();
+        a.extend(["-j", jobs]);
+        let (code, report) = run(&a, &dir);
+        assert!(code == 0 || code == 1, "-j {jobs}: exit {code}");
+        let mut tree = files(&dir);
+        // The rendered pages hold the report directory's own path.
+        tree.retain(|name, _| name == "report.json" || name.starts_with("cases/"));
+        // A producer stores the clock (directory mtimes) in its archive.
+        tree.retain(|name, _| !name.ends_with("repro.sh") && !name.ends_with("archive.tar"));
+        reports.push((jobs, report, tree));
+    }
+    let (_, first, first_tree) = &reports[0];
+    assert!(
+        first["findings"].as_array().is_some_and(|f| !f.is_empty()),
+        "the comparison needs findings: {first:#}"
+    );
+    for (jobs, report, tree) in &reports[1..] {
+        assert_eq!(report, first, "report.json of -j {jobs} differs from -j 1");
+        let names: Vec<&String> = tree.keys().collect();
+        assert_eq!(names, first_tree.keys().collect::<Vec<_>>(), "-j {jobs}");
+        for (name, bytes) in tree {
+            assert!(
+                first_tree.get(name) == Some(bytes),
+                "`{name}` of -j {jobs} differs from -j 1:\n{}\n---\n{}",
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(&first_tree[name])
+            );
+        }
+    }
+}

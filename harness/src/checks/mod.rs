@@ -14,6 +14,7 @@ pub mod late_failure;
 pub mod listing_mismatch;
 pub mod parser_disagreement;
 pub mod roundtrip;
+mod shape;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 
@@ -22,3 +23,4 @@ pub use evidence::{
     first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, Step, Violation,
 };
 pub use id::{Check, CheckDef};
+pub use shape::message_shape;

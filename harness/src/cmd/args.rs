@@ -147,6 +147,10 @@ pub struct PairArgs {
     /// findings are reported but do not fail the run
     #[arg(long, env = "SNAPCONF_BASELINE")]
     pub baseline: Option<PathBuf>,
+    /// Workers running cases and shrinks at once, each with jails of its own (default: the
+    /// cores this process may use). The report is the same for every value
+    #[arg(short = 'j', long, env = "SNAPCONF_JOBS", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -94,6 +94,9 @@ pub fn setup(
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
             shard: snapconf_harness::run::shard::Shard::ALL,
+            jobs: pairs
+                .jobs
+                .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
         },
         backends,
     })

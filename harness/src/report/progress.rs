@@ -1,84 +1,129 @@
-//! Progress display: an indicatif bar when stdout is a terminal, a plain counter otherwise.
+//! Progress on stderr: the phase (cases, then shrinking), done/total of it, an estimate of
+//! the time left and the shrink budget left. An indicatif bar when stderr is a terminal;
+//! otherwise one plain line every few seconds and at each change of phase, so a CI log
+//! shows the run moving without filling up.
 
 use crate::run::runner::Event;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// How often a plain progress line is printed at most (stderr not a terminal).
+pub const LINE_EVERY: Duration = Duration::from_secs(5);
 
 /// Consumes runner events and shows progress on stderr.
 pub struct Progress {
     bar: Option<ProgressBar>,
-    last_percent: u64,
+    /// When the phase shown started, and when the last plain line was printed.
+    phase_started: Instant,
+    last_line: Option<Instant>,
+    findings: usize,
+    /// The shrink phase's wall-time budget and what it is doing now.
+    shrink_budget: Option<Duration>,
+    current: String,
 }
 
 impl Progress {
-    /// A bar when stdout is a terminal, else a counter line every 10 % of the cases.
+    /// Progress of a run of `total` cases.
     pub fn new(total: u64) -> Self {
-        let bar = std::io::stdout().is_terminal().then(|| {
+        let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} cases  {msg}",
-            ) {
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix:9} [{bar:30}] {pos}/{len}  ETA {eta}  {msg}")
+            {
                 b.set_style(style.progress_chars("=> "));
             }
+            b.set_prefix("cases");
             b
         });
         Progress {
             bar,
-            last_percent: 0,
+            phase_started: Instant::now(),
+            last_line: None,
+            findings: 0,
+            shrink_budget: None,
+            current: String::new(),
         }
     }
 
     /// Show one event.
     pub fn event(&mut self, ev: &Event) {
-        match (ev, &self.bar) {
-            (
-                Event::CaseDone {
-                    index, findings, ..
-                },
-                Some(b),
-            ) => {
-                b.set_position(index + 1);
-                b.set_message(format!("{findings} failing cell(s)"));
+        match ev {
+            Event::CaseDone {
+                done,
+                total,
+                findings,
+            } => {
+                self.findings = *findings;
+                let msg = format!("{findings} failing cell(s)");
+                self.show("cases", *done, *total, &msg, done == total);
             }
-            (
-                Event::CaseDone {
-                    index,
-                    total,
-                    findings,
-                },
-                None,
-            ) => {
-                let pct = (index + 1) * 100 / (*total).max(1);
-                if pct / 10 > self.last_percent / 10 || index + 1 == *total {
-                    self.last_percent = pct;
-                    eprintln!(
-                        "[{}/{}] cases done, {findings} failing cell(s)",
-                        index + 1,
-                        total
-                    );
+            Event::ShrinkPhase { total, budget } => {
+                self.phase_started = Instant::now();
+                self.shrink_budget = Some(*budget);
+                if let Some(b) = &self.bar {
+                    b.set_prefix("shrinking");
+                    b.set_length(*total as u64);
+                    b.set_position(0);
+                    b.reset_eta();
+                }
+                if *total > 0 {
+                    self.last_line = None;
+                    let msg = format!("most severe first, {} budget", clock(*budget));
+                    self.show("shrinking", 0, *total as u64, &msg, true);
                 }
             }
-            (
-                Event::Shrinking {
-                    check,
-                    producer,
-                    extractor,
-                },
-                Some(b),
-            ) => {
-                b.set_message(format!("shrinking {check} for {producer} x {extractor}"));
+            Event::Shrinking {
+                check,
+                producer,
+                extractor,
+                done,
+                total,
+            } => {
+                self.current = format!("{check} for {producer} x {extractor}");
+                let msg = self.shrink_message();
+                self.show("shrinking", *done as u64, *total as u64, &msg, false);
             }
-            (
-                Event::Shrinking {
-                    check,
-                    producer,
-                    extractor,
-                },
-                None,
-            ) => {
-                eprintln!("shrinking {check} for {producer} x {extractor}");
+            Event::ShrinkDone { done, total } => {
+                let msg = self.shrink_message();
+                self.show(
+                    "shrinking",
+                    *done as u64,
+                    *total as u64,
+                    &msg,
+                    done == total,
+                );
             }
         }
+    }
+
+    /// What the shrink phase is doing and the budget it has left.
+    fn shrink_message(&self) -> String {
+        let left = self
+            .shrink_budget
+            .map(|b| b.saturating_sub(self.phase_started.elapsed()));
+        match left {
+            Some(l) => format!("{} budget left; {}", clock(l), self.current),
+            None => self.current.clone(),
+        }
+    }
+
+    /// Moves the bar, or prints a plain line when `force` or [`LINE_EVERY`] has passed.
+    fn show(&mut self, phase: &str, done: u64, total: u64, msg: &str, force: bool) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+            b.set_message(msg.to_owned());
+            return;
+        }
+        let due = self.last_line.is_none_or(|t| t.elapsed() >= LINE_EVERY);
+        if !(force || due) {
+            return;
+        }
+        self.last_line = Some(Instant::now());
+        let eta = eta(self.phase_started.elapsed(), done, total)
+            .map(|d| format!(", ETA {}", clock(d)))
+            .unwrap_or_default();
+        eprintln!("[{phase} {done}/{total}{eta}] {msg}");
     }
 
     /// Remove the bar.
@@ -86,5 +131,43 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// The time left if the `total - done` items left take as long as the `done` ones did in
+/// `elapsed`; `None` before the first is done.
+fn eta(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
+    if done == 0 || done >= total {
+        return None;
+    }
+    let per = elapsed.as_secs_f64() / done as f64;
+    Some(Duration::from_secs_f64(per * (total - done) as f64))
+}
+
+/// `1h02m`, `3m05s` or `12s`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m{s:02}s"),
+        (h, m, _) => format!("{h}h{m:02}m"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_scales_what_is_done_to_what_is_left() {
+        assert_eq!(eta(Duration::from_secs(10), 0, 10), None);
+        assert_eq!(eta(Duration::from_secs(10), 10, 10), None);
+        assert_eq!(
+            eta(Duration::from_secs(10), 5, 20),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(clock(Duration::from_secs(7)), "7s");
+        assert_eq!(clock(Duration::from_secs(185)), "3m05s");
+        assert_eq!(clock(Duration::from_secs(3720)), "1h02m");
     }
 }

@@ -95,6 +95,29 @@ impl CaseOutcome {
         })
     }
 
+    /// Writes `name` for the jail's path (`jail`) wherever a finding's message, expected or
+    /// observed text has it: the jail is gone when the report is read, and its random name
+    /// would make two runs of one seed differ.
+    pub(crate) fn name_jail_as(&mut self, jail: &Path, name: &str) {
+        let Some(jail) = jail.to_str().filter(|j| !j.is_empty()) else {
+            return;
+        };
+        for f in &mut self.findings {
+            for text in [
+                Some(&mut f.message),
+                f.expected.as_mut(),
+                f.observed.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if text.contains(jail) {
+                    *text = text.replace(jail, name);
+                }
+            }
+        }
+    }
+
     /// Add each violation as a finding for `extractor` (`None` for the capture), unless its
     /// (extractor, check) cell already has one.
     pub(crate) fn record(&mut self, extractor: Option<&str>, violations: Vec<Violation>) {
@@ -116,6 +139,10 @@ impl CaseOutcome {
     }
 }
 
+/// What a finding's text says for the path of the case's jail (see
+/// [`CaseOutcome::name_jail_as`]).
+pub const JAIL_NAME: &str = "$JAIL";
+
 /// Run `case` through `producer` and every extractor. `keep` (a directory) receives a copy
 /// of the archive as `archive.tar`. `Err` only for faults of snapconf itself.
 pub fn run_case(
@@ -129,7 +156,8 @@ pub fn run_case(
         .jails
         .take(env.jail_base.as_deref())
         .ctx(|| "cannot create a jail".into())?;
-    let out = run_in(&mut jail, case, producer, extractors, env, keep)?;
+    let mut out = run_in(&mut jail, case, producer, extractors, env, keep)?;
+    out.name_jail_as(jail.path(), JAIL_NAME);
     if jail_reusable(producer, extractors, env, &out) {
         env.jails.give_back(jail);
     }

@@ -13,8 +13,12 @@ use std::collections::BTreeMap;
 /// Key of a matrix cell.
 pub(super) type Cell = (String, String, Check);
 
+/// The first finding of a cell: the shrink job that writes its record, and the cases the
+/// cell failed in.
 struct FirstFinding {
-    record: FindingRecord,
+    job: usize,
+    count: u64,
+    capture_side: bool,
 }
 
 /// What the cases of a run add up to so far.
@@ -108,32 +112,35 @@ impl Cells {
     pub(super) fn hit_again(&mut self, cell: &Cell) -> bool {
         match self.first.get_mut(cell) {
             Some(ff) => {
-                ff.record.count += 1;
+                ff.count += 1;
                 true
             }
             None => false,
         }
     }
 
-    /// A capture-side finding already shrunk for another extractor of this producer shares
-    /// that reproducer: its record, counted once; `None` for another finding.
-    pub(super) fn shared(&self, producer: &str, f: &Finding) -> Option<FindingRecord> {
-        let shared = f.extractor.is_none().then(|| {
-            self.first
-                .iter()
-                .find(|((pp, _, c), ff)| pp == producer && *c == f.check && ff.record.capture_side)
-                .map(|(_, ff)| ff.record.clone())
-        });
-        shared.flatten().map(|mut r| {
-            r.count = 1;
-            r
-        })
+    /// A capture-side finding already found for another extractor of this producer shares
+    /// that cell's shrink job; `None` for another finding.
+    pub(super) fn shared(&self, producer: &str, f: &Finding) -> Option<usize> {
+        if f.extractor.is_some() {
+            return None;
+        }
+        self.first
+            .iter()
+            .find(|((pp, _, c), ff)| pp == producer && *c == f.check && ff.capture_side)
+            .map(|(_, ff)| ff.job)
     }
 
-    /// Keeps `record` as the first finding of `cell`, under the cell's extractor.
-    pub(super) fn insert(&mut self, cell: Cell, mut record: FindingRecord) {
-        record.extractor = cell.1.clone();
-        self.first.insert(cell, FirstFinding { record });
+    /// Keeps shrink job `job` as the first finding of `cell` (found once so far).
+    pub(super) fn insert(&mut self, cell: Cell, job: usize, capture_side: bool) {
+        self.first.insert(
+            cell,
+            FirstFinding {
+                job,
+                count: 1,
+                capture_side,
+            },
+        );
     }
 
     /// The number of cells hit.
@@ -141,9 +148,26 @@ impl Cells {
         self.first.len()
     }
 
-    /// The report of a run of `opts` that ran `done` cases, with `notes`.
-    pub(super) fn into_report(self, opts: &RunOptions, done: u64, notes: Vec<String>) -> RunReport {
-        let mut findings: Vec<FindingRecord> = self.first.into_values().map(|f| f.record).collect();
+    /// The report of a run of `opts` that ran `done` cases, with `notes`; `records` are the
+    /// shrink jobs' records by job number (`None` for a job that did not run: the run was
+    /// stopped).
+    pub(super) fn into_report(
+        self,
+        opts: &RunOptions,
+        done: u64,
+        records: &[Option<FindingRecord>],
+        notes: Vec<String>,
+    ) -> RunReport {
+        let mut findings: Vec<FindingRecord> = self
+            .first
+            .into_iter()
+            .filter_map(|((_, extractor, _), ff)| {
+                let mut r = records.get(ff.job)?.clone()?;
+                r.extractor = extractor;
+                r.count = ff.count;
+                Some(r)
+            })
+            .collect();
         findings.sort_by(|a, b| {
             (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
         });

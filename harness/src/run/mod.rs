@@ -3,6 +3,7 @@
 
 pub mod case;
 mod cells;
+pub mod pool;
 pub mod repro;
 pub mod runner;
 pub mod shard;

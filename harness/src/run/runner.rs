@@ -1,15 +1,17 @@
-//! The conformance run: every case through every producer × extractor pair, shrinking the
-//! first finding of each (pair, check) cell and writing its reproducer.
+//! The conformance run: every case through every producer × extractor pair on a pool of
+//! workers, then the first finding of each (pair, check) cell shrunk, most severe first,
+//! and its reproducer written.
 
 use crate::checks::Check;
 use crate::error::HarnessError;
 use crate::gen::{case_strategy, GenConfig};
 use crate::model::spec::Case;
 use crate::report::{RunReport, SkippedAdapter};
-use crate::run::case::{run_case, Env};
+use crate::run::case::{run_case, CaseOutcome, Env, Finding};
 use crate::run::cells::Cells;
+use crate::run::pool::{run_pool, Delivered, Until};
 use crate::run::shard::Shard;
-use crate::run::shrink::{draw_case, ShrinkBudget};
+use crate::run::shrink::{draw_case, ShrinkBudget, ShrinkEnd};
 use crate::run::shrink_job::{Job, Shrinks};
 use proptest::strategy::ValueTree;
 use snapconf_producers::{Extractor, Producer};
@@ -44,23 +46,38 @@ pub struct RunOptions {
     pub backend_files: Vec<PathBuf>,
     /// Which case indices this process runs (`--shard K/N`; [`Shard::ALL`] by default).
     pub shard: Shard,
+    /// Workers running cases and shrinks at once (`-j`; at least 1). The report does not
+    /// depend on it.
+    pub jobs: usize,
 }
 
-/// Progress events, in order; one stream feeds every reporter.
+/// Progress events; one stream feeds every reporter. They reach the caller's thread in the
+/// order the work finishes.
 #[derive(Clone, Debug)]
 pub enum Event {
-    /// Case `index` (0-based) of `total` is done; `findings` is the running total of cells hit.
+    /// `done` of the run's `total` cases are done (this shard's); `findings` is the
+    /// running total of cells hit, in case order.
     CaseDone {
-        index: u64,
+        done: u64,
         total: u64,
         findings: usize,
     },
-    /// A new (pair, check) cell failed; shrinking starts.
+    /// The cases are done and `total` shrinks follow, most severe first, with `budget` of
+    /// wall time for all of them (`--shrink-total`).
+    ShrinkPhase {
+        total: usize,
+        budget: std::time::Duration,
+    },
+    /// The shrink of a new (pair, check) cell starts; `done` of `total` have ended.
     Shrinking {
         check: Check,
         producer: String,
         extractor: String,
+        done: usize,
+        total: usize,
     },
+    /// One more shrink has ended: `done` of `total`.
+    ShrinkDone { done: usize, total: usize },
 }
 
 /// Run the whole matrix on `opts.cases` generated cases. `Err` only for faults of snapconf
@@ -94,67 +111,253 @@ pub fn audit(
     Ok(report)
 }
 
+/// One unit of the case phase: case `index` through producer number `producer`, with
+/// every extractor.
+struct Unit {
+    index: u64,
+    producer: usize,
+}
+
 /// The matrix over cases `0..cases` (those of this shard), each drawn by `draw`: every
-/// producer runs each case with every extractor, and the first finding of each new cell is
-/// shrunk (when the cases come from `strategy`) and written as soon as it is found.
+/// producer runs each case with every extractor on the pool of `opts.jobs` workers; the
+/// outcomes are added up in case order (so the first finding of each cell is the same for
+/// any `-j`), then the first finding of each new cell is shrunk (when the cases come from
+/// `strategy`), most severe first, and written.
 fn matrix<S>(
     opts: &RunOptions,
     cases: u64,
-    draw: &dyn Fn(u64) -> Result<Case, HarnessError>,
+    draw: &(dyn Fn(u64) -> Result<Case, HarnessError> + Sync),
     strategy: Option<&S>,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<RunReport, HarnessError>
 where
-    S: proptest::strategy::Strategy<Value = Case>,
+    S: proptest::strategy::Strategy<Value = Case> + Sync,
 {
     let extractors: Vec<&dyn Extractor> = opts.extractors.iter().map(|e| e.as_ref()).collect();
     let mut cells = Cells::new(&opts.producers, &extractors);
-    let mut shrinks = Shrinks::new(opts);
+    let mut found = Found::default();
 
+    let indices: Vec<u64> = (0..cases).filter(|i| opts.shard.contains(*i)).collect();
+    let units: Vec<Unit> = indices
+        .iter()
+        .flat_map(|&index| (0..opts.producers.len()).map(move |producer| Unit { index, producer }))
+        .collect();
+    let total = indices.len() as u64;
+    let per_case = opts.producers.len().max(1);
+    let work = |u: &Unit, env: &Env, _: &dyn Fn(())| -> Result<(Case, CaseOutcome), HarnessError> {
+        let case = draw(u.index)?;
+        let p = opts.producers[u.producer].as_ref();
+        let outcome = run_case(&case, p, &extractors, env, None)?;
+        Ok((case, outcome))
+    };
+    // Outcomes are added up in unit order: those that finish early wait here.
+    let mut waiting: BTreeMap<usize, (Case, CaseOutcome)> = BTreeMap::new();
+    let mut next = 0;
     let mut done = 0;
-    let mut interrupted = false;
-    for index in 0..cases {
-        if !opts.shard.contains(index) {
-            continue;
-        }
-        if crate::jail::cleanup::stop_requested() {
-            interrupted = true;
-            break;
-        }
-        done += 1;
-        let case = draw(index)?;
-        for p in &opts.producers {
-            let outcome = run_case(&case, p.as_ref(), &extractors, &opts.env, None)?;
-            cells.add_outcome(&case, p.as_ref(), &outcome);
-            for e in &extractors {
-                for f in cells.add_pair(p.name(), e.name(), &outcome) {
-                    let cell = (p.name().to_string(), e.name().to_string(), f.check);
-                    if cells.hit_again(&cell) {
-                        continue;
-                    }
-                    let record = match cells.shared(p.name(), f) {
-                        Some(r) => r,
-                        None => {
-                            on_event(Event::Shrinking {
-                                check: f.check,
-                                producer: p.name().to_string(),
-                                extractor: e.name().to_string(),
-                            });
-                            let job = Job::new(p.as_ref(), *e, f, &outcome);
-                            shrinks.run(opts, strategy, &case, index, &job)?
-                        }
-                    };
-                    cells.insert(cell, record);
-                }
+    let pooled = run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
+        let Delivered::Done(i, r) = d else { return };
+        waiting.insert(i, r);
+        while let Some((case, outcome)) = waiting.remove(&next) {
+            let u = &units[next];
+            let p = opts.producers[u.producer].as_ref();
+            found.add(&mut cells, u.index, &case, p, &extractors, outcome);
+            next += 1;
+            if next % per_case == 0 {
+                done += 1;
+                on_event(Event::CaseDone {
+                    done,
+                    total,
+                    findings: cells.len(),
+                });
             }
         }
-        on_event(Event::CaseDone {
-            index,
-            total: cases,
-            findings: cells.len(),
-        });
+    });
+    pooled?;
+    let interrupted = crate::jail::cleanup::stop_requested();
+    let records = shrink_all(opts, strategy, &found.jobs, on_event)?;
+    Ok(cells.into_report(opts, done, &records, notes(opts, interrupted, done, cases)))
+}
+
+/// The first findings of new cells, in case order, as shrink jobs.
+#[derive(Default)]
+struct Found {
+    jobs: Vec<Pending>,
+}
+
+impl Found {
+    /// Adds the outcome of case `index` through `producer` to `cells`, and a shrink job
+    /// for the first finding of each new cell (a capture-side finding shares the job of
+    /// the producer's first extractor).
+    fn add(
+        &mut self,
+        cells: &mut Cells,
+        index: u64,
+        case: &Case,
+        producer: &dyn Producer,
+        extractors: &[&dyn Extractor],
+        outcome: CaseOutcome,
+    ) {
+        cells.add_outcome(case, producer, &outcome);
+        let mut new: Vec<(usize, Finding)> = Vec::new();
+        for (x, e) in extractors.iter().enumerate() {
+            for f in cells.add_pair(producer.name(), e.name(), &outcome) {
+                let cell = (producer.name().to_string(), e.name().to_string(), f.check);
+                if cells.hit_again(&cell) {
+                    continue;
+                }
+                let job = match cells.shared(producer.name(), f) {
+                    Some(job) => job,
+                    None => {
+                        new.push((x, f.clone()));
+                        self.jobs.len() + new.len() - 1
+                    }
+                };
+                cells.insert(cell, job, f.extractor.is_none());
+            }
+        }
+        for (x, finding) in new {
+            let fault = (finding.check == Check::ATOMIC_HYDRATION)
+                .then(|| {
+                    outcome
+                        .fault_plans
+                        .iter()
+                        .find(|(n, _)| n == extractors[x].name())
+                        .map(|(_, plan)| plan.clone())
+                })
+                .flatten();
+            self.jobs.push(Pending {
+                index,
+                case: case.clone(),
+                producer: producer.name().to_string(),
+                extractor: x,
+                finding,
+                fault,
+            });
+        }
     }
-    Ok(cells.into_report(opts, done, notes(opts, interrupted, done, cases)))
+}
+
+/// Shrinks and writes every job, most severe check first; a job whose cause was already
+/// shrunk for another pair (same check, extractor and message shape) is tried with that
+/// minimum first. Returns each job's record, by job number.
+fn shrink_all<S>(
+    opts: &RunOptions,
+    strategy: Option<&S>,
+    jobs: &[Pending],
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<Option<crate::report::FindingRecord>>, HarnessError>
+where
+    S: proptest::strategy::Strategy<Value = Case> + Sync,
+{
+    let groups = group_by_cause(jobs);
+    let total = jobs.len();
+    on_event(Event::ShrinkPhase {
+        total,
+        budget: opts.shrink_total,
+    });
+    let shrinks = Shrinks::new(opts);
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    let extractors: Vec<&dyn Extractor> = opts.extractors.iter().map(|e| e.as_ref()).collect();
+    let work = |group: &Vec<usize>, env: &Env, note: &dyn Fn(Event)| {
+        let mut out = Vec::new();
+        let mut leader: Option<(Case, ShrinkEnd)> = None;
+        for &j in group {
+            let p = &jobs[j];
+            let producer = opts
+                .producers
+                .iter()
+                .find(|x| x.name() == p.producer)
+                .map(|x| x.as_ref())
+                .ok_or_else(|| HarnessError::Other(format!("no producer `{}`", p.producer)))?;
+            let job = Job {
+                producer,
+                extractors: if p.finding.extractor.is_some() {
+                    vec![extractors[p.extractor]]
+                } else {
+                    vec![]
+                },
+                finding: &p.finding,
+                fault: p.fault.as_ref(),
+            };
+            let n = started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            note(Event::Shrinking {
+                check: p.finding.check,
+                producer: p.producer.clone(),
+                extractor: extractors[p.extractor].name().to_string(),
+                done: n,
+                total,
+            });
+            let (record, min) =
+                shrinks.run(opts, env, strategy, &p.case, p.index, &job, leader.as_ref())?;
+            if leader.is_none() {
+                leader = Some(min);
+            }
+            out.push((j, record));
+        }
+        Ok(out)
+    };
+    let mut records = vec![None; total];
+    let mut ended = 0;
+    let pooled = run_pool(
+        opts.jobs,
+        Until::AllDone,
+        &opts.env,
+        &groups,
+        &work,
+        &mut |d| match d {
+            Delivered::Note(ev) => on_event(ev),
+            Delivered::Done(_, rs) => {
+                for (j, r) in rs {
+                    records[j] = Some(r);
+                    ended += 1;
+                    on_event(Event::ShrinkDone { done: ended, total });
+                }
+            }
+        },
+    );
+    pooled?;
+    Ok(records)
+}
+
+/// The jobs in groups of one cause, most severe first: a group is the jobs of one check
+/// and one extractor (or, capture-side, one producer) whose messages have one shape
+/// ([`crate::checks::message_shape`]), in the order they were found.
+fn group_by_cause(jobs: &[Pending]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(u8, usize, Vec<usize>)> = Vec::new();
+    let mut by_key: BTreeMap<(Check, String, String), usize> = BTreeMap::new();
+    for (j, p) in jobs.iter().enumerate() {
+        let side = match &p.finding.extractor {
+            Some(e) => format!("x:{e}"),
+            None => format!("p:{}", p.producer),
+        };
+        let key = (
+            p.finding.check,
+            side,
+            crate::checks::message_shape(&p.finding.message),
+        );
+        match by_key.get(&key) {
+            Some(&g) if p.finding.extractor.is_some() => groups[g].2.push(j),
+            _ => {
+                by_key.insert(key, groups.len());
+                groups.push((p.finding.check.severity(), j, vec![j]));
+            }
+        }
+    }
+    groups.sort_by_key(|(severity, first, _)| (*severity, *first));
+    groups.into_iter().map(|(_, _, g)| g).collect()
+}
+
+/// A first finding waiting for its shrink.
+pub(super) struct Pending {
+    /// The case index it was found in.
+    pub(super) index: u64,
+    pub(super) case: Case,
+    pub(super) producer: String,
+    /// The extractor's number in the run's list (meaningless for a capture-side finding).
+    pub(super) extractor: usize,
+    pub(super) finding: Finding,
+    /// The fault it came from (`atomic-hydration` under `--faults`).
+    pub(super) fault: Option<crate::faults::FaultPlan>,
 }
 
 /// The report's notes on a run that ran `done` of `cases` cases: stopped early, or a shard.

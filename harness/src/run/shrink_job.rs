@@ -1,18 +1,16 @@
 //! Shrinking the first finding of a cell: its job (the extractors and fault it runs with),
 //! its share of the run's `--shrink-total`, and the shrink itself.
 
-use crate::checks::Check;
 use crate::error::HarnessError;
 use crate::faults::FaultPlan;
 use crate::model::spec::Case;
 use crate::report::FindingRecord;
-use crate::run::case::{run_case, CaseOutcome, Env, Finding};
+use crate::run::case::{run_case, Env, Finding};
 use crate::run::runner::RunOptions;
 use crate::run::shrink::{draw_case, minimise, shrink, ShrinkBudget, ShrinkEnd};
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// The first finding of a cell, to shrink and write.
 pub(super) struct Job<'a> {
@@ -24,84 +22,82 @@ pub(super) struct Job<'a> {
     pub(super) fault: Option<&'a FaultPlan>,
 }
 
-impl<'a> Job<'a> {
-    /// The job for `f`, the first finding of the cell (`producer`, `extractor`) in
-    /// `outcome`.
-    pub(super) fn new(
-        producer: &'a dyn Producer,
-        extractor: &'a dyn Extractor,
-        f: &'a Finding,
-        outcome: &'a CaseOutcome,
-    ) -> Job<'a> {
-        let ex: Vec<&dyn Extractor> = if f.extractor.is_some() {
-            vec![extractor]
-        } else {
-            vec![]
-        };
-        let fault = (f.check == Check::ATOMIC_HYDRATION)
-            .then(|| {
-                outcome
-                    .fault_plans
-                    .iter()
-                    .find(|(x, _)| x == extractor.name())
-                    .map(|(_, plan)| plan)
-            })
-            .flatten();
-        Job {
-            producer,
-            extractors: ex,
-            finding: f,
-            fault,
-        }
-    }
-}
-
-/// The run's shrinking: where reproducers go, and the time all shrinks have taken.
+/// The run's shrinking: where reproducers go, and when all shrinks must have ended
+/// (`--shrink-total` of wall time from the start of the shrink phase, however many run at
+/// once).
 pub(super) struct Shrinks {
     cases_dir: PathBuf,
-    spent: Duration,
+    deadline: std::time::Instant,
 }
 
 impl Shrinks {
-    /// No shrink yet; reproducers go to `cases/` of `opts.report_dir`.
+    /// The shrink phase starts now; reproducers go to `cases/` of `opts.report_dir`.
     pub(super) fn new(opts: &RunOptions) -> Shrinks {
+        let now = std::time::Instant::now();
         Shrinks {
             cases_dir: opts.report_dir.join("cases"),
-            spent: Duration::ZERO,
+            deadline: now.checked_add(opts.shrink_total).unwrap_or(now),
         }
     }
 
-    /// The budget of the next shrink: `--shrink-time` and `--shrink-steps`, with no more
-    /// time than `--shrink-total` has left.
+    /// The budget of a shrink starting now: `--shrink-time` and `--shrink-steps`, with no
+    /// more time than `--shrink-total` has left.
     fn budget(&self, opts: &RunOptions) -> ShrinkBudget {
+        let left = self
+            .deadline
+            .saturating_duration_since(std::time::Instant::now());
         ShrinkBudget {
-            time: opts
-                .shrink
-                .time
-                .min(opts.shrink_total.saturating_sub(self.spent)),
+            time: opts.shrink.time.min(left),
             ..opts.shrink
         }
     }
 
-    /// Shrinks `job` of case `index` (drawn from `strategy`, or fixed when `None`) and
-    /// writes its reproducer, counting the time against `--shrink-total`.
+    /// Shrinks `job` of case `index` (drawn from `strategy`, or fixed when `None`) under
+    /// `env` and writes its reproducer; the record, and the minimum with how its shrink
+    /// ended. When `known` (the minimum of another pair's finding of the same cause) still
+    /// has `job`'s finding, that is the minimum, with that shrink's ending, and no shrink
+    /// runs.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn run<S>(
-        &mut self,
+        &self,
         opts: &RunOptions,
+        env: &Env,
         strategy: Option<&S>,
         case: &Case,
         index: u64,
         job: &Job<'_>,
-    ) -> Result<FindingRecord, HarnessError>
+        known: Option<&(Case, ShrinkEnd)>,
+    ) -> Result<(FindingRecord, (Case, ShrinkEnd)), HarnessError>
     where
         S: proptest::strategy::Strategy<Value = Case>,
     {
-        let budget = self.budget(opts);
-        let started = std::time::Instant::now();
-        let r = shrink_and_write(opts, budget, strategy, case, index, job, &self.cases_dir);
-        self.spent += started.elapsed();
-        r
+        // A finding under a fault shrinks with that fault alone.
+        let mut env = env.clone();
+        if let Some(plan) = job.fault {
+            env.faults.kinds = vec![plan.kind];
+        }
+        let env = &env;
+        let shared = match known {
+            Some((min, end)) if strategy.is_some() && reproduces(job, env, min)? => {
+                Some((min.clone(), *end))
+            }
+            _ => None,
+        };
+        let (min, end) = match shared {
+            Some(m) => m,
+            None => shrink_case(opts, self.budget(opts), strategy, case, index, job, env)?,
+        };
+        let drawn = strategy.map(|_| index);
+        let record = write_finding(opts, job, env, &min, end, drawn, &self.cases_dir)?;
+        Ok((record, (min, end)))
     }
+}
+
+/// Whether `case` has `job`'s finding under `env`.
+fn reproduces(job: &Job<'_>, env: &Env, case: &Case) -> Result<bool, HarnessError> {
+    let ex_name = job.extractors.first().map(|e| e.name().to_string());
+    let outcome = run_case(case, job.producer, &job.extractors, env, None)?;
+    Ok(outcome.has(job.finding.check, ex_name.as_deref()))
 }
 
 /// How a shrink of two passes ended, from how each did: interrupted if the run was
@@ -116,29 +112,6 @@ fn shrink_end(pass: ShrinkEnd, polish: ShrinkEnd) -> ShrinkEnd {
     } else {
         pass
     }
-}
-
-fn shrink_and_write<S>(
-    opts: &RunOptions,
-    budget: ShrinkBudget,
-    strategy: Option<&S>,
-    case: &Case,
-    index: u64,
-    job: &Job<'_>,
-    cases_dir: &std::path::Path,
-) -> Result<FindingRecord, HarnessError>
-where
-    S: proptest::strategy::Strategy<Value = Case>,
-{
-    // A finding under a fault shrinks with that fault alone.
-    let mut env = opts.env.clone();
-    if let Some(plan) = job.fault {
-        env.faults.kinds = vec![plan.kind];
-    }
-    let env = &env;
-    let (min, end) = shrink_case(opts, budget, strategy, case, index, job, env)?;
-    let drawn = strategy.map(|_| index);
-    write_finding(opts, job, env, &min, end, drawn, cases_dir)
 }
 
 /// The smallest case that still has `job`'s finding under `env`, and how its shrink ended:

@@ -18,8 +18,8 @@
 //! The report's first line is `exit N`, `signal N`, `deadline` or `not-started ERRNO`;
 //! every further line is a straggler as `PID COMMAND LINE`.
 
-use crate::process::stragglers::kill_children;
 use crate::process::run::wait_exit;
+use crate::process::stragglers::kill_children;
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -170,7 +170,10 @@ fn write_report(report: &Path, text: String) -> i32 {
     match std::fs::write(report, text) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("snapconf {REAP_ARG}: cannot write `{}`: {e}", report.display());
+            eprintln!(
+                "snapconf {REAP_ARG}: cannot write `{}`: {e}",
+                report.display()
+            );
             3
         }
     }

@@ -74,6 +74,7 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         bin: "snapconf".into(),
         checks: Check::ALL.to_vec(),
         view: true,
+        jobs: 1,
     })
 }
 
@@ -159,7 +160,17 @@ fn seeds_alone_find_an_escape_in_an_unprotected_extractor() {
         .findings
         .iter()
         .find(|f| f.check == Check::CONTAINMENT)
-        .unwrap_or_else(|| panic!("no containment in {} executions", summary.executions));
+        .unwrap_or_else(|| {
+            let found: Vec<String> = summary
+                .findings
+                .iter()
+                .map(|f| format!("{} ({})", f.check, f.base))
+                .collect();
+            panic!(
+                "no containment in {} executions; found: {found:?}",
+                summary.executions
+            )
+        });
     assert_eq!(
         summary.skipped_unsafe_for_host, 0,
         "nothing is skipped in a view"

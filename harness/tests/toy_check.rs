@@ -165,6 +165,7 @@ fn a_toy_check_reaches_fuzz() {
         bin: "snapconf".into(),
         checks: checks(),
         view: false,
+        jobs: 1,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

@@ -84,14 +84,19 @@ pub struct FuzzArgs {
         value_delimiter = ','
     )]
     pub backends: Vec<PathBuf>,
-    /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
     /// Do not run the extractor in a filesystem view (bubblewrap): archives that could
     /// reach past the jail (absolute names or targets, more than one `..`) are then
     /// skipped, as they are when the view cannot be built here.
     #[arg(long, env = "SNAPCONF_FUZZ_NO_VIEW")]
     pub no_view: bool,
+    /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
     #[arg(long)]
     pub replay: Option<PathBuf>,
+    /// Workers fuzzing at once, each with jails and a seed of its own (worker k draws from
+    /// seed + k) and one list of causes between them (default: the cores this process
+    /// may use)
+    #[arg(short = 'j', long, env = "SNAPCONF_JOBS", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -125,6 +125,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         bin,
         checks: snapconf_harness::checks::Check::ALL.to_vec(),
         view,
+        jobs: a
+            .jobs
+            .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
     };
     if let Some(dir) = &a.replay {
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;
@@ -141,9 +144,10 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         return Ok(exit::FINDINGS);
     }
     eprintln!(
-        "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives",
+        "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
         a.time,
-        opts.bases.len()
+        opts.bases.len(),
+        opts.jobs
     );
     // A signal ends the session at the next execution, so no jail is left behind.
     snapconf_harness::jail::cleanup::install_stop_handler()

@@ -48,6 +48,10 @@ pub struct FuzzOptions {
     /// can run in one, so that no mutant is skipped for the host's safety. The caller
     /// sets it after [`crate::jail::view::probe`] succeeded.
     pub view: bool,
+    /// Workers fuzzing at once (`-j`; at least 1), each with jails of its own and a seed of
+    /// its own (worker `k` draws from `seed + k`), sharing the causes found: a cause is
+    /// kept and shrunk once whichever worker finds it.
+    pub jobs: usize,
 }
 
 /// Distinct causes kept per check in one session: a behaviour the extractor documents
@@ -248,7 +252,47 @@ fn shrink(
     Ok(recs.to_bytes())
 }
 
-/// Run a fuzz session against `ex`. `Err` only for faults of snapconf itself.
+/// The causes a session has kept and the shrinks it has spent, per check; shared by its
+/// workers.
+#[derive(Default)]
+struct Causes {
+    kept: BTreeMap<Check, Vec<String>>,
+    tried: BTreeMap<Check, usize>,
+}
+
+impl Causes {
+    /// Whether a hit of `check` may be shrunk now (its check has room for another cause and
+    /// shrinks left); counts the shrink if so.
+    fn may_shrink(&mut self, check: Check) -> bool {
+        // A hang costs a timeout per shrink step, and its causes rarely differ: one.
+        let cap = if check == Check::HANG {
+            1
+        } else {
+            MAX_CAUSES_PER_CHECK
+        };
+        let kept = self.kept.get(&check).map_or(0, Vec::len);
+        let spent = self.tried.entry(check).or_default();
+        if kept >= cap || *spent >= MAX_SHRINKS_PER_CHECK {
+            return false;
+        }
+        *spent += 1;
+        true
+    }
+
+    /// Keeps `cause` of `check` if it is new: its number among the check's causes (1 for
+    /// the first), or `None` for a cause kept already.
+    fn keep(&mut self, check: Check, cause: &str) -> Option<usize> {
+        let kept = self.kept.entry(check).or_default();
+        if kept.iter().any(|c| c == cause) {
+            return None;
+        }
+        kept.push(cause.to_owned());
+        Some(kept.len())
+    }
+}
+
+/// Run a fuzz session against `ex` on `opts.jobs` workers. Findings are in the order they
+/// were written. `Err` only for faults of snapconf itself (the first worker's to fail).
 pub fn fuzz(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
@@ -262,16 +306,85 @@ pub fn fuzz(
     if bases.is_empty() {
         return Err(HarnessError::Other("no base archives to mutate".into()));
     }
-    let mut rng = Rng::new(opts.seed);
     let start = Instant::now();
+    let causes = std::sync::Mutex::new(Causes::default());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let workers = opts.jobs.max(1);
     let mut summary = FuzzSummary::default();
-    // Distinct causes kept per check, and shrinks spent per check.
-    let mut found: BTreeMap<Check, Vec<String>> = BTreeMap::new();
-    let mut tried: BTreeMap<Check, usize> = BTreeMap::new();
+    let mut first_error = None;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();
+        for k in 0..workers {
+            let tx = tx.clone();
+            let (bases, causes, failed) = (&bases, &causes, &failed);
+            scope.spawn(move || {
+                let r = worker(ex, opts, bases, causes, failed, k as u64, start, &tx);
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                let _ = tx.send(WorkerNote::Ended(Box::new(r)));
+            });
+        }
+        drop(tx);
+        for note in rx {
+            match note {
+                WorkerNote::Found(f) => {
+                    on_event(FuzzEvent::Found(f.clone()));
+                    summary.findings.push(*f);
+                }
+                WorkerNote::Ended(r) => match *r {
+                    Ok(part) => {
+                        summary.executions += part.executions;
+                        summary.skipped_unsafe_for_host += part.skipped_unsafe_for_host;
+                        summary.accepted += part.accepted;
+                        summary.refused += part.refused;
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                },
+            }
+        }
+    });
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+/// What a worker tells the session: a finding written, or its end with its counts.
+enum WorkerNote {
+    Found(Box<FuzzFinding>),
+    Ended(Box<Result<FuzzSummary, HarnessError>>),
+}
+
+/// Worker `k` of a session started at `start`: draws from `opts.seed + k` until the
+/// session's time is up, a stop is requested or another worker `failed`; its counts (its
+/// findings go to `tx` as they are written).
+#[allow(clippy::too_many_arguments)]
+fn worker(
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    bases: &[(String, Records)],
+    causes: &std::sync::Mutex<Causes>,
+    failed: &std::sync::atomic::AtomicBool,
+    k: u64,
+    start: Instant,
+    tx: &std::sync::mpsc::Sender<WorkerNote>,
+) -> Result<FuzzSummary, HarnessError> {
+    let seed = opts.seed.wrapping_add(k);
+    let mut rng = Rng::new(seed);
+    let mut summary = FuzzSummary::default();
+    let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
     let mut iteration = 0u64;
     // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
     // execution, whose jail is then removed like any other.
-    while start.elapsed() < opts.time && !crate::jail::cleanup::stop_requested() {
+    let go = || {
+        start.elapsed() < opts.time
+            && !crate::jail::cleanup::stop_requested()
+            && !failed.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    while go() {
         iteration += 1;
         // Half the inputs (a quarter without a view, where most attacks cannot run) are
         // drawn from the attack classes, sometimes mutated further; the rest are
@@ -305,25 +418,14 @@ pub fn fuzz(
             summary.refused += 1;
         }
         for hit in hits {
-            let kept = found.entry(hit.check).or_default();
-            let spent = tried.entry(hit.check).or_default();
-            // A hang costs a timeout per shrink step, and its causes rarely differ: one.
-            let cap = if hit.check == Check::HANG {
-                1
-            } else {
-                MAX_CAUSES_PER_CHECK
-            };
-            if kept.len() >= cap || *spent >= MAX_SHRINKS_PER_CHECK || start.elapsed() > opts.time {
+            if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
                 continue;
             }
-            *spent += 1;
             let min = shrink(&bytes, hit.check, ex, opts, start + opts.time)?;
             let cause = signature(&min);
-            if kept.contains(&cause) {
+            let Some(n) = lock().keep(hit.check, &cause) else {
                 continue;
-            }
-            kept.push(cause.clone());
-            let n = kept.len();
+            };
             let (again, _) = execute(&min, ex, opts)?;
             let hit = again
                 .into_iter()
@@ -339,7 +441,7 @@ pub fn fuzz(
                 extractor: ex.name().to_string(),
                 profile: opts.profile.name.clone(),
                 message: hit.message.clone(),
-                seed: opts.seed,
+                seed,
                 iteration: iteration - 1,
                 base: label.clone(),
                 mutations: mutations.clone(),
@@ -355,8 +457,9 @@ pub fn fuzz(
                 &hit,
                 &opts.bin,
             )?;
-            on_event(FuzzEvent::Found(Box::new(finding.clone())));
-            summary.findings.push(finding);
+            if tx.send(WorkerNote::Found(Box::new(finding))).is_err() {
+                break;
+            }
         }
     }
     Ok(summary)

@@ -20,6 +20,9 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The work of a pool: one item, under a worker's own `Env`, with a way to send notes.
+pub type Work<'a, T, R, M> = dyn Fn(&T, &Env, &dyn Fn(M)) -> Result<R, HarnessError> + Sync + 'a;
+
 /// What a pool hands the caller's thread: an item's result, or a note a worker sent while
 /// it worked (progress).
 pub enum Delivered<R, M> {
@@ -47,7 +50,7 @@ pub fn run_pool<T, R, M>(
     until: Until,
     env: &Env,
     items: &[T],
-    work: &(dyn Fn(&T, &Env, &dyn Fn(M)) -> Result<R, HarnessError> + Sync),
+    work: &Work<'_, T, R, M>,
     on: &mut dyn FnMut(Delivered<R, M>),
 ) -> Result<(), HarnessError>
 where

@@ -93,7 +93,7 @@ pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunRepo
 }
 
 /// Run one fixed case (a real directory, `snapconf audit`) through the matrix; findings
-/// are written without shrinking.
+/// are shrunk by dropping entries of the tree ([`crate::run::shrink::minimise_tree`]).
 pub fn audit(
     opts: &RunOptions,
     case: &Case,

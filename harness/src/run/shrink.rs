@@ -69,8 +69,7 @@ pub enum ShrinkEnd {
     /// Not shrunk: the run's `--shrink-total` was spent before this finding's turn, so it
     /// is written as found.
     TotalSpent,
-    /// Not shrunk: a finding of `audit` (a real directory has no generator to shrink), or
-    /// one read from a report written before this field existed.
+    /// Not shrunk: a finding read from a report written before this field existed.
     #[default]
     NotShrunk,
 }
@@ -159,6 +158,77 @@ where
         tried,
         end,
     })
+}
+
+/// Shrinking a case that has no generator (a real directory, `snapconf audit`): remove
+/// runs of W1 entries, halving the run length from half the entries down to one (delta
+/// debugging, Zeller and Hildebrandt 2002), keeping each removal that leaves a valid case
+/// that still fails; then [`minimise`] polishes. A removal takes along the entries that
+/// need a removed one (another name of a removed inode), and a directory removed while
+/// its children stay is created implicitly, so every candidate is a real workspace. A
+/// single culprit among `n` entries is found in about `2·log2(n)` runs.
+///
+/// # Errors
+/// The first `Err` of `fails`, as for [`shrink`].
+pub fn minimise_tree<E>(
+    mut case: Case,
+    mut fails: impl FnMut(&Case) -> Result<bool, E>,
+    budget: ShrinkBudget,
+) -> Result<Shrunk, E> {
+    let start = Instant::now();
+    let mut tried = 0;
+    let mut run = case.spec.entries.len() / 2;
+    while run > 1 {
+        let mut i = 0;
+        while i < case.spec.entries.len() {
+            let c = without_entries(&case, i, run);
+            if c.spec.entries.len() == case.spec.entries.len() || c.spec.check().is_err() {
+                i += run;
+                continue;
+            }
+            if let Some(end) = spent(budget, tried, start) {
+                return Ok(Shrunk { case, tried, end });
+            }
+            tried += 1;
+            if fails(&c)? {
+                case = c;
+            } else {
+                i += run;
+            }
+        }
+        run /= 2;
+    }
+    let rest = ShrinkBudget {
+        time: budget.time.saturating_sub(start.elapsed()),
+        steps: budget.steps.saturating_sub(tried),
+    };
+    let polished = minimise(case, fails, rest)?;
+    Ok(Shrunk {
+        tried: tried + polished.tried,
+        ..polished
+    })
+}
+
+/// `case` without W1 entries `i..i + n`, and without every entry that is another name of
+/// a removed inode.
+fn without_entries(case: &Case, i: usize, n: usize) -> Case {
+    use crate::model::spec::EntryKind;
+    let mut c = case.clone();
+    let end = (i + n).min(c.spec.entries.len());
+    let mut gone: std::collections::BTreeSet<crate::model::bytes::RelPath> = c.spec.entries[i..end]
+        .iter()
+        .map(|e| e.path.clone())
+        .collect();
+    c.spec.entries.drain(i..end);
+    // Hardlinks name earlier entries, so one pass in order catches chains.
+    c.spec.entries.retain(|e| match &e.kind {
+        EntryKind::Hardlink { target } if gone.contains(target) => {
+            gone.insert(e.path.clone());
+            false
+        }
+        _ => true,
+    });
+    c
 }
 
 /// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
@@ -437,5 +507,65 @@ mod tests {
         )
         .expect_err("stops");
         assert_eq!((err, polish_calls), ("broken jail", 1));
+    }
+
+    fn file(path: &str) -> Entry {
+        Entry {
+            path: RelPath::new(path).expect("path"),
+            kind: EntryKind::File {
+                content: "x".into(),
+            },
+            mode: None,
+        }
+    }
+
+    /// A real tree of 1,000 entries with one culprit, a hardlink whose inode's first name
+    /// it needs: the culprit and that name are all that is left, in few runs.
+    #[test]
+    fn a_real_tree_shrinks_to_its_culprit_and_what_the_culprit_needs() {
+        let mut entries: Vec<Entry> = (0..1000)
+            .map(|i| file(&format!("d{}/f{i}", i % 7)))
+            .collect();
+        entries.insert(
+            600,
+            Entry {
+                path: RelPath::new("culprit").expect("path"),
+                kind: EntryKind::Hardlink {
+                    target: RelPath::new("d3/f10").expect("path"),
+                },
+                mode: None,
+            },
+        );
+        let case = Case {
+            spec: WorkspaceSpec {
+                entries,
+                exclusions: vec![],
+            },
+            prior: WorkspaceSpec::default(),
+        };
+        assert!(case.spec.check().is_ok());
+        let mut runs = 0;
+        let fails = |c: &Case| -> Result<bool, Infallible> {
+            runs += 1;
+            Ok(c.spec
+                .entries
+                .iter()
+                .any(|e| e.path.as_bytes() == b"culprit"))
+        };
+        let budget = ShrinkBudget {
+            steps: 400,
+            time: Duration::from_secs(60),
+        };
+        let shrunk = minimise_tree(case, fails, budget).expect("infallible");
+        let names: Vec<String> = shrunk
+            .case
+            .spec
+            .entries
+            .iter()
+            .map(|e| String::from_utf8_lossy(e.path.as_bytes()).into_owned())
+            .collect();
+        assert_eq!(names, ["d3/f10", "culprit"]);
+        assert_eq!(shrunk.end, ShrinkEnd::Minimal);
+        assert!(runs < 80, "{runs} runs");
     }
 }

@@ -7,7 +7,7 @@ use crate::model::spec::Case;
 use crate::report::FindingRecord;
 use crate::run::case::{run_case, Env, Finding};
 use crate::run::runner::RunOptions;
-use crate::run::shrink::{draw_case, minimise, shrink, ShrinkBudget, ShrinkEnd};
+use crate::run::shrink::{draw_case, minimise, minimise_tree, shrink, ShrinkBudget, ShrinkEnd};
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;
@@ -78,9 +78,7 @@ impl Shrinks {
         }
         let env = &env;
         let shared = match known {
-            Some((min, end)) if strategy.is_some() && reproduces(job, env, min)? => {
-                Some((min.clone(), *end))
-            }
+            Some((min, end)) if reproduces(job, env, min)? => Some((min.clone(), *end)),
             _ => None,
         };
         let (min, end) = match shared {
@@ -172,6 +170,11 @@ where
             let polished = minimise(shrunk.case, fails, rest)?;
             (polished.case, shrink_end(shrunk.end, polished.end))
         }
-        None => (case.clone(), ShrinkEnd::NotShrunk),
+        // A real tree (an audit): entries of it are dropped.
+        None if budget.time.is_zero() => (case.clone(), ShrinkEnd::TotalSpent),
+        None => {
+            let shrunk = minimise_tree(case.clone(), fails, budget)?;
+            (shrunk.case, shrunk.end)
+        }
     })
 }

@@ -468,4 +468,34 @@ mod tests {
             Err(ToolError::Spawn { .. })
         ));
     }
+
+    /// An exit is seen when it happens, not at the next poll: a tool of 50 ms, with a
+    /// 10 s timeout, is done in well under a second (a generous bound for a loaded machine;
+    /// the wait blocks on a pidfd), and a tool still running at its timeout is killed then.
+    #[test]
+    fn an_exit_is_seen_when_it_happens_and_a_timeout_when_it_comes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let started = Instant::now();
+        let mut quick = Command::new("sh");
+        quick.args(["-c", "sleep 0.05"]);
+        let outcome =
+            run_with_timeout(&mut quick, dir.path(), Duration::from_secs(10)).expect("runs");
+        assert!(matches!(outcome, Outcome::Success), "{outcome:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let started = Instant::now();
+        let mut slow = Command::new("sleep");
+        slow.arg("30");
+        let outcome =
+            run_with_timeout(&mut slow, dir.path(), Duration::from_millis(300)).expect("runs");
+        assert!(matches!(outcome, Outcome::Hang { .. }), "{outcome:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }

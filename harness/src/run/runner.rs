@@ -237,9 +237,10 @@ impl Found {
     }
 }
 
-/// Shrinks and writes every job, most severe check first; a job whose cause was already
-/// shrunk for another pair (same check, extractor and message shape) is tried with that
-/// minimum first. Returns each job's record, by job number.
+/// Shrinks and writes every job, most severe check first; the jobs of one check and one
+/// extractor run in turn on one worker, each trying the minima of those before it (one
+/// run each) before shrinking on its own, so a cause seen with several producers is shrunk
+/// once. Returns each job's record, by job number.
 fn shrink_all<S>(
     opts: &RunOptions,
     strategy: Option<&S>,
@@ -260,7 +261,7 @@ where
     let extractors: Vec<&dyn Extractor> = opts.extractors.iter().map(|e| e.as_ref()).collect();
     let work = |group: &Vec<usize>, env: &Env, note: &dyn Fn(Event)| {
         let mut out = Vec::new();
-        let mut leader: Option<(Case, ShrinkEnd)> = None;
+        let mut minima: Vec<(Case, ShrinkEnd)> = Vec::new();
         for &j in group {
             let p = &jobs[j];
             let producer = opts
@@ -288,9 +289,9 @@ where
                 total,
             });
             let (record, min) =
-                shrinks.run(opts, env, strategy, &p.case, p.index, &job, leader.as_ref())?;
-            if leader.is_none() {
-                leader = Some(min);
+                shrinks.run(opts, env, strategy, &p.case, p.index, &job, &minima)?;
+            if !minima.iter().any(|(c, _)| *c == min.0) {
+                minima.push(min);
             }
             out.push((j, record));
         }
@@ -319,21 +320,17 @@ where
     Ok(records)
 }
 
-/// The jobs in groups of one cause, most severe first: a group is the jobs of one check
-/// and one extractor (or, capture-side, one producer) whose messages have one shape
-/// ([`crate::checks::message_shape`]), in the order they were found.
+/// The jobs in groups that may share a cause, most severe first, each group in the order
+/// its jobs were found: the extractor-side jobs of one check and one extractor form one
+/// group; a capture-side job (one per producer and check already) is a group of its own.
+/// The groups depend on the cases alone, so the shrinks do not depend on `-j`.
 fn group_by_cause(jobs: &[Pending]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(u8, usize, Vec<usize>)> = Vec::new();
-    let mut by_key: BTreeMap<(Check, String, String), usize> = BTreeMap::new();
+    let mut by_key: BTreeMap<(Check, String), usize> = BTreeMap::new();
     for (j, p) in jobs.iter().enumerate() {
-        let side = match &p.finding.extractor {
-            Some(e) => format!("x:{e}"),
-            None => format!("p:{}", p.producer),
-        };
         let key = (
             p.finding.check,
-            side,
-            crate::checks::message_shape(&p.finding.message),
+            p.finding.extractor.clone().unwrap_or_default(),
         );
         match by_key.get(&key) {
             Some(&g) if p.finding.extractor.is_some() => groups[g].2.push(j),

@@ -5,7 +5,7 @@
 //! proptest's `TestRunner` does, keeping the smallest case that still fails.
 
 use crate::model::spec::Case;
-use proptest::strategy::{Strategy, ValueTree};
+use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sha2::{Digest, Sha256};
 use std::time::{Duration, Instant};
@@ -117,51 +117,8 @@ fn spent(budget: ShrinkBudget, tried: u32, start: Instant) -> Option<ShrinkEnd> 
     }
 }
 
-/// The smallest case found from `tree` for which `fails` holds. `tree.current()` must fail
-/// to begin with.
-///
-/// # Errors
-/// The first `Err` of `fails` (a harness fault while running a candidate, not "does not
-/// reproduce"): the shrink stops there and says why.
-pub fn shrink<T, E>(
-    mut tree: T,
-    mut fails: impl FnMut(&Case) -> Result<bool, E>,
-    budget: ShrinkBudget,
-) -> Result<Shrunk, E>
-where
-    T: ValueTree<Value = Case>,
-{
-    let start = Instant::now();
-    let mut best = tree.current();
-    let mut tried = 0;
-    let mut end = ShrinkEnd::Minimal;
-    if tree.simplify() {
-        loop {
-            if let Some(spent) = spent(budget, tried, start) {
-                end = spent;
-                break;
-            }
-            tried += 1;
-            let candidate = tree.current();
-            if fails(&candidate)? {
-                best = candidate;
-                if !tree.simplify() {
-                    break;
-                }
-            } else if !tree.complicate() {
-                break;
-            }
-        }
-    }
-    Ok(Shrunk {
-        case: best,
-        tried,
-        end,
-    })
-}
-
-/// Shrinking a case that has no generator (a real directory, `snapconf audit`): remove
-/// runs of W1 entries, halving the run length from half the entries down to one (delta
+/// Shrinking a case, generated or a real directory's (`snapconf audit`): remove runs of W1
+/// entries, halving the run length from half the entries down to one (delta
 /// debugging, Zeller and Hildebrandt 2002), keeping each removal that leaves a valid case
 /// that still fails; then [`minimise`] polishes. A removal takes along the entries that
 /// need a removed one (another name of a removed inode), and a directory removed while
@@ -169,7 +126,7 @@ where
 /// single culprit among `n` entries is found in about `2·log2(n)` runs.
 ///
 /// # Errors
-/// The first `Err` of `fails`, as for [`shrink`].
+/// The first `Err` of `fails`, as for [`minimise`].
 pub fn minimise_tree<E>(
     mut case: Case,
     mut fails: impl FnMut(&Case) -> Result<bool, E>,
@@ -231,14 +188,14 @@ fn without_entries(case: &Case, i: usize, n: usize) -> Case {
     c
 }
 
-/// Greedy polish after [`shrink`]: drop single W1 entries, exclusions and prior entries,
-/// then empty file contents and reset modes, keeping each change that leaves a valid case
-/// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes. This reaches
-/// what value-tree shrinking cannot, e.g. an entry whose removal shifts the generator's
-/// index-based choices for later entries.
+/// Greedy polish after the removal of runs ([`minimise_tree`]): drop single W1 entries,
+/// exclusions and prior entries, then empty file contents, reset modes and shorten names
+/// to one letter, keeping each change that leaves a valid case
+/// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes.
 ///
 /// # Errors
-/// The first `Err` of `fails`, as for [`shrink`].
+/// The first `Err` of `fails` (a harness fault while running a candidate, not "does not
+/// reproduce"): the shrink stops there and says why.
 pub fn minimise<E>(
     mut case: Case,
     mut fails: impl FnMut(&Case) -> Result<bool, E>,
@@ -311,10 +268,78 @@ pub fn minimise<E>(
                 changed = true;
             }
         }
+        // Short names: each entry renamed to the first free one-letter name in its
+        // directory, its children, other names and exclusions along.
+        for i in 0..case.spec.entries.len() {
+            let Some(c) = renamed_short(&case, i) else {
+                continue;
+            };
+            if !valid(&c) {
+                continue;
+            }
+            if let Some(end) = spent(budget, tried, start) {
+                return done(case, tried, end);
+            }
+            tried += 1;
+            if fails(&c)? {
+                case = c;
+                changed = true;
+            }
+        }
         if !changed {
             return done(case, tried, ShrinkEnd::Minimal);
         }
     }
+}
+
+/// `case` with W1 entry `i` renamed to the first one-letter name (`a` to `z`) not taken in
+/// its directory, and every path under it, hardlink target naming it and exclusion of it
+/// renamed along; `None` when its name is one letter already or no letter is free.
+fn renamed_short(case: &Case, i: usize) -> Option<Case> {
+    use crate::model::bytes::RelPath;
+    use crate::model::spec::EntryKind;
+    let from = case.spec.entries.get(i)?.path.as_bytes().to_vec();
+    let (dir, name): (&[u8], &[u8]) = match from.iter().rposition(|&b| b == b'/') {
+        Some(k) => (&from[..=k], &from[k + 1..]),
+        None => (&[], &from[..]),
+    };
+    if name.len() == 1 && name[0].is_ascii_lowercase() {
+        return None;
+    }
+    let taken = |letter: u8| {
+        let mut p = dir.to_vec();
+        p.push(letter);
+        case.spec.entries.iter().any(|e| {
+            let b = e.path.as_bytes();
+            b == p.as_slice() || (b.starts_with(&p) && b.get(p.len()) == Some(&b'/'))
+        })
+    };
+    let letter = (b'a'..=b'z').find(|&l| !taken(l))?;
+    let mut to = dir.to_vec();
+    to.push(letter);
+    let rename = |p: &RelPath| -> RelPath {
+        let b = p.as_bytes();
+        if b == from.as_slice() {
+            return RelPath::new(to.clone()).unwrap_or_else(|_| p.clone());
+        }
+        if b.starts_with(&from) && b.get(from.len()) == Some(&b'/') {
+            let mut n = to.clone();
+            n.extend_from_slice(&b[from.len()..]);
+            return RelPath::new(n).unwrap_or_else(|_| p.clone());
+        }
+        p.clone()
+    };
+    let mut c = case.clone();
+    for e in &mut c.spec.entries {
+        e.path = rename(&e.path);
+        if let EntryKind::Hardlink { target } = &mut e.kind {
+            *target = rename(target);
+        }
+    }
+    for x in &mut c.spec.exclusions {
+        *x = rename(x);
+    }
+    Some(c)
 }
 
 #[cfg(test)]
@@ -323,6 +348,7 @@ mod tests {
     use crate::model::bytes::RelPath;
     use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
     use proptest::collection::vec;
+    use proptest::strategy::ValueTree;
     use std::convert::Infallible;
 
     fn strategy() -> impl Strategy<Value = Case> {
@@ -422,17 +448,20 @@ mod tests {
             steps: 2,
             ..ShrinkBudget::default()
         };
-        let out = shrink(big(), fails, steps).expect("infallible");
+        let out = minimise_tree(big().current(), fails, steps).expect("infallible");
         assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
         let time = ShrinkBudget {
             time: Duration::ZERO,
             ..ShrinkBudget::default()
         };
         assert_eq!(
-            shrink(big(), fails, time).expect("infallible").end,
+            minimise_tree(big().current(), fails, time)
+                .expect("infallible")
+                .end,
             ShrinkEnd::Time
         );
-        let full = shrink(big(), fails, ShrinkBudget::default()).expect("infallible");
+        let full =
+            minimise_tree(big().current(), fails, ShrinkBudget::default()).expect("infallible");
         assert_eq!(full.end, ShrinkEnd::Minimal);
         let polished = minimise(big().current(), fails, steps).expect("infallible");
         assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
@@ -462,8 +491,8 @@ mod tests {
         let tree = big_tree();
         let Shrunk {
             case: min, tried, ..
-        } = shrink(
-            tree,
+        } = minimise_tree(
+            tree.current(),
             |c| Ok::<_, Infallible>(c.spec.entries.len() >= 3),
             ShrinkBudget::default(),
         )
@@ -493,7 +522,8 @@ mod tests {
                 Ok(c.spec.entries.len() >= 3)
             }
         };
-        let err = shrink(tree, &mut broken, ShrinkBudget::default()).expect_err("stops");
+        let err =
+            minimise_tree(case.clone(), &mut broken, ShrinkBudget::default()).expect_err("stops");
         assert!(err.starts_with("cannot run candidate"), "{err}");
         assert_eq!(calls, 3, "no candidate is tried after the error");
         let mut polish_calls = 0;
@@ -520,7 +550,8 @@ mod tests {
     }
 
     /// A real tree of 1,000 entries with one culprit, a hardlink whose inode's first name
-    /// it needs: the culprit and that name are all that is left, in few runs.
+    /// it needs: the culprit and that name are all that is left, in few runs, and names
+    /// that do not matter are shortened.
     #[test]
     fn a_real_tree_shrinks_to_its_culprit_and_what_the_culprit_needs() {
         let mut entries: Vec<Entry> = (0..1000)
@@ -564,7 +595,14 @@ mod tests {
             .iter()
             .map(|e| String::from_utf8_lossy(e.path.as_bytes()).into_owned())
             .collect();
-        assert_eq!(names, ["d3/f10", "culprit"]);
+        // The first name is kept, shortened, and the hardlink still names it.
+        assert_eq!(names, ["d3/a", "culprit"]);
+        assert_eq!(
+            shrunk.case.spec.entries[1].kind,
+            EntryKind::Hardlink {
+                target: RelPath::new("d3/a").expect("path")
+            }
+        );
         assert_eq!(shrunk.end, ShrinkEnd::Minimal);
         assert!(runs < 80, "{runs} runs");
     }

@@ -7,7 +7,7 @@ use crate::model::spec::Case;
 use crate::report::FindingRecord;
 use crate::run::case::{run_case, Env, Finding};
 use crate::run::runner::RunOptions;
-use crate::run::shrink::{draw_case, minimise, minimise_tree, shrink, ShrinkBudget, ShrinkEnd};
+use crate::run::shrink::{minimise_tree, ShrinkBudget, ShrinkEnd};
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;
@@ -54,9 +54,9 @@ impl Shrinks {
 
     /// Shrinks `job` of case `index` (drawn from `strategy`, or fixed when `None`) under
     /// `env` and writes its reproducer; the record, and the minimum with how its shrink
-    /// ended. When `known` (the minimum of another pair's finding of the same cause) still
-    /// has `job`'s finding, that is the minimum, with that shrink's ending, and no shrink
-    /// runs.
+    /// ended. When one of `known` (the minima of other pairs' findings of the same check,
+    /// in order) has `job`'s finding too, the first such is the minimum, with that shrink's
+    /// ending, and no shrink runs.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run<S>(
         &self,
@@ -66,7 +66,7 @@ impl Shrinks {
         case: &Case,
         index: u64,
         job: &Job<'_>,
-        known: Option<&(Case, ShrinkEnd)>,
+        known: &[(Case, ShrinkEnd)],
     ) -> Result<(FindingRecord, (Case, ShrinkEnd)), HarnessError>
     where
         S: proptest::strategy::Strategy<Value = Case>,
@@ -77,13 +77,16 @@ impl Shrinks {
             env.faults.kinds = vec![plan.kind];
         }
         let env = &env;
-        let shared = match known {
-            Some((min, end)) if reproduces(job, env, min)? => Some((min.clone(), *end)),
-            _ => None,
-        };
+        let mut shared = None;
+        for (min, end) in known {
+            if reproduces(job, env, min)? {
+                shared = Some((min.clone(), *end));
+                break;
+            }
+        }
         let (min, end) = match shared {
             Some(m) => m,
-            None => shrink_case(opts, self.budget(opts), strategy, case, index, job, env)?,
+            None => shrink_case(opts, self.budget(opts), case, job, env)?,
         };
         let drawn = strategy.map(|_| index);
         let record = write_finding(opts, job, env, &min, end, drawn, &self.cases_dir)?;
@@ -98,34 +101,15 @@ fn reproduces(job: &Job<'_>, env: &Env, case: &Case) -> Result<bool, HarnessErro
     Ok(outcome.has(job.finding.check, ex_name.as_deref()))
 }
 
-/// How a shrink of two passes ended, from how each did: interrupted if the run was
-/// stopped; else the polish's budget if it ran out; else the value-tree pass's ending (a
-/// polish that finishes after a pass cut short by a budget has not reached a minimum: it
-/// only removes and empties, it does not shorten names or change kinds).
-fn shrink_end(pass: ShrinkEnd, polish: ShrinkEnd) -> ShrinkEnd {
-    if crate::jail::cleanup::stop_requested() {
-        ShrinkEnd::Interrupted
-    } else if polish != ShrinkEnd::Minimal {
-        polish
-    } else {
-        pass
-    }
-}
-
 /// The smallest case that still has `job`'s finding under `env`, and how its shrink ended:
-/// `case` itself when it has no `strategy` (an audit) or no time is left.
-fn shrink_case<S>(
+/// `case` itself when no time is left.
+fn shrink_case(
     opts: &RunOptions,
     budget: ShrinkBudget,
-    strategy: Option<&S>,
     case: &Case,
-    index: u64,
     job: &Job<'_>,
     env: &Env,
-) -> Result<(Case, ShrinkEnd), HarnessError>
-where
-    S: proptest::strategy::Strategy<Value = Case>,
-{
+) -> Result<(Case, ShrinkEnd), HarnessError> {
     let check = job.finding.check;
     let ex_name = job.extractors.first().map(|e| e.name().to_string());
     // A candidate that cannot be run stops the shrink with that error: counting it as "does
@@ -147,34 +131,25 @@ where
         })?;
         Ok(outcome.has(check, ex_name.as_deref()))
     };
-    Ok(match strategy {
-        // No time left: written as found (`--shrink-time 0` asks for that).
-        Some(_) if budget.time.is_zero() => {
-            let end = if opts.shrink.time.is_zero() {
-                ShrinkEnd::Time
-            } else {
-                ShrinkEnd::TotalSpent
-            };
-            (case.clone(), end)
-        }
-        Some(strategy) => {
-            let tree = draw_case(strategy, opts.seed, index).map_err(HarnessError::Other)?;
-            let start = std::time::Instant::now();
-            let shrunk = shrink(tree, fails, budget)?;
-            // The polish gets its own step budget (with a shared one, the value-tree pass
-            // can spend all 400 and leave H1 at 4 entries) and what is left of the time.
-            let rest = ShrinkBudget {
-                time: budget.time.saturating_sub(start.elapsed()),
-                ..budget
-            };
-            let polished = minimise(shrunk.case, fails, rest)?;
-            (polished.case, shrink_end(shrunk.end, polished.end))
-        }
-        // A real tree (an audit): entries of it are dropped.
-        None if budget.time.is_zero() => (case.clone(), ShrinkEnd::TotalSpent),
-        None => {
-            let shrunk = minimise_tree(case.clone(), fails, budget)?;
-            (shrunk.case, shrunk.end)
-        }
-    })
+    // No time left: written as found (`--shrink-time 0` asks for that).
+    if budget.time.is_zero() {
+        let end = if opts.shrink.time.is_zero() {
+            ShrinkEnd::Time
+        } else {
+            ShrinkEnd::TotalSpent
+        };
+        return Ok((case.clone(), end));
+    }
+    // Runs of entries are dropped first, halving (a few dozen runs take a case of 40
+    // entries to its culprits), then single entries, contents and modes; a generated case
+    // and a real tree (an audit) alike. The generator's value tree is not walked: its
+    // one-step-at-a-time shrinking spent the whole step budget on most findings of a
+    // default run.
+    let shrunk = minimise_tree(case.clone(), fails, budget)?;
+    let end = if crate::jail::cleanup::stop_requested() {
+        ShrinkEnd::Interrupted
+    } else {
+        shrunk.end
+    };
+    Ok((shrunk.case, end))
 }

@@ -166,8 +166,7 @@ pub struct RunArgs {
     /// Seed of the run (default: drawn from the clock and printed)
     #[arg(long, env = "SNAPCONF_SEED")]
     pub seed: Option<u64>,
-    /// Most candidate cases tried when shrinking one finding, in each of its two passes (the
-    /// value-tree pass, then the greedy polish)
+    /// Most candidate cases tried when shrinking one finding
     #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
     pub shrink_steps: u32,
     /// Most seconds spent shrinking one finding (a bound for a loaded machine: shrinking a
@@ -175,7 +174,8 @@ pub struct RunArgs {
     /// it normally ends before, when nothing smaller reproduces)
     #[arg(long, default_value_t = 120, env = "SNAPCONF_SHRINK_TIME")]
     pub shrink_time: u64,
-    /// Most seconds spent shrinking in the whole run; later findings are written unshrunk
+    /// Most wall seconds the whole shrink phase takes (on all -j workers); findings whose
+    /// turn comes later are written unshrunk
     #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]
     pub shrink_total: u64,
     /// Run only shard K of N (`K/N`, 1-based): case indices i with i % N == K-1, so N CI

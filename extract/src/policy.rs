@@ -86,7 +86,8 @@ pub enum Modes {
     DataFilter,
 }
 
-/// Resource limits; exceeding one refuses the archive with `limit-exceeded`.
+/// Resource limits; exceeding one refuses the archive with `limit-exceeded` (the two
+/// decompression limits with `decompression-limit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum number of members (PAX and GNU long-name headers not counted).
@@ -101,6 +102,16 @@ pub struct Limits {
     /// Maximum depth of a member name, in components (the name says "link" for historical
     /// reasons; symlink chains are followed at most 40 hops, as Linux's `MAXSYMLINKS`).
     pub link_depth: usize,
+    /// Maximum size of the tar stream inside a compressed archive, in bytes (decompressed
+    /// bytes, headers and padding included); over it the archive is refused with
+    /// `decompression-limit` as soon as the decoder has produced that much.
+    pub decompressed_bytes: u64,
+    /// Maximum ratio of decompressed to compressed bytes, applied once more than
+    /// [`crate::compression::RATIO_FLOOR`] bytes have come out (`decompression-limit`). A
+    /// workspace of source and binaries compresses 2-20:1; over 1,000:1 the stream is
+    /// almost all zeros (a decompression bomb, or a workspace dominated by zero-filled files,
+    /// which then needs a higher value).
+    pub compression_ratio: u64,
 }
 
 impl Default for Limits {
@@ -111,6 +122,9 @@ impl Default for Limits {
             name_len: 4096,
             pax_record: 1 << 20,
             link_depth: 256,
+            // The payload limit plus room for headers and padding.
+            decompressed_bytes: (64 << 30) + (1 << 30),
+            compression_ratio: 1000,
         }
     }
 }

@@ -320,3 +320,53 @@ fn hydrate_and_check_archive_of_stdin_agree() {
         }
     }
 }
+
+/// A 1 KiB gzip that inflates to 900 KiB is refused as `decompression-limit` by `hydrate`
+/// and `check-archive` under `--max-decompressed-bytes 524288`, the root untouched, and
+/// hydrated without the flag; an unknown compression is named.
+#[test]
+fn decompression_limits_and_unknown_compressions_on_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut raw = snapconf_harness::archive::raw::RawTar::new();
+    raw.file("zeros", &vec![0u8; 900 << 10]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&raw.finish()).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    assert!(gz.len() <= 1024, "{}", gz.len());
+    let ar = dir.path().join("bomb.tar.gz");
+    std::fs::write(&ar, &gz).expect("write");
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("work"), "precious").expect("prior");
+    let limit = ["--max-decompressed-bytes".as_ref(), "524288".as_ref()];
+    let (code, _, err) = snapconf(
+        &[
+            &["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()][..],
+            &limit[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refused (decompression-limit)"), "{err}");
+    assert_eq!(names_in(&root), ["work"]);
+    let (code, out, _) =
+        snapconf(&[&["check-archive".as_ref(), ar.as_os_str()][..], &limit[..]].concat());
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["reason"], "decompression-limit", "{v}");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::metadata(root.join("zeros")).expect("zeros").len(),
+        900 << 10
+    );
+
+    let bz = dir.path().join("a.tar.bz2");
+    std::fs::write(&bz, b"BZh91AY&SY\x01\x02\x03\x04 and more bytes").expect("write");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), bz.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (unsupported)") && err.contains("bzip2"),
+        "{err}"
+    );
+}

@@ -277,6 +277,14 @@ pub struct PolicyArgs {
     /// `empty-archive`: a cut-off or zero-filled upload looks the same)
     #[arg(long)]
     pub allow_empty: bool,
+    /// Most bytes a compressed archive (gzip, zstd, xz) may decompress to; over it the
+    /// archive is refused as `decompression-limit`
+    #[arg(long, value_name = "BYTES", default_value_t = rx::Limits::default().decompressed_bytes)]
+    pub max_decompressed_bytes: u64,
+    /// Most decompressed bytes per compressed byte, judged once 1 MiB has come out; over it
+    /// the archive is refused as `decompression-limit` (a decompression bomb)
+    #[arg(long, value_name = "RATIO", default_value_t = rx::Limits::default().compression_ratio)]
+    pub max_compression_ratio: u64,
 }
 
 #[derive(Debug, Args)]

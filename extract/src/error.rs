@@ -35,15 +35,21 @@ pub enum Reason {
     /// [`crate::Duplicates::Reject`], or (any policy) one that would replace a directory that
     /// already has members below it.
     Duplicate,
-    /// `truncated`: the archive ends inside a header or a payload (H13).
+    /// `truncated`: the archive ends inside a header or a payload (H13), or a compressed
+    /// stream ends early.
     Truncated,
-    /// `limit-exceeded`: a [`crate::Limits`] bound, or a name component over 255 bytes.
+    /// `limit-exceeded`: a [`crate::Limits`] bound, a name component over 255 bytes, or a
+    /// symlink target (as written, after rebasing) of `PATH_MAX` (4,096) bytes or more, which
+    /// `symlink(2)` would refuse.
     LimitExceeded,
-    /// `malformed`: bad header checksum, unparsable numeric field or PAX record, empty name,
+    /// `malformed`: a damaged compressed stream (gzip, zstd or xz; a wrong checksum
+    /// included), bad header checksum, unparsable numeric field or PAX record, empty name,
     /// NUL in a name or target, an extension header with no member after it, a non-directory
     /// named like a directory (`a/`) or naming the root (`.`).
     Malformed,
-    /// `unsupported`: an unknown type flag (kept in [`crate::MemberKind::Other`]), a sparse
+    /// `unsupported`: a compression or archive format the reference does not read (bzip2,
+    /// lz4, lzip, compress, lzop, zip, 7z; named in the detail), an unknown type flag (kept
+    /// in [`crate::MemberKind::Other`]), a sparse
     /// member (GNU `S` or PAX `GNU.sparse.*`), or a PAX global header that sets `path`,
     /// `linkpath` or `size`.
     Unsupported,

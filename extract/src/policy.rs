@@ -5,7 +5,10 @@
 /// Whatever the setting, a hardlink target is looked up among the *earlier members of the
 /// same archive*, never on disk: a target that is absent (H2), later, a directory, dropped,
 /// absolute or outside the root is refused with `dangling-hardlink`. A hardlink to an earlier
-/// symlink member (H8) is restored as a second symlink with the same target. A link to itself
+/// symlink member (H8) is restored as a second symlink with the same archived target, judged
+/// for its own directory as a symlink member there would be: rebased per name under
+/// [`AbsoluteSymlinks::Rebase`] (`a/b/s -> /orig/ws/v` is `../../v`, its hardlink `s2` at
+/// the root is `v`), refused if it escapes from there under [`EscapingSymlinks::Reject`]. A link to itself
 /// (`LNK x -> x` after `REG x`, H12; GNU tar writes it when a file is named twice) is a no-op
 /// that keeps `x`'s data and is reported in [`crate::HydrateReport::dropped`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -294,7 +294,10 @@ pub fn xz(tar: &[u8]) -> Vec<u8> {
     e.finish().expect("xz")
 }
 
+/// A compressor: tar bytes in, compressed bytes out.
+pub type Encoder = fn(&[u8]) -> Vec<u8>;
+
 /// The three compressions the reference reads, with their encoders.
-pub fn encoders() -> [(&'static str, fn(&[u8]) -> Vec<u8>); 3] {
+pub fn encoders() -> [(&'static str, Encoder); 3] {
     [("gzip", gzip), ("zstd", zstd), ("xz", xz)]
 }

@@ -14,10 +14,10 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Hardlinks {
     /// Refuse any LNK member (`hardlink-not-allowed`).
-    #[default]
     Reject,
     /// Restore the second name as an independent regular file with the target's content.
     /// The target must be an earlier regular member of the same archive.
+    #[default]
     Copy,
     /// Restore as a real hardlink to the earlier regular member. If that member's name was
     /// replaced later in the archive ([`Duplicates::LastWins`]), the link is written as an
@@ -132,10 +132,29 @@ impl Default for Limits {
     }
 }
 
-/// The reference extractor's policy. `Policy::default()` is the strictest setting that still
-/// round-trips snapconf's default profile: hardlinks `Reject`, absolute symlinks `Keep`,
-/// escaping symlinks `Keep`, special files `Drop`, duplicates `Reject`, modes `DataFilter`,
-/// default [`Limits`].
+/// The reference extractor's policy.
+///
+/// # Defaults
+/// `Policy::default()` is the one set of defaults: the library's, and `snapconf hydrate`'s
+/// and `snapconf check-archive`'s (their flags default to it). It restores what snapconf's
+/// default profile (`harness/src/model/default-profile.toml`) promises, refusing no more:
+///
+/// | field | default | default profile key it serves |
+/// | --- | --- | --- |
+/// | [`Policy::hardlinks`] | [`Hardlinks::Copy`] | `hardlinks = "copy"`: every name comes back as a file with the full content (a plain `tar -cf` of a workspace with a hardlink is restored) |
+/// | [`Policy::absolute_symlinks`] | [`AbsoluteSymlinks::Keep`] | `absolute-symlinks = "keep"` |
+/// | [`Policy::escaping_symlinks`] | [`EscapingSymlinks::Keep`] | `escaping-symlinks = "keep"` |
+/// | [`Policy::special_files`] | [`SpecialFiles::Drop`] | `special-files = "drop"` |
+/// | [`Policy::duplicates`] | [`Duplicates::Reject`] | none: a capture never names a path twice |
+/// | [`Policy::modes`] | [`Modes::DataFilter`] | `modes = "exec-bit"`: the owner's execute bit is kept (as every mode is, but setuid/setgid/sticky and group/other write) |
+/// | [`Policy::limits`] | [`Limits::default`] | none |
+/// | [`Policy::original_root`] | `None` | used only by `rebase-inside-root` |
+/// | [`Policy::allow_empty`] | `false` | none: an empty upload is refused, not restored |
+///
+/// The harness's matrix runs the reference under a stricter mapping of each profile
+/// (`snapconf_harness::model::policy_map::reference_policy`: under `hardlinks = "copy"` it
+/// refuses LNK members, so that a producer writing them is found, case H1); that is a
+/// checker's policy, not a default.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Policy {
     /// Hardlink members (type `1`).

@@ -43,7 +43,13 @@ fn refused_hydration_prints_the_reason_and_leaves_the_root() {
     let root = dir.path().join("ws");
     std::fs::create_dir(&root).expect("root");
     std::fs::write(root.join("stale"), "old").expect("prior");
-    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        ar.as_os_str(),
+        root.as_os_str(),
+        "--hardlinks".as_ref(),
+        "reject".as_ref(),
+    ]);
     assert_eq!(code, 1, "refused: {err}");
     assert!(
         err.contains("hardlink-not-allowed"),
@@ -55,14 +61,9 @@ fn refused_hydration_prints_the_reason_and_leaves_the_root() {
     );
     assert!(!root.join("a").exists(), "nothing of the archive landed");
 
-    // H14: with hardlinks copied, the prior is replaced, not merged.
-    let (code, _, err) = snapconf(&[
-        "hydrate".as_ref(),
-        ar.as_os_str(),
-        root.as_os_str(),
-        "--hardlinks".as_ref(),
-        "copy".as_ref(),
-    ]);
+    // H14: with hardlinks copied (the default, as the default profile's `hardlinks =
+    // "copy"` says), the prior is replaced, not merged.
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
     assert_eq!(code, 0, "hydrated: {err}");
     assert_eq!(std::fs::read_to_string(root.join("a")).expect("a"), "new");
     assert_eq!(std::fs::read_to_string(root.join("b")).expect("b"), "new");
@@ -74,7 +75,12 @@ fn check_archive_prints_a_json_verdict() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ar = dir.path().join("snap.tar");
     archive_with_hardlink(&ar);
-    let (code, out, err) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    let (code, out, err) = snapconf(&[
+        "check-archive".as_ref(),
+        ar.as_os_str(),
+        "--hardlinks".as_ref(),
+        "reject".as_ref(),
+    ]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
     assert_eq!(v["verdict"], "refuse");
@@ -369,4 +375,52 @@ fn decompression_limits_and_unknown_compressions_on_the_command_line() {
         err.contains("refused (unsupported)") && err.contains("bzip2"),
         "{err}"
     );
+}
+
+/// Issue 14: the defaults are the default profile's. A plain `tar -cf ws.tar -C ws .` of a
+/// workspace with a hardlink and an executable (GNU tar writes an LNK member for the second
+/// name) is accepted by `check-archive` and hydrated by `hydrate` with no flag: both names
+/// with the content, the owner's execute bit kept.
+#[test]
+fn a_plain_gnu_tar_of_a_workspace_with_a_hardlink_hydrates_with_the_defaults() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("src");
+    std::fs::create_dir(&ws).expect("src");
+    std::fs::write(ws.join("a"), "shared").expect("a");
+    std::fs::hard_link(ws.join("a"), ws.join("b")).expect("link");
+    std::fs::write(ws.join("run"), "#!/bin/sh\n").expect("run");
+    std::fs::set_permissions(ws.join("run"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let ar = dir.path().join("ws.tar");
+    let tar = Command::new("tar")
+        .arg("-cf")
+        .arg(&ar)
+        .arg("-C")
+        .arg(&ws)
+        .arg(".")
+        .status();
+    if !tar.is_ok_and(|s| s.success()) {
+        return support::skip::skip("GNU tar", "apt-get install tar");
+    }
+    let (code, out, err) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("\"hardlink\""),
+        "GNU tar wrote an LNK member: {out}"
+    );
+    let root = dir.path().join("ws");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    for name in ["a", "b"] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(name)).expect(name),
+            "shared"
+        );
+    }
+    let mode = std::fs::metadata(root.join("run"))
+        .expect("run")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o100, 0o100, "the owner's execute bit: {mode:o}");
 }

@@ -163,6 +163,7 @@ pub(crate) fn decoder<'a>(
     let counted = Counted {
         inner: raw,
         consumed: Rc::clone(&consumed),
+        pending: None,
     };
     let inner: Result<Box<dyn Read + 'a>, io::Error> = match kind {
         Compression::None | Compression::Gzip => {
@@ -186,6 +187,11 @@ pub(crate) fn decoder<'a>(
             consumed,
             produced: 0,
             limits: *limits,
+            buf: Vec::new(),
+            at: 0,
+            len: 0,
+            failed: None,
+            done: false,
         }),
         // The decoder could not be set up (out of memory): every read reports it.
         Err(e) => Box::new(Failed(Some(e))),
@@ -225,44 +231,130 @@ impl fmt::Display for SourceError {
 
 impl std::error::Error for SourceError {}
 
-/// The raw (compressed) source, counting the bytes the decoder took.
+/// The raw (compressed) source, counting the bytes the decoder took. Every read fills the
+/// decoder's buffer as far as the source allows (a pipe's short reads are joined), so the
+/// decoder sees the same input chunks whatever way the bytes arrive.
 struct Counted<R> {
     inner: R,
     consumed: Rc<Cell<u64>>,
+    /// A source error met after some bytes, given at the next read.
+    pending: Option<io::Error>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.inner.read(buf) {
-            Ok(n) => {
-                self.consumed.set(self.consumed.get() + n as u64);
-                Ok(n)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) => Err(io::Error::new(e.kind(), SourceError(e))),
+        if let Some(e) = self.pending.take() {
+            return Err(io::Error::new(e.kind(), SourceError(e)));
         }
+        let mut got = 0;
+        while got < buf.len() {
+            match self.inner.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if got > 0 => {
+                    // Given with the next read, after these bytes.
+                    self.pending = Some(e);
+                    break;
+                }
+                Err(e) => return Err(io::Error::new(e.kind(), SourceError(e))),
+            }
+        }
+        self.consumed.set(self.consumed.get() + got as u64);
+        Ok(got)
     }
 }
 
+/// Bytes the decoder is asked for at a time ([`Limited`]'s buffer).
+const DECODED_CHUNK: usize = 64 * 1024;
+
 /// A decoder's output with the limits applied and its errors typed.
+///
+/// The decoder is always asked to fill a buffer of [`DECODED_CHUNK`] bytes, however much
+/// the caller reads: a decoder that meets damaged data drops what it decoded in that same
+/// call, so asking in the caller's sizes would make the bytes seen before the error, and
+/// so the verdict, depend on how the caller reads (`validate` in header-sized reads, a
+/// hydration's decoding thread in large ones). Every entry point sees the same bytes, then
+/// the same error.
 struct Limited<'a> {
     inner: Box<dyn Read + 'a>,
     kind: Compression,
     consumed: Rc<Cell<u64>>,
     produced: u64,
     limits: Limits,
+    buf: Vec<u8>,
+    at: usize,
+    len: usize,
+    /// The decoder's error or a limit, given once the bytes before it are read.
+    failed: Option<io::Error>,
+    done: bool,
 }
 
 impl Read for Limited<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = match self.inner.read(buf) {
-            Ok(n) => n,
-            Err(e) => return Err(self.typed(e)),
-        };
-        self.produced += n as u64;
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.len {
+            if let Some(e) = self.failed.take() {
+                self.done = true;
+                return Err(e);
+            }
+            if self.done || out.is_empty() {
+                return Ok(0);
+            }
+            self.fill();
+            if self.len == 0 {
+                return match self.failed.take() {
+                    Some(e) => {
+                        self.done = true;
+                        Err(e)
+                    }
+                    None => Ok(0),
+                };
+            }
+        }
+        let n = out.len().min(self.len - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl Limited<'_> {
+    /// Refills the buffer from the decoder, to [`DECODED_CHUNK`] bytes or the end of the
+    /// stream, stopping at the first error or limit (kept in `failed`).
+    fn fill(&mut self) {
+        if self.buf.is_empty() {
+            self.buf = vec![0; DECODED_CHUNK];
+        }
+        self.at = 0;
+        self.len = 0;
+        while self.len < self.buf.len() {
+            let n = match self.inner.read(&mut self.buf[self.len..]) {
+                Ok(0) => {
+                    self.done = true;
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.failed = Some(self.typed(e));
+                    return;
+                }
+            };
+            self.produced += n as u64;
+            if let Some(e) = self.over_limit() {
+                // The bytes past a limit are not given.
+                self.failed = Some(e);
+                return;
+            }
+            self.len += n;
+        }
+    }
+
+    /// The limit the output so far breaks, if any.
+    fn over_limit(&self) -> Option<io::Error> {
         let name = self.kind.name();
         if self.produced > self.limits.decompressed_bytes {
-            return Err(refusal(
+            return Some(refusal(
                 Reason::DecompressionLimit,
                 format!(
                     "{name} stream decompresses to more than {} bytes",
@@ -273,7 +365,7 @@ impl Read for Limited<'_> {
         let consumed = self.consumed.get().max(1);
         if self.produced > RATIO_FLOOR && self.produced / consumed >= self.limits.compression_ratio
         {
-            return Err(refusal(
+            return Some(refusal(
                 Reason::DecompressionLimit,
                 format!(
                     "{name} stream decompresses {consumed} bytes to {} bytes (ratio limit {})",
@@ -281,16 +373,11 @@ impl Read for Limited<'_> {
                 ),
             ));
         }
-        Ok(n)
+        None
     }
-}
 
-impl Limited<'_> {
     /// A source error back as itself; a decoder error as a refusal of the archive.
     fn typed(&self, e: io::Error) -> io::Error {
-        if e.kind() == io::ErrorKind::Interrupted {
-            return e;
-        }
         let kind = e.kind();
         let inner = e.into_inner();
         match inner.map(|b| b.downcast::<SourceError>()) {

@@ -153,7 +153,12 @@ fn spool_and_plan(archive: impl Read, spool: &File, policy: &Policy) -> Result<P
         BufReader::with_capacity(STREAM_BUF, archive),
         &policy.limits,
     )?;
-    let mut input = SpoolInput::new(stream, spool);
+    plan_tar_stream(stream, spool, policy)
+}
+
+/// [`spool_and_plan`] of a tar stream that is already decompressed.
+fn plan_tar_stream(tar: impl Read, spool: &File, policy: &Policy) -> Result<Plan, HydrateError> {
+    let mut input = SpoolInput::new(tar, spool);
     let (plan, _) = plan::build(&mut input, 0, policy, false)?;
     input
         .discard(TRAILER_MAX)
@@ -162,6 +167,107 @@ fn spool_and_plan(archive: impl Read, spool: &File, policy: &Policy) -> Result<P
         .finish()
         .map_err(|e| io_err("writing the spool copy of the archive", e))?;
     Ok(plan)
+}
+
+/// Decompressed chunks in flight between the decoding thread and the validation pass.
+const DECODE_QUEUE: usize = 8;
+
+/// [`hydrate`] of a compressed regular file: a second thread decompresses (from the file's
+/// current position) while this one validates and spools, so decompression runs beside the
+/// parsing and the spool writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
+/// the one [`hydrate`] gives: the validation pass reads the same decompressed stream in the
+/// same order, and a decoder error or limit reaches it at the position it occurred.
+fn hydrate_compressed_file(
+    archive: &File,
+    kind: Compression,
+    root: &Path,
+    policy: &Policy,
+) -> Result<HydrateReport, HydrateError> {
+    let sib = Sibling::open_unlocked(root)?;
+    let spool = spool_file(&sib)?;
+    let planned = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(DECODE_QUEUE);
+        let limits = policy.limits;
+        std::thread::Builder::new()
+            .name("snapconf-decode".into())
+            .spawn_scoped(scope, move || decode_chunks(archive, kind, &limits, &tx))
+            .map_err(|e| io_err("starting the decompression thread", e))?;
+        // The receiver is dropped when the pass returns, early or not: the decoder's next
+        // send fails and the thread ends (it never waits on anything but the file).
+        plan_tar_stream(Chunks::new(rx), &spool, policy)
+    });
+    sib.lock(root)?;
+    // What a crash left is resolved first, whatever the verdict on this archive.
+    recover_in(&sib)?;
+    apply(&sib, planned?, &spool, root)
+}
+
+/// Bytes of one decompressed chunk.
+const CHUNK: usize = 256 * 1024;
+
+/// The decoding thread: decompresses `archive` and sends it in chunks, then an error if
+/// decoding failed; the end of the stream is the sender's drop.
+fn decode_chunks(
+    archive: &File,
+    kind: Compression,
+    limits: &crate::Limits,
+    tx: &std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>,
+) {
+    let mut decoded =
+        compression::decoder(kind, BufReader::with_capacity(STREAM_BUF, archive), limits);
+    loop {
+        let mut buf = vec![0u8; CHUNK];
+        let chunk = match decoded.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                buf.truncate(n);
+                Ok(buf)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+        let failed = chunk.is_err();
+        if tx.send(chunk).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// The receiving end of [`decode_chunks`] as a byte stream.
+struct Chunks {
+    rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Chunks {
+    fn new(rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
+        Chunks {
+            rx,
+            chunk: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.chunk = chunk;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                // The decoder finished (or stopped after an error it sent).
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// An unnamed file for the spool copy: `O_TMPFILE` in the root's parent (same filesystem as
@@ -181,8 +287,9 @@ fn spool_file(sib: &Sibling) -> Result<File, HydrateError> {
 }
 
 /// [`hydrate`] for an archive that is an open file: an uncompressed regular file is read in
-/// place by offset (from its current position; no spool copy), anything else (a compressed
-/// file, a pipe, a socket) is decompressed and spooled as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
+/// place by offset (from its current position; no spool copy); a compressed regular file is
+/// decompressed by a second thread while this one validates and spools it; anything else (a
+/// pipe, a socket, a device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
 /// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
 /// unchanged).
 pub fn hydrate_file(
@@ -199,8 +306,9 @@ pub fn hydrate_file(
     let start = (&*archive)
         .stream_position()
         .map_err(|e| io_err("reading the archive's position", e))?;
-    if first_block_compression(archive, start)? != Compression::None {
-        return hydrate(archive, root, policy);
+    let kind = first_block_compression(archive, start)?;
+    if kind != Compression::None {
+        return hydrate_compressed_file(archive, kind, root, policy);
     }
     let sib = Sibling::open(root)?;
     // What a crash left is resolved first, whatever the verdict on this archive.

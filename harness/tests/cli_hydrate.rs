@@ -424,3 +424,26 @@ fn a_plain_gnu_tar_of_a_workspace_with_a_hardlink_hydrates_with_the_defaults() {
         .mode();
     assert_eq!(mode & 0o100, 0o100, "the owner's execute bit: {mode:o}");
 }
+
+/// `check-archive --all-parsers` of a gzip-compressed archive compares the parsers on the
+/// tar inside it: the `tar` crate (which does not decompress) no longer "stops" where the
+/// reference reads the members, so there is no disagreement (exit 0).
+#[test]
+fn all_parsers_compare_the_tar_inside_a_compressed_archive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = dir.path().join("plain.tar");
+    archive_with_hardlink(&plain);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&std::fs::read(&plain).expect("read"))
+        .expect("gzip");
+    let ar = dir.path().join("a.tar.gz");
+    std::fs::write(&ar, gz.finish().expect("gzip")).expect("write");
+    let (code, out, err) = snapconf(&[
+        "check-archive".as_ref(),
+        "--all-parsers".as_ref(),
+        ar.as_os_str(),
+    ]);
+    assert!(out.contains("gzip-compressed"), "{out}");
+    assert!(out.contains("tar-crate       2 member(s)"), "{out}");
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -68,7 +68,7 @@ const UNSUPPORTED: &[(&str, &[u8])] = &[
     ("7z archive", &[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c]),
 ];
 
-/// The compression of an archive whose first bytes are `head` (up to [`BLOCK`] bytes; fewer
+/// The compression of an archive whose first bytes are `head` (up to one 512-byte tar block; fewer
 /// when the archive is shorter).
 ///
 /// A `head` of a whole block that is a valid tar header (its checksum matches) is a plain
@@ -122,7 +122,7 @@ pub fn detect(head: &[u8]) -> Result<Compression, HydrateError> {
 /// decompressed content, under the decompression limits of `limits`
 /// ([`Limits::decompressed_bytes`], [`Limits::compression_ratio`]).
 ///
-/// Reads the first [`BLOCK`] bytes to [`detect`] the compression, and gives them back at the
+/// Reads the first 512 bytes (one tar block) to [`detect`] the compression, and gives them back at the
 /// front of the returned stream. Decompression is streaming: memory does not grow with the
 /// archive.
 ///

@@ -33,7 +33,7 @@ const TRAILER_MAX: u64 = 1 << 20;
 ///
 /// `archive` is a tar stream, plain or compressed (gzip, zstd or xz, told by its magic
 /// number; see [`crate::compression`]), read up to its end-of-archive marker and at most
-/// [`TRAILER_MAX`] bytes past it.
+/// 1 MiB past it (read and dropped).
 ///
 /// Returns the members in archive order (see [`Listing`]) if [`hydrate`] would accept the
 /// archive, except for faults of the target filesystem (`ENOSPC`, `EFBIG`, a bad root). The
@@ -66,7 +66,7 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 /// the tar stream it reads is copied as it goes into an unnamed temporary file (`O_TMPFILE`
 /// in the root's parent, or in `$TMPDIR` where that is unsupported), which the write pass
 /// then reads by offset. Reading stops at the end-of-archive marker (and at most
-/// [`TRAILER_MAX`] bytes past it), at the first bad header and at the first limit: no more
+/// 1 MiB past it), at the first bad header and at the first limit: no more
 /// is copied than the archive holds (a stream of zeros is refused as `empty-archive` after
 /// one block, random bytes as `malformed`), and since the copy has no name, nothing of it
 /// outlives the call. Use [`hydrate_file`] to skip the copy when the archive is already an

@@ -1,7 +1,8 @@
 //! Benchmark (not a timed test): hydrate a 20,000-file (~200 MB) and a 5,000-file (~50 MB)
 //! archive with the reference extractor, GNU `tar -xf` and Python
 //! `tarfile.extractall(filter="data")`, all in one run, and print wall times, ratios and the
-//! reference's peak RSS.
+//! reference's peak RSS. Then the same archives compressed with `gzip` (level 6) and `zstd`
+//! (level 3): the reference's `hydrate_file` against `tar -xzf` and `tar --zstd -xf`.
 //!
 //! Run: `cargo bench -p snapconf-extract --bench hydrate`. `SNAPCONF_BENCH_DIR` picks the
 //! scratch directory (default: `$TMPDIR`); `SNAPCONF_BENCH_REPS` the repetitions (default 3,
@@ -55,6 +56,7 @@ fn main() {
         "RSS file",
         "RSS strm"
     );
+    let mut archives = Vec::new();
     for (files, total) in [(5_000usize, 50usize << 20), (20_000, 200 << 20)] {
         let archive = dir.path().join(format!("a{files}.tar"));
         let bytes = build(&archive, files, total);
@@ -86,20 +88,102 @@ fn main() {
             rss[0],
             rss[1],
         );
+        archives.push((files, archive, bytes));
+    }
+    compressed(dir.path(), &archives, reps);
+    for (_, archive, _) in archives {
         fs::remove_file(&archive).expect("rm archive");
     }
 }
 
+/// The compressed rows: each archive of `archives` (files, path, tar bytes) compressed by
+/// `gzip -c` and `zstd -c`, hydrated by the reference (`hydrate_file`, which decompresses
+/// into its spool) and by GNU tar (which pipes through the compressor), fastest of `reps`.
+fn compressed(dir: &Path, archives: &[(usize, PathBuf, u64)], reps: usize) {
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    println!();
+    println!(
+        "{:>7} {:>8} {:>5} {:>8} | {:>9} {:>9} {:>8} | {:>9}",
+        "files", "MB", "comp", "comp MB", "ref file", "gnu tar", "ref/tar", "RSS ref"
+    );
+    for (tool, tar_flag, child) in [("gzip", "-z", "file"), ("zstd", "--zstd", "file")] {
+        if !have(tool) {
+            println!("{tool}: not installed, rows skipped (apt-get install {tool})");
+            continue;
+        }
+        for (files, archive, bytes) in archives {
+            let packed = dir.join(format!("a{files}.tar.{tool}"));
+            let out = Command::new(tool)
+                .arg("-c")
+                .arg("-q")
+                .arg(archive)
+                .output()
+                .expect("compressor runs");
+            assert!(out.status.success(), "{tool}");
+            fs::write(&packed, &out.stdout).expect("write compressed");
+            let mut best = [Duration::MAX; 2];
+            let mut rss = 0u64;
+            for _ in 0..reps {
+                let o = dir.join("out-ref");
+                let (t, hwm) = run(child, &packed, &o);
+                best[0] = best[0].min(t);
+                rss = rss.max(hwm);
+                remove(&o);
+                let o = dir.join("out-tar");
+                fs::create_dir(&o).expect("mkdir");
+                let t0 = Instant::now();
+                let st = Command::new("tar")
+                    .arg(tar_flag)
+                    .arg("-xf")
+                    .arg(&packed)
+                    .arg("-C")
+                    .arg(&o)
+                    .status()
+                    .expect("tar runs");
+                best[1] = best[1].min(t0.elapsed());
+                assert!(st.success(), "tar {tar_flag}");
+                remove(&o);
+            }
+            let s = |d: Duration| d.as_secs_f64();
+            println!(
+                "{:>7} {:>8.1} {:>5} {:>8.1} | {:>8.3}s {:>8.3}s {:>7.2}x | {:>6} KiB",
+                files,
+                *bytes as f64 / 1e6,
+                tool,
+                out.stdout.len() as f64 / 1e6,
+                s(best[0]),
+                s(best[1]),
+                s(best[0]) / s(best[1]),
+                rss,
+            );
+            fs::remove_file(&packed).expect("rm compressed");
+        }
+    }
+}
+
+/// Bytes of the text the files' contents are cut from.
+const TEXT: usize = 16 << 20;
+
 /// Writes an archive of `files` regular files in 100-file directories whose sizes vary
-/// (deterministically) around `total / files`; returns the archive size in bytes.
+/// (deterministically) around `total / files`; returns the archive size in bytes. Contents
+/// are cut at random offsets from 16 MiB of random text over 16 letters, so that they
+/// compress about as well as source code (gzip and zstd: roughly 2:1), not as a repeated
+/// pattern would.
 fn build(path: &Path, files: usize, total: usize) -> u64 {
     let f = fs::File::create(path).expect("create archive");
     let mut b = tar::Builder::new(std::io::BufWriter::new(f));
     let avg = total / files;
     let mut rng = Rng::new(1);
-    let chunk: Vec<u8> = (0..(avg * 2)).map(|i| (i * 31 % 251) as u8).collect();
+    let text: Vec<u8> = (0..TEXT).map(|_| b'a' + rng.below(16) as u8).collect();
     for i in 0..files {
         let size = rng.below(avg * 2);
+        let at = rng.below(TEXT - size);
+        let chunk = &text[at..];
         let mut h = tar::Header::new_gnu();
         h.set_size(size as u64);
         h.set_mode(0o644);

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::compression::StreamRefusal;
+
 /// A stable reason code for a refusal; [`Reason::as_str`] is what the CLI and JSON print.
 ///
 /// Codes are part of the interface (CI baselines match on them): they are never renamed,
@@ -33,15 +35,21 @@ pub enum Reason {
     /// [`crate::Duplicates::Reject`], or (any policy) one that would replace a directory that
     /// already has members below it.
     Duplicate,
-    /// `truncated`: the archive ends inside a header or a payload (H13).
+    /// `truncated`: the archive ends inside a header or a payload (H13), or a compressed
+    /// stream ends early.
     Truncated,
-    /// `limit-exceeded`: a [`crate::Limits`] bound, or a name component over 255 bytes.
+    /// `limit-exceeded`: a [`crate::Limits`] bound, a name component over 255 bytes, or a
+    /// symlink target (as written, after rebasing) of `PATH_MAX` (4,096) bytes or more, which
+    /// `symlink(2)` would refuse.
     LimitExceeded,
-    /// `malformed`: bad header checksum, unparsable numeric field or PAX record, empty name,
+    /// `malformed`: a damaged compressed stream (gzip, zstd or xz; a wrong checksum
+    /// included), bad header checksum, unparsable numeric field or PAX record, empty name,
     /// NUL in a name or target, an extension header with no member after it, a non-directory
     /// named like a directory (`a/`) or naming the root (`.`).
     Malformed,
-    /// `unsupported`: an unknown type flag (kept in [`crate::MemberKind::Other`]), a sparse
+    /// `unsupported`: a compression or archive format the reference does not read (bzip2,
+    /// lz4, lzip, compress, lzop, zip, 7z; named in the detail), an unknown type flag (kept
+    /// in [`crate::MemberKind::Other`]), a sparse
     /// member (GNU `S` or PAX `GNU.sparse.*`), or a PAX global header that sets `path`,
     /// `linkpath` or `size`.
     Unsupported,
@@ -52,6 +60,10 @@ pub enum Reason {
     /// nothing), unless [`crate::Policy::allow_empty`]: hydrating it would empty the root, and
     /// a cut-off or zero-filled upload looks exactly like that. Added to the original set.
     EmptyArchive,
+    /// `decompression-limit`: a compressed archive decompresses to more than
+    /// [`crate::Limits::decompressed_bytes`], or at a higher ratio than
+    /// [`crate::Limits::compression_ratio`] (a decompression bomb). Added to the original set.
+    DecompressionLimit,
 }
 
 impl Reason {
@@ -72,6 +84,7 @@ impl Reason {
             Reason::Unsupported => "unsupported",
             Reason::NotADirectory => "not-a-directory",
             Reason::EmptyArchive => "empty-archive",
+            Reason::DecompressionLimit => "decompression-limit",
         }
     }
 }
@@ -129,11 +142,32 @@ pub(crate) fn refuse(reason: Reason, member: &[u8], detail: impl Into<String>) -
     }
 }
 
-/// An I/O error with what we were doing.
+/// An I/O error with what we were doing; an error of a decoder that carries a refusal of
+/// the archive (see [`crate::compression::tar_stream`]) becomes that refusal instead.
 pub(crate) fn io_err(context: impl Into<String>, e: impl Into<std::io::Error>) -> HydrateError {
+    read_err(context, b"", e.into())
+}
+
+/// [`io_err`] for reading `member` (raw name bytes; empty between members): a refusal
+/// carried by the error names that member.
+pub(crate) fn read_err(
+    context: impl Into<String>,
+    member: &[u8],
+    e: std::io::Error,
+) -> HydrateError {
+    if e.get_ref().is_some_and(|inner| inner.is::<StreamRefusal>()) {
+        if let Some(Ok(r)) = e
+            .into_inner()
+            .map(|inner| inner.downcast::<StreamRefusal>())
+        {
+            return refuse(r.reason, member, r.detail);
+        }
+        // Unreachable: the inner error was just seen to be a refusal.
+        return refuse(Reason::Malformed, member, "damaged compressed stream");
+    }
     HydrateError::Io {
         context: context.into(),
-        source: e.into(),
+        source: e,
     }
 }
 

@@ -1,8 +1,9 @@
 //! The entry points: [`validate`], [`hydrate`] and [`hydrate_file`].
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek};
+use std::io::{self, BufReader, Read, Seek};
 use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use rustix::fs::{
@@ -10,9 +11,11 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
+use crate::compression::{self, Compression};
 use crate::error::io_err;
-use crate::input::{FileInput, StreamInput};
+use crate::input::{FileInput, Input, SpoolInput, StreamInput};
 use crate::plan::{self, Plan};
+use crate::reader::BLOCK;
 use crate::recover::recover_in;
 use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::Sibling;
@@ -21,7 +24,16 @@ use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 /// Buffer sizes for reading a stream and writing its spool copy, in bytes.
 const STREAM_BUF: usize = 256 * 1024;
 
+/// The most bytes read (and dropped) after the end-of-archive marker of a stream, in bytes
+/// (see [`Input::discard`]): GNU tar pads an archive to a 10 KiB record, and a compressed
+/// stream's trailer follows. A stream that goes on longer is not read to its end.
+const TRAILER_MAX: u64 = 1 << 20;
+
 /// Reads and checks every member of `archive` under `policy` without writing anything.
+///
+/// `archive` is a tar stream, plain or compressed (gzip, zstd or xz, told by its magic
+/// number; see [`crate::compression`]), read up to its end-of-archive marker and at most
+/// 1 MiB past it (read and dropped).
 ///
 /// Returns the members in archive order (see [`Listing`]) if [`hydrate`] would accept the
 /// archive, except for faults of the target filesystem (`ENOSPC`, `EFBIG`, a bad root). The
@@ -34,18 +46,31 @@ const STREAM_BUF: usize = 256 * 1024;
 /// [`HydrateError::Refused`] with the first offending member and its [`crate::Reason`];
 /// [`HydrateError::Io`] if reading `archive` fails.
 pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateError> {
-    let mut input = StreamInput::new(BufReader::with_capacity(STREAM_BUF, archive));
+    let (_, stream) = compression::tar_stream(
+        BufReader::with_capacity(STREAM_BUF, archive),
+        &policy.limits,
+    )?;
+    let mut input = StreamInput::new(stream);
     let (_, listing) = plan::build(&mut input, 0, policy, true)?;
+    input
+        .discard(TRAILER_MAX)
+        .map_err(|e| io_err("reading past the end of the archive", e))?;
     Ok(listing.unwrap_or_default())
 }
 
 /// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
 /// exactly as it was.
 ///
-/// `archive` is read once, to its end, into an unnamed temporary file (`O_TMPFILE` in the
-/// root's parent, or in `$TMPDIR` where that is unsupported); the validation pass and then
-/// the write pass read that copy by offset. Use
-/// [`hydrate_file`] to skip the copy when the archive is already a regular file.
+/// `archive` is a tar stream, plain or compressed (gzip, zstd or xz, told by its magic
+/// number; see [`crate::compression`]). The validation pass reads it once, and every byte of
+/// the tar stream it reads is copied as it goes into an unnamed temporary file (`O_TMPFILE`
+/// in the root's parent, or in `$TMPDIR` where that is unsupported), which the write pass
+/// then reads by offset. Reading stops at the end-of-archive marker (and at most
+/// 1 MiB past it), at the first bad header and at the first limit: no more
+/// is copied than the archive holds (a stream of zeros is refused as `empty-archive` after
+/// one block, random bytes as `malformed`), and since the copy has no name, nothing of it
+/// outlives the call. Use [`hydrate_file`] to skip the copy when the archive is already an
+/// uncompressed regular file.
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
 /// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
@@ -111,25 +136,138 @@ pub fn hydrate(
     policy: &Policy,
 ) -> Result<HydrateReport, HydrateError> {
     // Spool before locking: a stalled stream must not block hydrations of other roots in the
-    // same parent (found by a hostile-input review).
+    // same parent (found by a hostile-input review). The plan depends on the archive alone,
+    // so it is built while spooling.
     let sib = Sibling::open_unlocked(root)?;
     let spool = spool_file(&sib)?;
-    // Copy first, then validate from the copy. `io::copy` moves the bytes inside the kernel
-    // (`copy_file_range`/`splice`) when `archive` is a file or pipe, and through one buffer
-    // otherwise; memory does not grow with the archive.
-    let len = {
-        let mut archive = archive;
-        let mut w = BufWriter::with_capacity(STREAM_BUF, &spool);
-        let len = io::copy(&mut archive, &mut w).map_err(|e| io_err("spooling the archive", e))?;
-        io::Write::flush(&mut w).map_err(|e| io_err("spooling the archive", e))?;
-        len
-    };
+    let planned = spool_and_plan(archive, &spool, policy);
     sib.lock(root)?;
     // What a crash left is resolved first, whatever the verdict on this archive.
     recover_in(&sib)?;
-    let mut input = FileInput::new(&spool, 0, len);
+    apply(&sib, planned?, &spool, root)
+}
+
+/// The validation pass over a stream, copying the tar stream to `spool` as it is read.
+fn spool_and_plan(archive: impl Read, spool: &File, policy: &Policy) -> Result<Plan, HydrateError> {
+    let (_, stream) = compression::tar_stream(
+        BufReader::with_capacity(STREAM_BUF, archive),
+        &policy.limits,
+    )?;
+    plan_tar_stream(stream, spool, policy)
+}
+
+/// [`spool_and_plan`] of a tar stream that is already decompressed.
+fn plan_tar_stream(tar: impl Read, spool: &File, policy: &Policy) -> Result<Plan, HydrateError> {
+    let mut input = SpoolInput::new(tar, spool);
     let (plan, _) = plan::build(&mut input, 0, policy, false)?;
-    apply(&sib, plan, &spool, root)
+    input
+        .discard(TRAILER_MAX)
+        .map_err(|e| io_err("reading past the end of the archive", e))?;
+    input
+        .finish()
+        .map_err(|e| io_err("writing the spool copy of the archive", e))?;
+    Ok(plan)
+}
+
+/// Decompressed chunks in flight between the decoding thread and the validation pass.
+const DECODE_QUEUE: usize = 8;
+
+/// [`hydrate`] of a compressed regular file: a second thread decompresses (from the file's
+/// current position) while this one validates and spools, so decompression runs beside the
+/// parsing and the spool writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
+/// the one [`hydrate`] gives: the validation pass reads the same decompressed stream in the
+/// same order, and a decoder error or limit reaches it at the position it occurred.
+fn hydrate_compressed_file(
+    archive: &File,
+    kind: Compression,
+    root: &Path,
+    policy: &Policy,
+) -> Result<HydrateReport, HydrateError> {
+    let sib = Sibling::open_unlocked(root)?;
+    let spool = spool_file(&sib)?;
+    let planned = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(DECODE_QUEUE);
+        let limits = policy.limits;
+        std::thread::Builder::new()
+            .name("snapconf-decode".into())
+            .spawn_scoped(scope, move || decode_chunks(archive, kind, &limits, &tx))
+            .map_err(|e| io_err("starting the decompression thread", e))?;
+        // The receiver is dropped when the pass returns, early or not: the decoder's next
+        // send fails and the thread ends (it never waits on anything but the file).
+        plan_tar_stream(Chunks::new(rx), &spool, policy)
+    });
+    sib.lock(root)?;
+    // What a crash left is resolved first, whatever the verdict on this archive.
+    recover_in(&sib)?;
+    apply(&sib, planned?, &spool, root)
+}
+
+/// Bytes of one decompressed chunk.
+const CHUNK: usize = 256 * 1024;
+
+/// The decoding thread: decompresses `archive` and sends it in chunks, then an error if
+/// decoding failed; the end of the stream is the sender's drop.
+fn decode_chunks(
+    archive: &File,
+    kind: Compression,
+    limits: &crate::Limits,
+    tx: &std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>,
+) {
+    let mut decoded =
+        compression::decoder(kind, BufReader::with_capacity(STREAM_BUF, archive), limits);
+    loop {
+        let mut buf = vec![0u8; CHUNK];
+        let chunk = match decoded.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                buf.truncate(n);
+                Ok(buf)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+        let failed = chunk.is_err();
+        if tx.send(chunk).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// The receiving end of [`decode_chunks`] as a byte stream.
+struct Chunks {
+    rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Chunks {
+    fn new(rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
+        Chunks {
+            rx,
+            chunk: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.chunk = chunk;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => return Err(e),
+                // The decoder finished (or stopped after an error it sent).
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// An unnamed file for the spool copy: `O_TMPFILE` in the root's parent (same filesystem as
@@ -148,9 +286,10 @@ fn spool_file(sib: &Sibling) -> Result<File, HydrateError> {
     }
 }
 
-/// [`hydrate`] for an archive that is an open file: a regular file is read in place by
-/// offset (from its current position; no spool copy), anything else (a pipe, a socket) is
-/// spooled as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
+/// [`hydrate`] for an archive that is an open file: an uncompressed regular file is read in
+/// place by offset (from its current position; no spool copy); a compressed regular file is
+/// decompressed by a second thread while this one validates and spools it; anything else (a
+/// pipe, a socket, a device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
 /// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
 /// unchanged).
 pub fn hydrate_file(
@@ -167,12 +306,32 @@ pub fn hydrate_file(
     let start = (&*archive)
         .stream_position()
         .map_err(|e| io_err("reading the archive's position", e))?;
+    let kind = first_block_compression(archive, start)?;
+    if kind != Compression::None {
+        return hydrate_compressed_file(archive, kind, root, policy);
+    }
     let sib = Sibling::open(root)?;
     // What a crash left is resolved first, whatever the verdict on this archive.
     recover_in(&sib)?;
     let mut input = FileInput::new(archive, start, meta.len());
     let (plan, _) = plan::build(&mut input, start, policy, false)?;
     apply(&sib, plan, archive, root)
+}
+
+/// The compression of the archive file whose tar stream starts at `start`
+/// ([`compression::detect`] on its first block).
+fn first_block_compression(archive: &File, start: u64) -> Result<Compression, HydrateError> {
+    let mut head = [0u8; BLOCK as usize];
+    let mut got = 0;
+    while got < head.len() {
+        match archive.read_at(&mut head[got..], start + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err("reading the archive's first block", e)),
+        }
+    }
+    compression::detect(&head[..got])
 }
 
 /// What is at `root` before we start.

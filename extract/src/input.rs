@@ -1,13 +1,15 @@
-//! Byte sources the parser reads from: a stream ([`crate::validate`]) or a regular file read
-//! by offset (the archive itself, or the spool copy of a stream).
+//! Byte sources the parser reads from: a stream ([`crate::validate`]), a stream copied to a
+//! spool file as it is read ([`crate::hydrate`]), or a regular file read by offset (an
+//! uncompressed archive file, [`crate::hydrate_file`]).
 //!
 //! The parser only needs "read the next bytes" and "skip n bytes"; both report a short count at
 //! end of input so that truncation is detected by the parser, never papered over by a seek
 //! past EOF (a seekable reader happily seeks beyond the end, which is how a truncated last
 //! member could otherwise look complete).
 
+use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 
 /// Size of the buffer used to skip payloads of a stream, in bytes.
@@ -19,6 +21,14 @@ pub(crate) trait Input {
     fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize>;
     /// Skips up to `n` bytes; returns how many were skipped (fewer means end of input).
     fn skip(&mut self, n: u64) -> io::Result<u64>;
+
+    /// Reads and drops up to `max` bytes after the end of the archive, stopping early at the
+    /// end of input: a writer piping the archive in does not see `EPIPE` for the rest of its
+    /// last record, and the trailer of a compressed stream (gzip's CRC-32 and length, xz's
+    /// and zstd's checksums) is checked. Nothing of it is kept.
+    fn discard(&mut self, max: u64) -> io::Result<()> {
+        self.skip(max).map(|_| ())
+    }
 
     /// Fills `buf` as far as the input allows; returns how many bytes were read.
     fn read_full(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -64,22 +74,94 @@ impl<R: Read> Input for StreamInput<R> {
             self.buf.resize(need, 0);
         }
         let mut buf = std::mem::take(&mut self.buf);
-        let mut left = n;
-        let result = loop {
-            if left == 0 {
-                break Ok(n);
-            }
-            let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
-            match self.read_some(&mut buf[..want]) {
-                Ok(0) => break Ok(n - left),
-                Ok(got) => left -= got as u64,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
+        let result = skip_through(&mut buf, n, |b| self.read_some(b));
         self.buf = buf;
         result
     }
+}
+
+/// A stream whose every byte is appended to a spool file as the parser reads it (skipped
+/// payloads too): the parser stops at the end-of-archive marker, the first bad header or the
+/// first limit, so no more of the stream is copied than the archive it holds. Offsets in the
+/// stream are offsets in the spool file.
+pub(crate) struct SpoolInput<'f, R> {
+    inner: R,
+    spool: BufWriter<&'f File>,
+    buf: Vec<u8>,
+}
+
+/// An error writing the spool copy (told apart from an error reading the stream).
+#[derive(Debug)]
+struct SpoolError(io::Error);
+
+impl fmt::Display for SpoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "writing the spool copy of the archive: {}", self.0)
+    }
+}
+
+impl std::error::Error for SpoolError {}
+
+impl<'f, R: Read> SpoolInput<'f, R> {
+    /// Reads `inner` and copies it to `spool` (empty, at offset 0).
+    pub(crate) fn new(inner: R, spool: &'f File) -> Self {
+        SpoolInput {
+            inner,
+            spool: BufWriter::with_capacity(SKIP_BUF, spool),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Flushes the spool copy; the spool file then holds every byte read so far.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.spool.flush()
+    }
+}
+
+impl<R: Read> Input for SpoolInput<'_, R> {
+    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.spool
+            .write_all(&buf[..n])
+            .map_err(|e| io::Error::new(e.kind(), SpoolError(e)))?;
+        Ok(n)
+    }
+
+    fn skip(&mut self, n: u64) -> io::Result<u64> {
+        let need = usize::try_from(n.min(SKIP_BUF as u64)).unwrap_or(SKIP_BUF);
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = skip_through(&mut buf, n, |b| self.read_some(b));
+        self.buf = buf;
+        result
+    }
+
+    fn discard(&mut self, max: u64) -> io::Result<()> {
+        let mut buf = vec![0u8; usize::try_from(max.min(64 * 1024)).unwrap_or(64 * 1024)];
+        skip_through(&mut buf, max, |b| self.inner.read(b)).map(|_| ())
+    }
+}
+
+/// Reads up to `n` bytes with `read` through `buf` (non-empty unless `n` is 0); returns how
+/// many were read (fewer at the end of input).
+fn skip_through(
+    buf: &mut [u8],
+    n: u64,
+    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+) -> io::Result<u64> {
+    let mut left = n;
+    while left > 0 {
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        match read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(got) => left -= got as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n - left)
 }
 
 /// The largest file a [`FileInput`] reads whole on its first read, in bytes: the headers of

@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 mod beneath;
+pub mod compression;
 mod copy;
 pub mod dirs;
 mod error;
@@ -26,7 +27,7 @@ mod tree;
 
 pub use error::{HydrateError, Reason};
 pub use hydrate::{hydrate, hydrate_file, validate};
-pub use list::list;
+pub use list::{list, list_tar};
 pub use listing::{HydrateReport, ListedMember, Listing, MemberKind};
 pub use name::{name_components, normalise_name};
 pub use policy::{

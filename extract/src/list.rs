@@ -16,8 +16,24 @@ use crate::{HydrateError, Limits};
 /// # Errors
 /// [`HydrateError::Refused`] only for structural faults (`truncated`, `malformed`, a
 /// [`Limits::default`] breach); [`HydrateError::Io`] if reading fails.
+///
+/// A compressed archive is listed through its decoder ([`crate::compression::tar_stream`],
+/// under the default limits).
 pub fn list(archive: impl Read) -> Result<Listing, HydrateError> {
-    let mut input = StreamInput::new(BufReader::with_capacity(64 * 1024, archive));
+    let (_, stream) = crate::compression::tar_stream(
+        BufReader::with_capacity(64 * 1024, archive),
+        &Limits::default(),
+    )?;
+    list_tar(stream)
+}
+
+/// [`list`] of a tar stream that is already decompressed (what
+/// [`crate::compression::tar_stream`] gives): no compression is looked for.
+///
+/// # Errors
+/// As [`list`].
+pub fn list_tar(tar: impl Read) -> Result<Listing, HydrateError> {
+    let mut input = StreamInput::new(BufReader::with_capacity(64 * 1024, tar));
     let mut reader = Reader::new(&mut input, 0, Limits::default());
     let mut members = Vec::new();
     while let Some(m) = reader.next_member()? {

@@ -56,8 +56,14 @@ pub(crate) enum Action {
         mtime: u64,
         link: bool,
     },
-    /// Create a symlink (deferred to the end of the write pass).
-    Symlink { node: NodeId, target: Vec<u8> },
+    /// Create a symlink (deferred to the end of the write pass). `archived` is the target
+    /// as the archive stored it when that differs from `target` (rebased), so that a second
+    /// name of this link can be decided again from its own directory.
+    Symlink {
+        node: NodeId,
+        target: Vec<u8>,
+        archived: Option<Vec<u8>>,
+    },
     /// Superseded by a later member of the same name (`Duplicates::LastWins`).
     Skip,
 }
@@ -174,7 +180,7 @@ impl Validator<'_> {
         };
         let mut budget = resolve::BUDGET;
         for action in &self.plan.actions {
-            let Action::Symlink { node, target } = action else {
+            let Action::Symlink { node, target, .. } = action else {
                 continue;
             };
             if target.first() == Some(&b'/') {
@@ -254,7 +260,7 @@ impl Validator<'_> {
         match m.kind {
             MemberKind::Dir => self.dir(node, &m),
             MemberKind::File => self.file(node, &m),
-            MemberKind::Hardlink => self.hardlink(node, &m),
+            MemberKind::Hardlink => self.hardlink(node, depth, &m),
             MemberKind::Symlink => self.symlink(node, depth, &m),
             MemberKind::Fifo | MemberKind::CharDevice | MemberKind::BlockDevice => {
                 self.special(node, &m)
@@ -477,7 +483,7 @@ impl Validator<'_> {
     /// a path on disk: resolving link targets against the filesystem is how extractors were
     /// made to link to (and then overwrite) files outside the root (CVE-2025-4517's
     /// hardlink variant; GNU tar's "hard link to outside" class).
-    fn hardlink(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
+    fn hardlink(&mut self, node: NodeId, depth: usize, m: &RawMember) -> Result<(), HydrateError> {
         if self.policy.hardlinks == Hardlinks::Reject {
             return Err(refuse(
                 Reason::HardlinkNotAllowed,
@@ -534,27 +540,21 @@ impl Validator<'_> {
                 );
                 Ok(())
             }
-            // H8: a second name of a symlink comes back as a symlink with the same target
-            // (that target already passed the symlink policy).
+            // H8: a second name of a symlink comes back as a symlink with the same archived
+            // target, decided again for the second name's own directory: a rebased target
+            // is relative to the link's directory, so each name gets its own text, and a
+            // relative target that stays inside from one directory may leave from another.
             Some(Node::Symlink {
                 action: Some(action),
             }) => {
                 let Action::Symlink {
-                    target: link_target,
-                    ..
+                    target, archived, ..
                 } = &self.plan.actions[action]
                 else {
                     return Err(dangling("is not an earlier regular member"));
                 };
-                let link_target = link_target.clone();
-                self.replace(node, &m.name, false)?;
-                let new = self.plan.actions.len();
-                let link = Action::Symlink {
-                    node,
-                    target: link_target,
-                };
-                self.set(node, Node::Symlink { action: Some(new) }, Some(link));
-                Ok(())
+                let archived = archived.clone().unwrap_or_else(|| target.clone());
+                self.symlink_named(node, depth, &archived, m)
             }
             Some(Node::Dir { .. }) => Err(dangling("is a directory")),
             Some(_) => Err(dangling("was dropped or is not a regular file")),
@@ -564,7 +564,19 @@ impl Validator<'_> {
 
     fn symlink(&mut self, node: NodeId, depth: usize, m: &RawMember) -> Result<(), HydrateError> {
         let target = m.link.as_deref().unwrap_or_default();
-        match symlink_target::decide(depth.saturating_sub(1), target, self.policy) {
+        self.symlink_named(node, depth, target, m)
+    }
+
+    /// A symlink at `node` (`depth` components below the root) with the archived target
+    /// `archived`, for member `m` (a symlink member, or a hardlink to one).
+    fn symlink_named(
+        &mut self,
+        node: NodeId,
+        depth: usize,
+        archived: &[u8],
+        m: &RawMember,
+    ) -> Result<(), HydrateError> {
+        match symlink_target::decide(depth.saturating_sub(1), archived, self.policy) {
             Verdict::Refuse(reason, detail) => Err(refuse(reason, &m.name, detail)),
             Verdict::Drop => {
                 self.replace(node, &m.name, false)?;
@@ -575,7 +587,12 @@ impl Validator<'_> {
             Verdict::Keep(target) => {
                 self.replace(node, &m.name, false)?;
                 let action = self.plan.actions.len();
-                let link = Action::Symlink { node, target };
+                let archived = (target != archived).then(|| archived.to_vec());
+                let link = Action::Symlink {
+                    node,
+                    target,
+                    archived,
+                };
                 self.set(
                     node,
                     Node::Symlink {

@@ -5,16 +5,19 @@
 /// Whatever the setting, a hardlink target is looked up among the *earlier members of the
 /// same archive*, never on disk: a target that is absent (H2), later, a directory, dropped,
 /// absolute or outside the root is refused with `dangling-hardlink`. A hardlink to an earlier
-/// symlink member (H8) is restored as a second symlink with the same target. A link to itself
+/// symlink member (H8) is restored as a second symlink with the same archived target, judged
+/// for its own directory as a symlink member there would be: rebased per name under
+/// [`AbsoluteSymlinks::Rebase`] (`a/b/s -> /orig/ws/v` is `../../v`, its hardlink `s2` at
+/// the root is `v`), refused if it escapes from there under [`EscapingSymlinks::Reject`]. A link to itself
 /// (`LNK x -> x` after `REG x`, H12; GNU tar writes it when a file is named twice) is a no-op
 /// that keeps `x`'s data and is reported in [`crate::HydrateReport::dropped`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Hardlinks {
     /// Refuse any LNK member (`hardlink-not-allowed`).
-    #[default]
     Reject,
     /// Restore the second name as an independent regular file with the target's content.
     /// The target must be an earlier regular member of the same archive.
+    #[default]
     Copy,
     /// Restore as a real hardlink to the earlier regular member. If that member's name was
     /// replaced later in the archive ([`Duplicates::LastWins`]), the link is written as an
@@ -86,7 +89,8 @@ pub enum Modes {
     DataFilter,
 }
 
-/// Resource limits; exceeding one refuses the archive with `limit-exceeded`.
+/// Resource limits; exceeding one refuses the archive with `limit-exceeded` (the two
+/// decompression limits with `decompression-limit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Maximum number of members (PAX and GNU long-name headers not counted).
@@ -101,6 +105,16 @@ pub struct Limits {
     /// Maximum depth of a member name, in components (the name says "link" for historical
     /// reasons; symlink chains are followed at most 40 hops, as Linux's `MAXSYMLINKS`).
     pub link_depth: usize,
+    /// Maximum size of the tar stream inside a compressed archive, in bytes (decompressed
+    /// bytes, headers and padding included); over it the archive is refused with
+    /// `decompression-limit` as soon as the decoder has produced that much.
+    pub decompressed_bytes: u64,
+    /// Maximum ratio of decompressed to compressed bytes, applied once more than
+    /// [`crate::compression::RATIO_FLOOR`] bytes have come out (`decompression-limit`). A
+    /// workspace of source and binaries compresses 2-20:1; over 1,000:1 the stream is
+    /// almost all zeros (a decompression bomb, or a workspace dominated by zero-filled files,
+    /// which then needs a higher value).
+    pub compression_ratio: u64,
 }
 
 impl Default for Limits {
@@ -111,14 +125,36 @@ impl Default for Limits {
             name_len: 4096,
             pax_record: 1 << 20,
             link_depth: 256,
+            // The payload limit plus room for headers and padding.
+            decompressed_bytes: (64 << 30) + (1 << 30),
+            compression_ratio: 1000,
         }
     }
 }
 
-/// The reference extractor's policy. `Policy::default()` is the strictest setting that still
-/// round-trips snapconf's default profile: hardlinks `Reject`, absolute symlinks `Keep`,
-/// escaping symlinks `Keep`, special files `Drop`, duplicates `Reject`, modes `DataFilter`,
-/// default [`Limits`].
+/// The reference extractor's policy.
+///
+/// # Defaults
+/// `Policy::default()` is the one set of defaults: the library's, and `snapconf hydrate`'s
+/// and `snapconf check-archive`'s (their flags default to it). It restores what snapconf's
+/// default profile (`harness/src/model/default-profile.toml`) promises, refusing no more:
+///
+/// | field | default | default profile key it serves |
+/// | --- | --- | --- |
+/// | [`Policy::hardlinks`] | [`Hardlinks::Copy`] | `hardlinks = "copy"`: every name comes back as a file with the full content (a plain `tar -cf` of a workspace with a hardlink is restored) |
+/// | [`Policy::absolute_symlinks`] | [`AbsoluteSymlinks::Keep`] | `absolute-symlinks = "keep"` |
+/// | [`Policy::escaping_symlinks`] | [`EscapingSymlinks::Keep`] | `escaping-symlinks = "keep"` |
+/// | [`Policy::special_files`] | [`SpecialFiles::Drop`] | `special-files = "drop"` |
+/// | [`Policy::duplicates`] | [`Duplicates::Reject`] | none: a capture never names a path twice |
+/// | [`Policy::modes`] | [`Modes::DataFilter`] | `modes = "exec-bit"`: the owner's execute bit is kept (as every mode is, but setuid/setgid/sticky and group/other write) |
+/// | [`Policy::limits`] | [`Limits::default`] | none |
+/// | [`Policy::original_root`] | `None` | used only by `rebase-inside-root` |
+/// | [`Policy::allow_empty`] | `false` | none: an empty upload is refused, not restored |
+///
+/// The harness's matrix runs the reference under a stricter mapping of each profile
+/// (`snapconf_harness::model::policy_map::reference_policy`: under `hardlinks = "copy"` it
+/// refuses LNK members, so that a producer writing them is found, case H1); that is a
+/// checker's policy, not a default.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Policy {
     /// Hardlink members (type `1`).

@@ -7,7 +7,7 @@
 //! Field decoding (octal and base-256 numbers, ustar `prefix`) is done by the `tar` crate's
 //! [`tar::Header`]; the member loop is ours so that limits apply before anything is buffered.
 
-use crate::error::{io_err, refuse};
+use crate::error::{io_err, read_err, refuse};
 use crate::input::Input;
 use crate::pax::{self, PaxFields};
 use crate::{HydrateError, Limits, MemberKind, Reason};
@@ -41,6 +41,10 @@ pub(crate) struct Reader<'a, I> {
     pos: u64,
     limits: Limits,
     done: bool,
+    /// The payload of the member returned last, skipped at the next call (size in bytes,
+    /// name for messages): the caller judges a member (its size against the limits) before
+    /// its payload is read, so a stream is never consumed past a limit.
+    unskipped: Option<(u64, Vec<u8>)>,
 }
 
 /// Rounds a payload size up to whole blocks.
@@ -56,12 +60,17 @@ impl<'a, I: Input> Reader<'a, I> {
             pos: start,
             limits,
             done: false,
+            unskipped: None,
         }
     }
 
     /// The next member, `None` at the end-of-archive marker (a zero block). End of input
-    /// without one is `truncated`.
+    /// without one is `truncated`. The payload of a returned member is read (skipped) at the
+    /// next call, not before this one returns.
     pub(crate) fn next_member(&mut self) -> Result<Option<RawMember>, HydrateError> {
+        if let Some((size, name)) = self.unskipped.take() {
+            self.skip_payload(size, &name)?;
+        }
         if self.done {
             return Ok(None);
         }
@@ -238,7 +247,10 @@ impl<'a, I: Input> Reader<'a, I> {
                 .map_err(|e| refuse(Reason::Malformed, &name, format!("mode field: {e}")))?
                 & 0o7777;
             let mtime = header.mtime().unwrap_or(0);
-            self.skip_payload(size, &name)?;
+            padded(size)
+                .and_then(|total| self.pos.checked_add(total))
+                .ok_or_else(|| refuse(Reason::Malformed, &name, "size overflows"))?;
+            self.unskipped = Some((size, name.clone()));
             return Ok(Some(RawMember {
                 name,
                 link,
@@ -259,7 +271,7 @@ impl<'a, I: Input> Reader<'a, I> {
         let got = self
             .input
             .read_full(&mut data)
-            .map_err(|e| io_err("reading an extension header", e))?;
+            .map_err(|e| read_err("reading an extension header", name, e))?;
         self.pos += got as u64;
         if got < len {
             return Err(refuse(
@@ -287,7 +299,7 @@ impl<'a, I: Input> Reader<'a, I> {
         let got = self
             .input
             .skip(n)
-            .map_err(|e| io_err("reading a member payload", e))?;
+            .map_err(|e| read_err("reading a member payload", name, e))?;
         self.pos += got;
         if got < n {
             return Err(refuse(
@@ -303,7 +315,7 @@ impl<'a, I: Input> Reader<'a, I> {
 /// Verifies the header checksum: the sum of all bytes with the checksum field read as spaces.
 /// Both the unsigned sum (POSIX) and the signed sum (old Sun and GNU tars) are accepted, as
 /// GNU tar does.
-fn check_checksum(block: &[u8; BLOCK as usize]) -> Result<(), String> {
+pub(crate) fn check_checksum(block: &[u8; BLOCK as usize]) -> Result<(), String> {
     let field = &block[148..156];
     let text: Vec<u8> = field
         .iter()

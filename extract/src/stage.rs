@@ -157,7 +157,7 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
         }
     }
     for index in symlinks {
-        if let Action::Symlink { node, target } = &plan.actions[index] {
+        if let Action::Symlink { node, target, .. } = &plan.actions[index] {
             let pfd = cache
                 .get(tree.parent(*node))
                 .map_err(|x| err(tree, *node, "opening the parent of", x))?;

@@ -25,8 +25,32 @@ pub(crate) enum Verdict {
     Refuse(Reason, String),
 }
 
+/// Linux's `PATH_MAX`, in bytes, terminating NUL included: `symlink(2)` fails with
+/// `ENAMETOOLONG` for a target of this many bytes or more.
+pub(crate) const PATH_MAX: usize = 4096;
+
 /// Decides a symlink member at `dir_depth` components below the root with target `target`.
+///
+/// The target that would be written (after [`AbsoluteSymlinks::Rebase`], which can lengthen
+/// it) must be shorter than [`PATH_MAX`], else `limit-exceeded`: validation refuses what
+/// the write pass could not create, so that `validate` and `hydrate` agree.
 pub(crate) fn decide(dir_depth: usize, target: &[u8], policy: &Policy) -> Verdict {
+    match decide_target(dir_depth, target, policy) {
+        Verdict::Keep(t) if t.len() >= PATH_MAX => {
+            Verdict::Refuse(
+                Reason::LimitExceeded,
+                format!(
+                "symlink target of {} bytes{}: a target must be shorter than PATH_MAX ({PATH_MAX})",
+                t.len(),
+                if t.len() == target.len() { "" } else { " once rebased" },
+            ),
+            )
+        }
+        verdict => verdict,
+    }
+}
+
+fn decide_target(dir_depth: usize, target: &[u8], policy: &Policy) -> Verdict {
     if target.is_empty() {
         return Verdict::Refuse(Reason::Malformed, "empty symlink target".into());
     }

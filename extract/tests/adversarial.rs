@@ -15,9 +15,15 @@ use snapconf_extract::{
 };
 
 /// The policies every attack is tried under: the default, and the most permissive one.
+/// The default policy (hardlinks copied), one that refuses hardlinks (as the harness's
+/// reference does under the default profile), and a permissive one.
 fn policies() -> Vec<Policy> {
     vec![
         Policy::default(),
+        Policy {
+            hardlinks: Hardlinks::Reject,
+            ..Policy::default()
+        },
         Policy {
             hardlinks: Hardlinks::Link,
             absolute_symlinks: AbsoluteSymlinks::Keep,
@@ -106,7 +112,7 @@ fn h11_traversal_through_link() {
 
 /// H12, self link: `REG x (3)`, `LNK x -> x`. Extractors disagree (keep, error, truncate to
 /// zero). Ours: the link is a no-op, `x` keeps its three bytes, under every policy that
-/// allows hardlinks (`Hardlinks::Reject`, the default, refuses it and keeps the prior).
+/// allows hardlinks (`Hardlinks::Reject` refuses it and keeps the prior).
 #[test]
 fn h12_self_link() {
     for policy in policies() {

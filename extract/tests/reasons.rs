@@ -372,6 +372,7 @@ fn codes_are_stable() {
         (Reason::Unsupported, "unsupported"),
         (Reason::NotADirectory, "not-a-directory"),
         (Reason::EmptyArchive, "empty-archive"),
+        (Reason::DecompressionLimit, "decompression-limit"),
     ];
     for (r, s) in all {
         assert_eq!(r.as_str(), s);

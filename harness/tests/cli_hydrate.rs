@@ -2,8 +2,10 @@
 //! line. Exit 0 hydrated/accepted, 1 refused with the root untouched (reason code printed),
 //! 2 bad usage.
 
+mod support;
+
 use std::io::Write;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 fn snapconf(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
@@ -41,7 +43,13 @@ fn refused_hydration_prints_the_reason_and_leaves_the_root() {
     let root = dir.path().join("ws");
     std::fs::create_dir(&root).expect("root");
     std::fs::write(root.join("stale"), "old").expect("prior");
-    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    let (code, _, err) = snapconf(&[
+        "hydrate".as_ref(),
+        ar.as_os_str(),
+        root.as_os_str(),
+        "--hardlinks".as_ref(),
+        "reject".as_ref(),
+    ]);
     assert_eq!(code, 1, "refused: {err}");
     assert!(
         err.contains("hardlink-not-allowed"),
@@ -53,14 +61,9 @@ fn refused_hydration_prints_the_reason_and_leaves_the_root() {
     );
     assert!(!root.join("a").exists(), "nothing of the archive landed");
 
-    // H14: with hardlinks copied, the prior is replaced, not merged.
-    let (code, _, err) = snapconf(&[
-        "hydrate".as_ref(),
-        ar.as_os_str(),
-        root.as_os_str(),
-        "--hardlinks".as_ref(),
-        "copy".as_ref(),
-    ]);
+    // H14: with hardlinks copied (the default, as the default profile's `hardlinks =
+    // "copy"` says), the prior is replaced, not merged.
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
     assert_eq!(code, 0, "hydrated: {err}");
     assert_eq!(std::fs::read_to_string(root.join("a")).expect("a"), "new");
     assert_eq!(std::fs::read_to_string(root.join("b")).expect("b"), "new");
@@ -72,7 +75,12 @@ fn check_archive_prints_a_json_verdict() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ar = dir.path().join("snap.tar");
     archive_with_hardlink(&ar);
-    let (code, out, err) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    let (code, out, err) = snapconf(&[
+        "check-archive".as_ref(),
+        ar.as_os_str(),
+        "--hardlinks".as_ref(),
+        "reject".as_ref(),
+    ]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
     assert_eq!(v["verdict"], "refuse");
@@ -183,4 +191,259 @@ fn an_archive_without_members_leaves_the_workspace_unless_allowed() {
     ]);
     assert_eq!(code, 0, "allowed: {err}");
     assert!(!root.join("work").exists(), "an intended empty workspace");
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `snapconf ARGS` with stdin from `input`; waits at most 10 s (the stream is endless: a
+/// command that read it to its end would never return), then the exit code and stderr.
+fn with_endless_stdin(args: &[&std::ffi::OsStr], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(args)
+        .stdin(std::fs::File::open(input).expect("open the device"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("snapconf runs");
+    let status = support::wait_within(
+        &mut child,
+        std::time::Duration::from_secs(10),
+        &format!("stop reading {input}"),
+    );
+    let out = child.wait_with_output().expect("output");
+    let _ = status;
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 14, defect 1: `hydrate -` of an endless stream (`/dev/zero`, `/dev/urandom`) used
+/// to copy it to a spool file beside the root until the disk was full. It is refused with a
+/// typed reason (exit 1), the root and its parent exactly as they were (no spool or staging
+/// file left), and `check-archive -` gives the same verdict.
+#[test]
+fn endless_stdin_is_refused_and_leaves_nothing() {
+    for (input, reason) in [("/dev/zero", Some("empty-archive")), ("/dev/urandom", None)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("ws");
+        std::fs::create_dir(&root).expect("root");
+        std::fs::write(root.join("work"), "precious").expect("prior");
+        let before = names_in(dir.path());
+        let (code, _, err) =
+            with_endless_stdin(&["hydrate".as_ref(), "-".as_ref(), root.as_os_str()], input);
+        assert_eq!(code, 1, "{input}: refused: {err}");
+        let printed = err
+            .split_once("refused (")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(code, _)| code.to_owned())
+            .unwrap_or_else(|| panic!("{input}: a reason code is printed: {err}"));
+        if let Some(reason) = reason {
+            assert_eq!(printed, reason, "{input}: {err}");
+        }
+        assert_eq!(
+            names_in(dir.path()),
+            before,
+            "{input}: nothing beside the root"
+        );
+        assert_eq!(names_in(&root), ["work"], "{input}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("work")).expect("kept"),
+            "precious"
+        );
+        // check-archive of /dev/zero gives the same reason; of /dev/urandom (other bytes on
+        // every read) a refusal too.
+        let (code, out, err) = with_endless_stdin(&["check-archive".as_ref(), "-".as_ref()], input);
+        assert_eq!(code, 1, "{input}: {out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON verdict");
+        assert_eq!(v["verdict"], "refuse", "{input}: {v}");
+        if reason.is_some() {
+            assert_eq!(v["reason"], printed.as_str(), "{input}: {v}");
+        }
+    }
+}
+
+/// `hydrate -` and `check-archive -` of the same bytes agree, for bytes that are refused
+/// (random, zeros, a cut archive) and bytes that are accepted, plain and gzip-compressed.
+#[test]
+fn hydrate_and_check_archive_of_stdin_agree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = dir.path().join("plain.tar");
+    archive_with_hardlink(&plain);
+    let plain_bytes = std::fs::read(&plain).expect("read");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain_bytes).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    let mut random = vec![0u8; 64 * 1024];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for b in random.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("random", random),
+        ("zeros", vec![0; 64 * 1024]),
+        ("cut", plain_bytes[..700].to_vec()),
+        ("plain", plain_bytes.clone()),
+        ("gzip", gz.clone()),
+        ("cut gzip", gz[..gz.len() / 2].to_vec()),
+    ];
+    for (what, bytes) in inputs {
+        let file = dir.path().join("input");
+        std::fs::write(&file, &bytes).expect("write");
+        let root = dir.path().join("ws");
+        let _ = std::fs::remove_dir_all(&root);
+        let run = |args: &[&std::ffi::OsStr]| {
+            Command::new(env!("CARGO_BIN_EXE_snapconf"))
+                .args(args)
+                .args(["--hardlinks", "copy"])
+                .stdin(std::fs::File::open(&file).expect("open"))
+                .output()
+                .expect("runs")
+        };
+        let h = run(&["hydrate".as_ref(), "-".as_ref(), root.as_os_str()]);
+        let c = run(&["check-archive".as_ref(), "-".as_ref()]);
+        assert_eq!(h.status.code(), c.status.code(), "{what}: {h:?} / {c:?}");
+        let v: serde_json::Value = serde_json::from_slice(&c.stdout).expect("JSON");
+        let herr = String::from_utf8_lossy(&h.stderr);
+        match v["reason"].as_str() {
+            Some(reason) => assert!(
+                herr.contains(&format!("refused ({reason})")),
+                "{what}: {herr} / {v}"
+            ),
+            None => assert!(herr.contains("hydrated"), "{what}: {herr}"),
+        }
+    }
+}
+
+/// A 1 KiB gzip that inflates to 900 KiB is refused as `decompression-limit` by `hydrate`
+/// and `check-archive` under `--max-decompressed-bytes 524288`, the root untouched, and
+/// hydrated without the flag; an unknown compression is named.
+#[test]
+fn decompression_limits_and_unknown_compressions_on_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut raw = snapconf_harness::archive::raw::RawTar::new();
+    raw.file("zeros", &vec![0u8; 900 << 10]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&raw.finish()).expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    assert!(gz.len() <= 1024, "{}", gz.len());
+    let ar = dir.path().join("bomb.tar.gz");
+    std::fs::write(&ar, &gz).expect("write");
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::write(root.join("work"), "precious").expect("prior");
+    let limit = ["--max-decompressed-bytes".as_ref(), "524288".as_ref()];
+    let (code, _, err) = snapconf(
+        &[
+            &["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()][..],
+            &limit[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refused (decompression-limit)"), "{err}");
+    assert_eq!(names_in(&root), ["work"]);
+    let (code, out, _) =
+        snapconf(&[&["check-archive".as_ref(), ar.as_os_str()][..], &limit[..]].concat());
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["reason"], "decompression-limit", "{v}");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::metadata(root.join("zeros")).expect("zeros").len(),
+        900 << 10
+    );
+
+    let bz = dir.path().join("a.tar.bz2");
+    std::fs::write(&bz, b"BZh91AY&SY\x01\x02\x03\x04 and more bytes").expect("write");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), bz.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (unsupported)") && err.contains("bzip2"),
+        "{err}"
+    );
+}
+
+/// Issue 14: the defaults are the default profile's. A plain `tar -cf ws.tar -C ws .` of a
+/// workspace with a hardlink and an executable (GNU tar writes an LNK member for the second
+/// name) is accepted by `check-archive` and hydrated by `hydrate` with no flag: both names
+/// with the content, the owner's execute bit kept.
+#[test]
+fn a_plain_gnu_tar_of_a_workspace_with_a_hardlink_hydrates_with_the_defaults() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("src");
+    std::fs::create_dir(&ws).expect("src");
+    std::fs::write(ws.join("a"), "shared").expect("a");
+    std::fs::hard_link(ws.join("a"), ws.join("b")).expect("link");
+    std::fs::write(ws.join("run"), "#!/bin/sh\n").expect("run");
+    std::fs::set_permissions(ws.join("run"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let ar = dir.path().join("ws.tar");
+    let tar = Command::new("tar")
+        .arg("-cf")
+        .arg(&ar)
+        .arg("-C")
+        .arg(&ws)
+        .arg(".")
+        .status();
+    if !tar.is_ok_and(|s| s.success()) {
+        return support::skip::skip("GNU tar", "apt-get install tar");
+    }
+    let (code, out, err) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("\"hardlink\""),
+        "GNU tar wrote an LNK member: {out}"
+    );
+    let root = dir.path().join("ws");
+    let (code, _, err) = snapconf(&["hydrate".as_ref(), ar.as_os_str(), root.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    for name in ["a", "b"] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(name)).expect(name),
+            "shared"
+        );
+    }
+    let mode = std::fs::metadata(root.join("run"))
+        .expect("run")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o100, 0o100, "the owner's execute bit: {mode:o}");
+}
+
+/// `check-archive --all-parsers` of a gzip-compressed archive compares the parsers on the
+/// tar inside it: the `tar` crate (which does not decompress) no longer "stops" where the
+/// reference reads the members, so there is no disagreement (exit 0).
+#[test]
+fn all_parsers_compare_the_tar_inside_a_compressed_archive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = dir.path().join("plain.tar");
+    archive_with_hardlink(&plain);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&std::fs::read(&plain).expect("read"))
+        .expect("gzip");
+    let ar = dir.path().join("a.tar.gz");
+    std::fs::write(&ar, gz.finish().expect("gzip")).expect("write");
+    let (code, out, err) = snapconf(&[
+        "check-archive".as_ref(),
+        "--all-parsers".as_ref(),
+        ar.as_os_str(),
+    ]);
+    assert!(out.contains("gzip-compressed"), "{out}");
+    assert!(out.contains("tar-crate       2 member(s)"), "{out}");
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use snapconf_extract::Policy;
-use snapconf_producers::{extractors, Outcome};
+use snapconf_producers::{extractors, Extractor, Outcome};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -118,6 +118,49 @@ fn a_truncated_archive_is_not_a_success() {
             matches!(outcome, Outcome::Refused { .. }),
             "{}: {outcome:?}",
             x.name()
+        );
+    }
+}
+
+/// The reference extractor reads compressed archives by their magic number (the file name
+/// says nothing): `gzip -c`, `zstd -c` and `xz -c` of the small archive hydrate like it.
+#[test]
+fn the_reference_reads_compressed_archives() {
+    let x = snapconf_producers::ReferenceExtractor::new(Policy::default());
+    for tool in ["gzip", "zstd", "xz"] {
+        let mut child = match std::process::Command::new(tool)
+            .arg("-c")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(_) => {
+                skip::skip(tool, &format!("apt-get install {tool}"));
+                continue;
+            }
+        };
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&small_archive())
+            .expect("write");
+        let out = child.wait_with_output().expect("compressed");
+        assert!(out.status.success(), "{tool}");
+        let jail = Jail::new();
+        fs::write(&jail.archive, &out.stdout).expect("write archive");
+        let outcome = x.hydrate(&jail.hydrate_req()).expect("hydrate");
+        assert_eq!(outcome, Outcome::Success, "{tool}");
+        assert_eq!(
+            fs::read(jail.path(b"d/f")).expect("d/f"),
+            b"eff\n",
+            "{tool}"
+        );
+        assert_eq!(
+            fs::read_link(jail.path(b"l")).expect("l").as_os_str(),
+            "a",
+            "{tool}"
         );
     }
 }

@@ -272,3 +272,32 @@ pub fn reason<T>(r: &Result<T, snapconf_extract::HydrateError>) -> Option<&'stat
         Ok(_) => None,
     }
 }
+
+/// `tar` compressed with gzip (RFC 1952), at the best level.
+pub fn gzip(tar: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(tar).expect("gzip");
+    e.finish().expect("gzip")
+}
+
+/// `tar` compressed with zstd (RFC 8878), level 3.
+pub fn zstd(tar: &[u8]) -> Vec<u8> {
+    zstd::stream::encode_all(tar, 3).expect("zstd")
+}
+
+/// `tar` compressed with xz, preset 6.
+pub fn xz(tar: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(tar).expect("xz");
+    e.finish().expect("xz")
+}
+
+/// A compressor: tar bytes in, compressed bytes out.
+pub type Encoder = fn(&[u8]) -> Vec<u8>;
+
+/// The three compressions the reference reads, with their encoders.
+pub fn encoders() -> [(&'static str, Encoder); 3] {
+    [("gzip", gzip), ("zstd", zstd), ("xz", xz)]
+}

@@ -60,30 +60,41 @@ pub fn list_members(mut archive: impl Read) -> Result<Vec<Member>, String> {
 }
 
 /// The tar stream inside an archive's `bytes`, decompressed once, and its members (as
-/// [`list_members`] gives them). The stream is `bytes` itself, or for a gzip-compressed
-/// archive (RFC 1952 magic `1f 8b`, what `tar -cz` and agno's checkpoints write; several
-/// gzip members are read one after another) the decompressed stream; one that cannot be
-/// decompressed to its end gives what could be read (so a search of the bytes, for
-/// canaries, still sees everything the archive holds) and an `Err` listing.
+/// [`list_members`] gives them). The stream is `bytes` itself, or for a compressed archive
+/// (gzip, zstd or xz, told by its magic number through the reference's one detection,
+/// [`snapconf_extract::compression::tar_stream`]; what `tar -cz`, `tar --zstd` and agno's
+/// checkpoints write) the decompressed stream; one that cannot be decompressed to its end
+/// gives what could be read (so a search of the bytes, for canaries, still sees everything
+/// the archive holds) and an `Err` listing.
 pub fn archive_tar(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Result<Vec<Member>, String>) {
+    use snapconf_extract::compression::{tar_stream, Compression};
     let members = |tar: &[u8]| -> Result<Vec<Member>, snapconf_extract::HydrateError> {
-        Ok(snapconf_extract::list(tar)?
+        Ok(snapconf_extract::list_tar(tar)?
             .members
             .iter()
             .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
             .collect())
     };
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
+    let (kind, mut stream) = match tar_stream(bytes, &snapconf_extract::Limits::default()) {
+        Ok(found) => found,
+        Err(e) => {
+            return (
+                std::borrow::Cow::Borrowed(bytes),
+                Err(format!("cannot read archive: {e}")),
+            )
+        }
+    };
+    if kind == Compression::None {
         let listed = members(bytes).map_err(|e| format!("cannot read archive: {e}"));
         return (std::borrow::Cow::Borrowed(bytes), listed);
     }
     let mut tar = Vec::new();
-    let inflated = flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut tar);
+    let inflated = stream.read_to_end(&mut tar);
     let listed = match inflated {
         Ok(_) => members(&tar).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     }
-    .map_err(|e| format!("cannot read gzip-compressed archive: {e}"));
+    .map_err(|e| format!("cannot read {}-compressed archive: {e}", kind.name()));
     (std::borrow::Cow::Owned(tar), listed)
 }
 

@@ -31,8 +31,16 @@ pub enum Command {
     /// List the built-in adapters (and `--backend` ones) with their versions or why they are unavailable
     List(ListArgs),
     /// Hydrate ARCHIVE into ROOT with the reference extractor (atomic: all or nothing)
+    ///
+    /// ARCHIVE is a tar file or stream, plain or compressed with gzip, zstd or xz (told by
+    /// its magic number). The policy flags default to what snapconf's default profile
+    /// promises (hardlinks copied, absolute and escaping symlinks kept, FIFOs and devices
+    /// dropped, modes data-filter); each flag's help names the profile key it stands for.
     Hydrate(HydrateArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
+    ///
+    /// Same reader, checks and policy defaults as `hydrate`, so the two agree on every
+    /// input (compressed ones included); nothing is written.
     CheckArchive(CheckArchiveArgs),
     /// Manage the baseline of known findings
     #[command(subcommand)]
@@ -228,10 +236,12 @@ pub struct ReplayArgs {
 }
 
 /// The reference extractor's policy knobs (values: [`super::policy_flags`]; defaults: the
-/// extractor's `Policy::default()`).
+/// extractor's `Policy::default()`, the one set of defaults, which is the hydration policy
+/// of the default profile: `model::policy_map::hydration_policy`).
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
-    /// Hardlink members: reject | copy | link
+    /// Hardlink members: reject | copy | link (profile key `hardlinks`: copy,
+    /// refuse-at-capture, refuse-excluded-alias → copy; preserve → link)
     #[arg(
         long,
         value_enum,
@@ -239,7 +249,8 @@ pub struct PolicyArgs {
         hide_possible_values = true
     )]
     pub hardlinks: HardlinksFlag,
-    /// Absolute symlinks: reject | keep | rebase | drop
+    /// Absolute symlinks: reject | keep | rebase | drop (profile key `absolute-symlinks`:
+    /// keep → keep, rebase-inside-root → rebase, drop → drop, refuse-at-capture → reject)
     #[arg(
         long,
         value_enum,
@@ -247,7 +258,8 @@ pub struct PolicyArgs {
         hide_possible_values = true
     )]
     pub absolute_symlinks: AbsoluteSymlinksFlag,
-    /// Relative symlinks leaving the root: reject | keep
+    /// Relative symlinks leaving the root: reject | keep (profile key `escaping-symlinks`:
+    /// keep → keep, refuse-at-capture → reject)
     #[arg(
         long,
         value_enum,
@@ -255,7 +267,8 @@ pub struct PolicyArgs {
         hide_possible_values = true
     )]
     pub escaping_symlinks: EscapingSymlinksFlag,
-    /// FIFO and device members: reject | drop
+    /// FIFO and device members: reject | drop (profile key `special-files`: drop → drop,
+    /// refuse-at-capture → reject)
     #[arg(
         long,
         value_enum,
@@ -263,7 +276,8 @@ pub struct PolicyArgs {
         hide_possible_values = true
     )]
     pub special_files: SpecialFilesFlag,
-    /// Two members of one name: reject | last-wins
+    /// Two members of one name: reject | last-wins (no profile key: a capture never names a
+    /// path twice)
     #[arg(
         long,
         value_enum,
@@ -271,7 +285,8 @@ pub struct PolicyArgs {
         hide_possible_values = true
     )]
     pub duplicates: DuplicatesFlag,
-    /// Permission bits: exact | data-filter
+    /// Permission bits: exact | data-filter (profile key `modes`: exact → exact; exec-bit,
+    /// data-filter, ignore → data-filter, which keeps the owner's execute bit)
     #[arg(
         long,
         value_enum,
@@ -286,6 +301,14 @@ pub struct PolicyArgs {
     /// `empty-archive`: a cut-off or zero-filled upload looks the same)
     #[arg(long)]
     pub allow_empty: bool,
+    /// Most bytes a compressed archive (gzip, zstd, xz) may decompress to; over it the
+    /// archive is refused as `decompression-limit`
+    #[arg(long, value_name = "BYTES", default_value_t = rx::Limits::default().decompressed_bytes)]
+    pub max_decompressed_bytes: u64,
+    /// Most decompressed bytes per compressed byte, judged once 1 MiB has come out; over it
+    /// the archive is refused as `decompression-limit` (a decompression bomb)
+    #[arg(long, value_name = "RATIO", default_value_t = rx::Limits::default().compression_ratio)]
+    pub max_compression_ratio: u64,
 }
 
 #[derive(Debug, Args)]

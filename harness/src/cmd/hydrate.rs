@@ -9,6 +9,7 @@ use snapconf_extract as rx;
 use snapconf_harness::exit;
 use snapconf_harness::model::bytes::RawBytes;
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::Path;
 
 fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
@@ -23,7 +24,12 @@ fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
 pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
     let policy = policy(&a.policy);
     let result = if a.archive.as_os_str() == "-" {
-        rx::hydrate(open(&a.archive)?, &a.root, &policy)
+        // Stdin as a file: redirected from a regular file it is read in place (or, when
+        // compressed, decompressed beside the validation); a pipe or device is spooled.
+        match std::io::stdin().as_fd().try_clone_to_owned() {
+            Ok(fd) => rx::hydrate_file(&std::fs::File::from(fd), &a.root, &policy),
+            Err(_) => rx::hydrate(open(&a.archive)?, &a.root, &policy),
+        }
     } else {
         let file = std::fs::File::open(&a.archive).map_err(|e| {
             Usage(format!(
@@ -130,13 +136,21 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
                 member: Some(RawBytes(member)),
                 detail: Some(detail),
                 // The listing as far as the reference parser can read it (a file only: a
-                // stream was consumed by the verdict).
+                // stream was consumed by the verdict), decompressed under the same limits as
+                // the verdict, so a bomb is not inflated further for the listing.
                 members: if a.file.as_os_str() == "-" {
                     vec![]
                 } else {
                     std::fs::File::open(&a.file)
                         .ok()
-                        .and_then(|f| rx::list(std::io::BufReader::new(f)).ok())
+                        .and_then(|f| {
+                            let (_, tar) = rx::compression::tar_stream(
+                                std::io::BufReader::new(f),
+                                &policy.limits,
+                            )
+                            .ok()?;
+                            rx::list_tar(tar).ok()
+                        })
                         .map(members_json)
                         .unwrap_or_default()
                 },

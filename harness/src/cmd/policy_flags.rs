@@ -59,7 +59,8 @@ policy_flag!(
     ModesFlag => Modes { Exact, DataFilter }
 );
 
-/// The policy the flags describe (default [`rx::Limits`]).
+/// The policy the flags describe (default [`rx::Limits`] but for the two decompression
+/// limits).
 pub fn policy(a: &PolicyArgs) -> rx::Policy {
     rx::Policy {
         hardlinks: a.hardlinks.into(),
@@ -68,7 +69,11 @@ pub fn policy(a: &PolicyArgs) -> rx::Policy {
         special_files: a.special_files.into(),
         duplicates: a.duplicates.into(),
         modes: a.modes.into(),
-        limits: rx::Limits::default(),
+        limits: rx::Limits {
+            decompressed_bytes: a.max_decompressed_bytes,
+            compression_ratio: a.max_compression_ratio,
+            ..rx::Limits::default()
+        },
         original_root: a
             .original_root
             .as_ref()

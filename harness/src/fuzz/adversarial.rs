@@ -7,7 +7,7 @@
 
 use crate::archive::raw::{header, RawHeader, RawTar, CHKSUM};
 use snapconf_extract::{
-    AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Modes, Policy, SpecialFiles,
+    AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,
 };
 
 /// One adversarial archive.
@@ -23,14 +23,26 @@ pub struct AdversarialCase {
     pub bytes: Vec<u8>,
 }
 
-/// The reference policies the expectations name: `default` (`Policy::default()`), `copy`
-/// (hardlinks `Copy`), `link` (hardlinks `Link`), `strict` (absolute and escaping symlinks
+/// The reference policies the expectations name: `default` (`Policy::default()`, which
+/// copies hardlinks), `reject-hardlinks` (hardlinks `Reject`, as the matrix's reference runs
+/// under the default profile), `copy` (hardlinks `Copy`), `link` (hardlinks `Link`), `strict` (absolute and escaping symlinks
 /// and special files `Reject`), `last-wins` (duplicates `LastWins`, hardlinks `Copy`),
 /// `exact` (modes `Exact`). `None` for another name.
 pub fn named_policy(name: &str) -> Option<Policy> {
     let d = Policy::default();
     Some(match name {
         "default" => d,
+        "reject-hardlinks" => Policy {
+            hardlinks: Hardlinks::Reject,
+            ..d
+        },
+        "small-decompression" => Policy {
+            limits: Limits {
+                decompressed_bytes: 4096,
+                ..Limits::default()
+            },
+            ..d
+        },
         "copy" => Policy {
             hardlinks: Hardlinks::Copy,
             ..d
@@ -56,6 +68,39 @@ pub fn named_policy(name: &str) -> Option<Policy> {
         },
         _ => return None,
     })
+}
+
+/// `data` as a gzip file (RFC 1952) of stored deflate blocks (RFC 1951 section 3.2.4):
+/// compressed by no one, so the bytes are the same whatever library is installed.
+fn gzip_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    let chunks: Vec<&[u8]> = data.chunks(0xffff).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+/// CRC-32 (IEEE 802.3, reflected polynomial `0xedb88320`), as gzip's trailer holds it.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 fn case(
@@ -150,8 +195,8 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
         .hardlink("venv/mod.py", "cache/mod.py");
     v.push(case(
         "h01-lnk-member-default",
-        "H1: an LNK member under a profile that copies hardlinks",
-        "default",
+        "H1: an LNK member under the default profile, which copies hardlinks (the matrix's reference refuses LNK members there)",
+        "reject-hardlinks",
         &t,
     ));
     let mut t = RawTar::new();
@@ -288,6 +333,24 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
     t.file("a", b"x");
     let mut b = t.bytes.clone();
     b.truncate(300);
+    // A gzip archive (stored deflate blocks: the bytes do not depend on a compressor's
+    // version) whose 10 KiB tar is over the policy's 4 KiB of decompressed bytes.
+    let mut t = RawTar::new();
+    t.file("a", &[b'a'; 8000]);
+    v.push(AdversarialCase {
+        name: "reason-decompression-limit",
+        attack: "a gzip archive that decompresses past the limit on decompressed bytes",
+        policy: "small-decompression",
+        bytes: gzip_stored(&t.finish()),
+    });
+    let mut bz = b"BZh91AY&SY".to_vec();
+    bz.resize(600, 0x5a);
+    v.push(AdversarialCase {
+        name: "reason-unsupported-compression",
+        attack: "a bzip2-compressed archive (not read), named in the refusal",
+        policy: "default",
+        bytes: bz,
+    });
     v.push(AdversarialCase {
         name: "reason-truncated-header",
         attack: "the archive ends inside the first header",

@@ -33,6 +33,8 @@ pub fn oracle_policies() -> [Policy; 3] {
         name_len: 1024,
         pax_record: 8 << 10,
         link_depth: 32,
+        decompressed_bytes: 4 << 20,
+        ..Limits::default()
     };
     [
         Policy {

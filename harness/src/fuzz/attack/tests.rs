@@ -19,7 +19,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Seeds per class in the exhaustive tests.
 const SEEDS: u64 = 200;
 
-/// The classes the reference (`Policy::default()`) may accept, and why that is harmless:
+/// The reference as `snapconf fuzz` runs it under the default profile
+/// ([`crate::model::policy_map::reference_policy`]: hardlinks refused, unlike
+/// `Policy::default()`, which copies them).
+fn fuzzed_reference() -> Policy {
+    crate::model::policy_map::reference_policy(
+        &crate::model::profile::Profile::default_profile(),
+        None,
+    )
+}
+
+/// The classes the reference ([`fuzzed_reference`]) may accept, and why that is harmless:
 /// - `prior-names`: a lone file `l` (or `./l`) or directory `l` is a fresh entry in the new
 ///   tree; the reference builds the tree in a staging directory and swaps it in, so it never
 ///   opens, follows or merges with the prior's `l -> ../decoy`.
@@ -396,11 +406,11 @@ fn attack_targets_come_in_every_spelling() {
     }
 }
 
-/// The reference extractor (`Policy::default()`) refuses every archive of every class but
+/// The reference extractor ([`fuzzed_reference`]) refuses every archive of every class but
 /// those in [`REFERENCE_ACCEPTS`].
 #[test]
 fn attack_reference_refuses_every_escape() {
-    let policy = Policy::default();
+    let policy = fuzzed_reference();
     for class in AttackClass::ALL {
         if REFERENCE_ACCEPTS.contains(&class) {
             continue;
@@ -438,7 +448,7 @@ fn walk(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, std::fs::FileT
 #[test]
 fn attack_what_the_reference_accepts_is_harmless() {
     use std::os::unix::fs::FileTypeExt;
-    let policy = Policy::default();
+    let policy = fuzzed_reference();
     let mut accepted = 0;
     for class in REFERENCE_ACCEPTS {
         for seed in 0..40 {
@@ -488,7 +498,7 @@ fn attack_what_the_reference_accepts_is_harmless() {
 /// takes the carrier's size as 0 reads next), are an escape.
 #[test]
 fn attack_size_smuggle_is_refused_by_the_reference() {
-    let policy = Policy::default();
+    let policy = fuzzed_reference();
     for seed in 0..SEEDS {
         let b = built(AttackClass::SizeSmuggle, seed);
         let carrier = b

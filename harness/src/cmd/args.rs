@@ -174,18 +174,8 @@ pub struct RunArgs {
     /// Seed of the run (default: drawn from the clock and printed)
     #[arg(long, env = "SNAPCONF_SEED")]
     pub seed: Option<u64>,
-    /// Most candidate cases tried when shrinking one finding
-    #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
-    pub shrink_steps: u32,
-    /// Most seconds spent shrinking one finding (a bound for a loaded machine: shrinking a
-    /// Python producer's finding takes about 15 s on an idle 2-core VM and 35 s at load 3.5;
-    /// it normally ends before, when nothing smaller reproduces)
-    #[arg(long, default_value_t = 120, env = "SNAPCONF_SHRINK_TIME")]
-    pub shrink_time: u64,
-    /// Most wall seconds the whole shrink phase takes (on all -j workers); findings whose
-    /// turn comes later are written unshrunk
-    #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]
-    pub shrink_total: u64,
+    #[command(flatten)]
+    pub shrink: ShrinkArgs,
     /// Run only shard K of N (`K/N`, 1-based): case indices i with i % N == K-1, so N CI
     /// jobs with the same --seed and --cases together run the whole set, each case once
     #[arg(long, env = "SNAPCONF_SHARD")]
@@ -198,6 +188,22 @@ pub struct RunArgs {
     pub pairs: PairArgs,
 }
 
+/// How long shrinking may take (`run` and `audit`).
+#[derive(Debug, Args)]
+pub struct ShrinkArgs {
+    /// Most candidate cases tried when shrinking one finding
+    #[arg(long, default_value_t = 400, env = "SNAPCONF_SHRINK_STEPS")]
+    pub shrink_steps: u32,
+    /// Most seconds spent shrinking one finding (a bound for a slow or loaded machine; a
+    /// shrink normally ends before, when nothing smaller reproduces)
+    #[arg(long, default_value_t = 120, env = "SNAPCONF_SHRINK_TIME")]
+    pub shrink_time: u64,
+    /// Most wall seconds the whole shrink phase takes (on all -j workers); findings whose
+    /// turn comes later are written unshrunk
+    #[arg(long, default_value_t = 600, env = "SNAPCONF_SHRINK_TOTAL")]
+    pub shrink_total: u64,
+}
+
 #[derive(Debug, Args)]
 pub struct AuditArgs {
     /// The directory to audit (read only; it is copied into a jail)
@@ -205,6 +211,8 @@ pub struct AuditArgs {
     /// A root-relative path to exclude (repeatable)
     #[arg(long)]
     pub exclude: Vec<String>,
+    #[command(flatten)]
+    pub shrink: ShrinkArgs,
     #[command(flatten)]
     pub pairs: PairArgs,
 }

@@ -22,12 +22,12 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         exclusions.push(RelPath::new(x).map_err(|e| Usage(format!("bad --exclude `{x}`: {e}")))?);
     }
     let spec = spec_from_dir(&a.dir, &exclusions).map_err(Usage)?;
-    let none = ShrinkLimits {
-        steps: 0,
-        per_finding: Duration::ZERO,
-        total: Duration::ZERO,
+    let limits = ShrinkLimits {
+        steps: a.shrink.shrink_steps,
+        per_finding: Duration::from_secs(a.shrink.shrink_time),
+        total: Duration::from_secs(a.shrink.shrink_total),
     };
-    let s = setup(&a.pairs, 1, 0, none, "audit")?;
+    let s = setup(&a.pairs, 1, 0, limits, "audit")?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

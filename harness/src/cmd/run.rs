@@ -148,9 +148,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     });
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let limits = ShrinkLimits {
-        steps: a.shrink_steps,
-        per_finding: Duration::from_secs(a.shrink_time),
-        total: Duration::from_secs(a.shrink_total),
+        steps: a.shrink.shrink_steps,
+        per_finding: Duration::from_secs(a.shrink.shrink_time),
+        total: Duration::from_secs(a.shrink.shrink_total),
     };
     let mut s = setup(&a.pairs, a.cases, seed, limits, "run")?;
     s.opts.shard = a

@@ -375,8 +375,9 @@ fn worker(
     let seed = opts.seed.wrapping_add(k);
     let mut rng = Rng::new(seed);
     let mut summary = FuzzSummary::default();
-    let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
     let mut iteration = 0u64;
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut shrinking = Duration::ZERO;
     // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
     // execution, whose jail is then removed like any other.
     let go = || {
@@ -418,51 +419,111 @@ fn worker(
             summary.refused += 1;
         }
         for hit in hits {
-            if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
-                continue;
+            let queued = pending.iter().filter(|p| p.hit.check == hit.check).count();
+            if queued < PENDING_PER_CHECK {
+                pending.push(Pending {
+                    hit,
+                    bytes: bytes.clone(),
+                    label: label.clone(),
+                    mutations: mutations.clone(),
+                    iteration: iteration - 1,
+                });
             }
-            let min = shrink(&bytes, hit.check, ex, opts, start + opts.time)?;
-            let cause = signature(&min);
-            let Some(n) = lock().keep(hit.check, &cause) else {
-                continue;
-            };
-            let (again, _) = execute(&min, ex, opts)?;
-            let hit = again
-                .into_iter()
-                .find(|h| h.check == hit.check)
-                .unwrap_or(hit);
-            let id = match n {
-                1 => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
-                _ => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
-            };
-            let finding = FuzzFinding {
-                schema: 1,
-                check: hit.check,
-                extractor: ex.name().to_string(),
-                profile: opts.profile.name.clone(),
-                message: hit.message.clone(),
-                seed,
-                iteration: iteration - 1,
-                base: label.clone(),
-                mutations: mutations.clone(),
-                reference: judge(&min, &opts.profile).verdict,
-                records: Records::parse(&min).records.len(),
-                cause,
-                case_dir: format!("cases/{id}"),
-            };
-            write_reproducer(
-                &opts.report_dir.join("cases").join(&id),
-                &finding,
-                &min,
-                &hit,
-                &opts.bin,
-            )?;
-            if tx.send(WorkerNote::Found(Box::new(finding))).is_err() {
+        }
+        // The most severe hit waiting is shrunk now if it is an escape (`containment`,
+        // `escaping-link`), or if shrinking has had less than half of the session so far;
+        // else the session explores on. So a finding that does not matter much cannot use
+        // up a short session before an escape is found.
+        pending.sort_by_key(|p| p.hit.check.severity());
+        while let Some(first) = pending.first() {
+            let urgent = first.hit.check.severity() <= 1;
+            if !go() || !(urgent || shrinking * 2 < start.elapsed()) {
                 break;
+            }
+            let p = pending.remove(0);
+            let began = Instant::now();
+            let written = shrink_and_write(ex, opts, causes, p, seed, &start)?;
+            shrinking += began.elapsed();
+            if let Some(finding) = written {
+                if tx.send(WorkerNote::Found(Box::new(finding))).is_err() {
+                    return Ok(summary);
+                }
             }
         }
     }
     Ok(summary)
+}
+
+/// Hits of one check that may wait for their shrink in one worker.
+const PENDING_PER_CHECK: usize = 2;
+
+/// A hit waiting for its shrink, with what made it.
+struct Pending {
+    hit: Hit,
+    bytes: Vec<u8>,
+    label: String,
+    mutations: Vec<Mutation>,
+    iteration: u64,
+}
+
+/// Shrinks `p` (if its check has room for another cause) and writes its reproducer when
+/// its cause is new; the finding written, if any.
+fn shrink_and_write(
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    causes: &std::sync::Mutex<Causes>,
+    p: Pending,
+    seed: u64,
+    start: &Instant,
+) -> Result<Option<FuzzFinding>, HarnessError> {
+    let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
+    let Pending {
+        hit,
+        bytes,
+        label,
+        mutations,
+        iteration,
+    } = p;
+    if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
+        return Ok(None);
+    }
+    let min = shrink(&bytes, hit.check, ex, opts, *start + opts.time)?;
+    let cause = signature(&min);
+    let Some(n) = lock().keep(hit.check, &cause) else {
+        return Ok(None);
+    };
+    let (again, _) = execute(&min, ex, opts)?;
+    let hit = again
+        .into_iter()
+        .find(|h| h.check == hit.check)
+        .unwrap_or(hit);
+    let id = match n {
+        1 => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
+        _ => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
+    };
+    let finding = FuzzFinding {
+        schema: 1,
+        check: hit.check,
+        extractor: ex.name().to_string(),
+        profile: opts.profile.name.clone(),
+        message: hit.message.clone(),
+        seed,
+        iteration,
+        base: label,
+        mutations,
+        reference: judge(&min, &opts.profile).verdict,
+        records: Records::parse(&min).records.len(),
+        cause,
+        case_dir: format!("cases/{id}"),
+    };
+    write_reproducer(
+        &opts.report_dir.join("cases").join(&id),
+        &finding,
+        &min,
+        &hit,
+        &opts.bin,
+    )?;
+    Ok(Some(finding))
 }
 
 fn write_reproducer(

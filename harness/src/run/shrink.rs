@@ -131,6 +131,7 @@ pub fn minimise_tree<E>(
     mut case: Case,
     mut fails: impl FnMut(&Case) -> Result<bool, E>,
     budget: ShrinkBudget,
+    names: Names,
 ) -> Result<Shrunk, E> {
     let start = Instant::now();
     let mut tried = 0;
@@ -159,7 +160,7 @@ pub fn minimise_tree<E>(
         time: budget.time.saturating_sub(start.elapsed()),
         steps: budget.steps.saturating_sub(tried),
     };
-    let polished = minimise(case, fails, rest)?;
+    let polished = minimise(case, fails, rest, names)?;
     Ok(Shrunk {
         tried: tried + polished.tried,
         ..polished
@@ -188,6 +189,16 @@ fn without_entries(case: &Case, i: usize, n: usize) -> Case {
     c
 }
 
+/// Whether a shrink may rename entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Names {
+    /// Shorten names to one letter where the finding stays (generated cases: their names
+    /// are the generator's).
+    Shorten,
+    /// Keep every name (a real tree, `snapconf audit`: its names are the user's culprits).
+    Keep,
+}
+
 /// Greedy polish after the removal of runs ([`minimise_tree`]): drop single W1 entries,
 /// exclusions and prior entries, then empty file contents, reset modes and shorten names
 /// to one letter, keeping each change that leaves a valid case
@@ -200,6 +211,7 @@ pub fn minimise<E>(
     mut case: Case,
     mut fails: impl FnMut(&Case) -> Result<bool, E>,
     budget: ShrinkBudget,
+    names: Names,
 ) -> Result<Shrunk, E> {
     let start = Instant::now();
     let mut tried = 0;
@@ -270,7 +282,12 @@ pub fn minimise<E>(
         }
         // Short names: each entry renamed to the first free one-letter name in its
         // directory, its children, other names and exclusions along.
-        for i in 0..case.spec.entries.len() {
+        let rename = if names == Names::Shorten {
+            case.spec.entries.len()
+        } else {
+            0
+        };
+        for i in 0..rename {
             let Some(c) = renamed_short(&case, i) else {
                 continue;
             };
@@ -411,7 +428,7 @@ mod tests {
             )
         };
         let Shrunk { case: min, end, .. } =
-            minimise(case, fails, ShrinkBudget::default()).expect("infallible");
+            minimise(case, fails, ShrinkBudget::default(), Names::Shorten).expect("infallible");
         assert_eq!(end, ShrinkEnd::Minimal);
         assert_eq!(
             min.spec.entries.len(),
@@ -448,25 +465,35 @@ mod tests {
             steps: 2,
             ..ShrinkBudget::default()
         };
-        let out = minimise_tree(big().current(), fails, steps).expect("infallible");
+        let out = minimise_tree(big().current(), fails, steps, Names::Shorten).expect("infallible");
         assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
         let time = ShrinkBudget {
             time: Duration::ZERO,
             ..ShrinkBudget::default()
         };
         assert_eq!(
-            minimise_tree(big().current(), fails, time)
+            minimise_tree(big().current(), fails, time, Names::Shorten)
                 .expect("infallible")
                 .end,
             ShrinkEnd::Time
         );
-        let full =
-            minimise_tree(big().current(), fails, ShrinkBudget::default()).expect("infallible");
+        let full = minimise_tree(
+            big().current(),
+            fails,
+            ShrinkBudget::default(),
+            Names::Shorten,
+        )
+        .expect("infallible");
         assert_eq!(full.end, ShrinkEnd::Minimal);
-        let polished = minimise(big().current(), fails, steps).expect("infallible");
+        let polished = minimise(big().current(), fails, steps, Names::Shorten).expect("infallible");
         assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
-        let polished =
-            minimise(big().current(), fails, ShrinkBudget::default()).expect("infallible");
+        let polished = minimise(
+            big().current(),
+            fails,
+            ShrinkBudget::default(),
+            Names::Shorten,
+        )
+        .expect("infallible");
         assert_eq!(polished.end, ShrinkEnd::Minimal);
         assert_eq!(polished.case.spec.entries.len(), 3);
     }
@@ -495,6 +522,7 @@ mod tests {
             tree.current(),
             |c| Ok::<_, Infallible>(c.spec.entries.len() >= 3),
             ShrinkBudget::default(),
+            Names::Shorten,
         )
         .expect("infallible");
         assert_eq!(
@@ -522,8 +550,13 @@ mod tests {
                 Ok(c.spec.entries.len() >= 3)
             }
         };
-        let err =
-            minimise_tree(case.clone(), &mut broken, ShrinkBudget::default()).expect_err("stops");
+        let err = minimise_tree(
+            case.clone(),
+            &mut broken,
+            ShrinkBudget::default(),
+            Names::Shorten,
+        )
+        .expect_err("stops");
         assert!(err.starts_with("cannot run candidate"), "{err}");
         assert_eq!(calls, 3, "no candidate is tried after the error");
         let mut polish_calls = 0;
@@ -534,6 +567,7 @@ mod tests {
                 Err::<bool, _>("broken jail")
             },
             ShrinkBudget::default(),
+            Names::Shorten,
         )
         .expect_err("stops");
         assert_eq!((err, polish_calls), ("broken jail", 1));
@@ -587,7 +621,7 @@ mod tests {
             steps: 400,
             time: Duration::from_secs(60),
         };
-        let shrunk = minimise_tree(case, fails, budget).expect("infallible");
+        let shrunk = minimise_tree(case, fails, budget, Names::Shorten).expect("infallible");
         let names: Vec<String> = shrunk
             .case
             .spec

@@ -7,7 +7,7 @@ use crate::model::spec::Case;
 use crate::report::FindingRecord;
 use crate::run::case::{run_case, Env, Finding};
 use crate::run::runner::RunOptions;
-use crate::run::shrink::{minimise_tree, ShrinkBudget, ShrinkEnd};
+use crate::run::shrink::{minimise_tree, Names, ShrinkBudget, ShrinkEnd};
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;
@@ -86,7 +86,7 @@ impl Shrinks {
         }
         let (min, end) = match shared {
             Some(m) => m,
-            None => shrink_case(opts, self.budget(opts), case, job, env)?,
+            None => shrink_case(opts, self.budget(opts), strategy.is_some(), case, job, env)?,
         };
         let drawn = strategy.map(|_| index);
         let record = write_finding(opts, job, env, &min, end, drawn, &self.cases_dir)?;
@@ -102,10 +102,11 @@ fn reproduces(job: &Job<'_>, env: &Env, case: &Case) -> Result<bool, HarnessErro
 }
 
 /// The smallest case that still has `job`'s finding under `env`, and how its shrink ended:
-/// `case` itself when no time is left.
+/// `case` itself when no time is left. Only a `generated` case's names are shortened.
 fn shrink_case(
     opts: &RunOptions,
     budget: ShrinkBudget,
+    generated: bool,
     case: &Case,
     job: &Job<'_>,
     env: &Env,
@@ -145,7 +146,13 @@ fn shrink_case(
     // and a real tree (an audit) alike. The generator's value tree is not walked: its
     // one-step-at-a-time shrinking spent the whole step budget on most findings of a
     // default run.
-    let shrunk = minimise_tree(case.clone(), fails, budget)?;
+    // A real tree keeps its names: they are what the user has to find.
+    let names = if generated {
+        Names::Shorten
+    } else {
+        Names::Keep
+    };
+    let shrunk = minimise_tree(case.clone(), fails, budget, names)?;
     let end = if crate::jail::cleanup::stop_requested() {
         ShrinkEnd::Interrupted
     } else {

@@ -192,14 +192,10 @@ pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
                 }
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Missing (or not reachable: a file on the way fails here too, and says so).
+        Err(_) => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Usage(format!("cannot create report directory `{shown}`: {e}")))?;
-        }
-        Err(e) => {
-            return Err(Usage(format!(
-                "cannot read report directory `{shown}`: {e}"
-            )))
         }
     }
     let probe = dir.join(".snapconf-write-check");

@@ -243,7 +243,6 @@ pub struct CausePair {
 
 /// One cause: the findings of a run with one [`CauseKey`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub struct Cause {
     pub check: Check,
     pub side: Side,

@@ -126,7 +126,8 @@ pub struct FindingRecord {
     pub count: u64,
     /// True for capture-side checks (the producer alone is at fault).
     pub capture_side: bool,
-    /// Stable key of the shrunk case's shape (see `report::baseline`).
+    /// Digest of the check and the shrunk case's message with names abstracted: with the
+    /// check and side, the key of the finding's cause (see [`super::fingerprint`]).
     pub fingerprint: String,
     /// True when the baseline lists this finding.
     #[serde(default)]

@@ -7,6 +7,10 @@ use crate::workspace::diff::listing;
 use std::fmt::Write;
 use std::path::Path;
 
+/// Most lines of a cause's case shown in `summary.md` and `index.html` (an audit's case can
+/// have thousands of entries; its reproducer has all of them).
+pub const CASE_LINES: usize = 60;
+
 /// The case of the reproducer in `case_dir` as text: `workspace (W1):` and its tree (the
 /// entries as created, every mode bit shown), the excluded paths if any, then `prior
 /// workspace (W0):` and its tree when the case hydrates over one. A file that cannot be
@@ -36,6 +40,24 @@ pub fn case_tree(case_dir: &Path) -> String {
             let _ = writeln!(s, "{e}");
         }
     }
+    s
+}
+
+/// [`case_tree`] cut to its first `most` lines; a cut tree ends with a line saying how many
+/// more there are and where the whole case is.
+pub fn case_tree_at_most(case_dir: &Path, most: usize) -> String {
+    let tree = case_tree(case_dir);
+    let lines: Vec<&str> = tree.lines().collect();
+    if lines.len() <= most {
+        return tree;
+    }
+    let mut s: String = lines[..most].iter().map(|l| format!("{l}\n")).collect();
+    let _ = writeln!(
+        s,
+        "… {} more line(s); the whole case: {}",
+        lines.len() - most,
+        case_dir.join("spec.json").display()
+    );
     s
 }
 
@@ -84,5 +106,11 @@ mod tests {
             "the missing W0 is named: {text}"
         );
         assert!(!text.contains("\"entries\""), "no raw JSON: {text}");
+        let cut = case_tree_at_most(dir.path(), 1);
+        assert_eq!(cut.lines().count(), 2, "{cut}");
+        assert!(
+            cut.ends_with("spec.json\n") && cut.contains("… 2 more line(s)"),
+            "{cut}"
+        );
     }
 }

@@ -50,6 +50,16 @@ impl Side {
     }
 }
 
+impl Side {
+    /// Who is at fault, in words.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Side::Capture => "the producer alone is at fault, whichever extractor follows",
+            Side::Hydration => "the extractor is at fault, given what the producer wrote",
+        }
+    }
+}
+
 impl fmt::Display for Side {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

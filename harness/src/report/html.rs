@@ -2,7 +2,7 @@
 //! most severe first, each with its reproducer and shrunk case as a tree; the matrix with
 //! coloured cells; and each finding expandable with its case, archive listing and tree diff.
 
-use super::case_view::case_tree;
+use super::case_view::{case_tree, case_tree_at_most, CASE_LINES};
 use super::markdown::{repro_command, verdict};
 use super::{Cause, ReportFile};
 use crate::archive::listing::list_members;
@@ -74,7 +74,7 @@ fn cause_html(s: &mut String, c: &Cause, dir: &Path) {
     let _ = writeln!(
         s,
         "<pre>{}</pre></li>",
-        h(&case_tree(&dir.join(&c.case_dir)))
+        h(&case_tree_at_most(&dir.join(&c.case_dir), CASE_LINES))
     );
 }
 

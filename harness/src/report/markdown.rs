@@ -2,7 +2,7 @@
 //! shrunk case as a tree; then the producer × extractor × check matrix and the first finding
 //! of each cell with a link to its reproducer. Fit for `$GITHUB_STEP_SUMMARY`.
 
-use super::case_view::case_tree;
+use super::case_view::{case_tree_at_most, CASE_LINES};
 use super::{Cause, ReportFile};
 use std::fmt::Write;
 use std::path::Path;
@@ -175,6 +175,7 @@ fn cause_markdown(s: &mut String, n: usize, c: &Cause, dir: &Path) {
         c.check.explain()
     );
     let _ = writeln!(s, "{}\n", md_escape(&c.message));
+    let _ = writeln!(s, "- side: {} ({})", c.side, c.side.explain());
     let _ = writeln!(
         s,
         "- pairs: {} ({})",
@@ -190,7 +191,7 @@ fn cause_markdown(s: &mut String, n: usize, c: &Cause, dir: &Path) {
         c.shrink.describe(c.entries)
     );
     let _ = writeln!(s, "- case:\n");
-    let tree = case_tree(&dir.join(&c.case_dir));
+    let tree = case_tree_at_most(&dir.join(&c.case_dir), CASE_LINES);
     let fence = fence_for(&tree);
     let _ = writeln!(s, "{fence}text\n{tree}{fence}\n");
 }

@@ -14,7 +14,7 @@ mod progress;
 mod text;
 
 pub use baseline::{Baseline, BaselineEntry, CellEntry, BASELINE_SCHEMA};
-pub use case_view::{case_tree, spec_listing};
+pub use case_view::{case_tree, case_tree_at_most, spec_listing};
 pub use causes::{causes, fingerprint, shape, Cause, CauseKey, CausePair, Side};
 pub use faults::{faults_markdown, FaultRow, FaultRows};
 pub use html::{archive_listing, index_html};

@@ -2,7 +2,7 @@
 //! first (what happened, which pairs, how many cases, the reproducer and its shrunk case),
 //! and where the report is. The matrix is left to `summary.md`.
 
-use super::case_view::case_tree;
+use super::case_view::case_tree_at_most;
 use super::markdown::verdict;
 use super::ReportFile;
 use std::fmt::Write;
@@ -41,17 +41,8 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
             dir.join(&c.case_dir).join("repro.sh").display(),
             c.shrink.describe(c.entries)
         );
-        let tree = case_tree(&dir.join(&c.case_dir));
-        let lines: Vec<&str> = tree.lines().collect();
-        for l in lines.iter().take(TREE_LINES) {
+        for l in case_tree_at_most(&dir.join(&c.case_dir), TREE_LINES).lines() {
             let _ = writeln!(s, "   {l}");
-        }
-        if lines.len() > TREE_LINES {
-            let _ = writeln!(
-                s,
-                "   … {} more line(s) in summary.md",
-                lines.len() - TREE_LINES
-            );
         }
     }
     if report.has_findings() {

@@ -222,6 +222,33 @@ fn merged_shards_equal_the_unsharded_run() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("1. NEW roundtrip"), "{stdout}");
 
+    // The merge is the gate: with a baseline of the whole run's causes it exits 0.
+    let baseline = dir.path().join("baseline.json");
+    let st = Command::new(bin())
+        .args(["baseline", "update", "--report"])
+        .arg(dir.path().join("whole"))
+        .arg("--out")
+        .arg(&baseline)
+        .status()
+        .expect("baseline update");
+    assert_eq!(st.code(), Some(0));
+    let gated = dir.path().join("gated");
+    let mut args = vec!["report", "merge"];
+    args.extend(shards.iter().map(|p| p.to_str().expect("utf-8")));
+    args.extend([
+        "--out",
+        gated.to_str().expect("utf-8"),
+        "--baseline",
+        baseline.to_str().expect("utf-8"),
+    ]);
+    let o = snapconf(&args, None);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "every cause is known; stderr:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
     // Not shards of one run: a usage error naming the reason.
     let other = dir.path().join("other");
     run("2", "tar-rs", &other, &["--shard", "1/2"]);

@@ -110,6 +110,8 @@ pub fn fingerprint(check: Check, message: &str) -> String {
 ///   `<hash>`;
 /// - in an `ls -l`-style tree line (`- drwxr-xr-x  name/`, `+ c?????????  1,3  name`) the
 ///   name becomes `<name>` (its trailing `/` kept) and a link target `<target>`;
+/// - the names of a `hardlinks: a = b` line become `<names>`, and the word after a tar
+///   tool's own name (`tar: a-1: Cannot open: ...`) `<name>:`;
 /// - every run of digits becomes `N`;
 /// - runs of whitespace become one space.
 pub fn shape(message: &str) -> String {
@@ -129,6 +131,18 @@ pub fn shape(message: &str) -> String {
             tail = Some(tree_line_tail(rest));
             break;
         }
+        if w == "hardlinks:" {
+            words.push("hardlinks: <names>".into());
+            break;
+        }
+        // `tar: NAME: Cannot open: File exists`, `bsdtar: NAME: Can't create '…'`.
+        let after_tool = words
+            .last()
+            .is_some_and(|p| TOOL_PREFIXES.contains(&p.as_str()));
+        if after_tool && w.len() > 1 && w.ends_with(':') {
+            words.push("<name>:".into());
+            continue;
+        }
         words.push(abstract_word(w));
     }
     if let Some(t) = tail {
@@ -138,6 +152,9 @@ pub fn shape(message: &str) -> String {
     }
     digits_to_n(&words.join(" "))
 }
+
+/// Tools whose messages name the member right after their own name (`tar: a/b: ...`).
+const TOOL_PREFIXES: [&str; 4] = ["tar:", "bsdtar:", "gtar:", "busybox:"];
 
 /// Backticked and single-quoted spans replaced by placeholders.
 fn abstract_spans(message: &str) -> String {
@@ -454,6 +471,18 @@ mod tests {
         assert_eq!(
             shape("differs: - lrwxrwxrwx  l -> ../../etc"),
             "differs: - lrwxrwxrwx <name> -> <target>"
+        );
+        assert_eq!(
+            shape("tar: a-1: Cannot open: File exists"),
+            shape("tar: long99_nnn: Cannot open: File exists")
+        );
+        assert_eq!(
+            shape("tar: a-1: Cannot open: File exists"),
+            "tar: <name>: Cannot open: File exists"
+        );
+        assert_eq!(
+            shape("differs: + hardlinks: a = b-2"),
+            "differs: + hardlinks: <names>"
         );
         assert_eq!(
             shape("cannot open /tmp/x/y: (14 such member(s))"),

@@ -293,7 +293,10 @@ fn an_unusable_report_dir_fails_before_the_first_case() {
     let started = std::time::Instant::now();
     for (rd, says) in [
         (file.join("report"), "cannot create report directory"),
-        (dir.path().to_path_buf(), "holds no snapconf report"),
+        (
+            dir.path().to_path_buf(),
+            "holds `a-file`, which is not part of a snapconf report",
+        ),
     ] {
         let o = snapconf(
             &[
@@ -393,4 +396,16 @@ fn runs_never_share_or_leave_stale_report_dirs() {
     assert_eq!(o.status.code(), Some(0));
     assert!(!stale.exists(), "the old run's cases are gone");
     assert!(rd.join("report.json").is_file());
+
+    // What a run that died before its end leaves (only `cases/`) is reusable too.
+    for f in ["report.json", "summary.md", "junit.xml", "index.html"] {
+        std::fs::remove_file(rd.join(f)).expect("remove");
+    }
+    std::fs::create_dir_all(&stale).expect("mkdir");
+    let o = snapconf(
+        &[&args[..], &["--report-dir", rd.to_str().expect("utf-8")]].concat(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(!stale.exists() && rd.join("report.json").is_file());
 }

@@ -127,7 +127,8 @@ pub struct ReportMergeArgs {
     /// Report directories of the shards (each holding report.json and cases/)
     #[arg(required = true, num_args = 1..)]
     pub dirs: Vec<PathBuf>,
-    /// Directory for the merged report: new, empty, or an earlier snapconf report (replaced)
+    /// Directory for the merged report: new, empty, or holding only an earlier snapconf
+    /// report (replaced)
     #[arg(long)]
     pub out: PathBuf,
     /// Baseline of known findings to check the merged report against
@@ -160,8 +161,8 @@ pub struct PairArgs {
     )]
     pub backends: Vec<PathBuf>,
     /// Directory for report.json, summary.md and cases/ (default: a new
-    /// reports/runs/<run-id>). It must be new, empty, or hold an earlier snapconf report,
-    /// which is replaced; anything else is refused (exit 2) before the first case
+    /// reports/runs/<run-id>). It must be new, empty, or hold only an earlier snapconf
+    /// report, which is replaced; anything else is refused (exit 2) before the first case
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
     /// Timeout for each capture and each hydration, in seconds (at least 1)

@@ -143,9 +143,11 @@ const REPORT_FILES: [&str; 4] = ["report.json", "summary.md", "junit.xml", "inde
 /// error, exit 2):
 /// - a directory that does not exist is created (with its parents);
 /// - an empty directory is used as it is;
-/// - a directory holding a snapconf report (`report.json`) is reused only when asked for
-///   by name (`explicit`, `--report-dir`): its report files and `cases/` are removed first,
-///   so nothing of the old run is left to mistake for the new one;
+/// - a directory holding nothing but an earlier report's files (`report.json`,
+///   `summary.md`, `junit.xml`, `index.html`, `cases/`; a run that died before its end
+///   leaves only `cases/`) is reused only when asked for by name (`explicit`,
+///   `--report-dir`, `report merge --out`): those are removed first, so nothing of the old
+///   run is left to mistake for the new one;
 /// - any other non-empty directory, or a default one that already exists, is refused: a run
 ///   never writes into someone else's files;
 /// - finally a probe file is written and removed, so an unwritable directory fails now,
@@ -159,18 +161,22 @@ pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
             )))
         }
         Ok(_) => {
-            let mut entries = std::fs::read_dir(dir)
+            let names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+                .and_then(|rd| rd.map(|e| e.map(|e| e.file_name())).collect())
                 .map_err(|e| Usage(format!("cannot read report directory `{shown}`: {e}")))?;
-            if entries.next().is_some() {
+            if !names.is_empty() {
                 if !explicit {
                     return Err(Usage(format!(
                         "report directory `{shown}` already exists; not writing into it"
                     )));
                 }
-                if !dir.join("report.json").is_file() {
+                let ours =
+                    |n: &std::ffi::OsString| n == "cases" || REPORT_FILES.iter().any(|f| n == f);
+                if let Some(other) = names.iter().find(|n| !ours(n)) {
                     return Err(Usage(format!(
-                        "report directory `{shown}` is not empty and holds no snapconf report; \
-                         not writing into it (name a new or empty directory)"
+                        "report directory `{shown}` holds `{}`, which is not part of a snapconf \
+                         report; not writing into it (name a new or empty directory)",
+                        other.to_string_lossy()
                     )));
                 }
                 for name in REPORT_FILES {

@@ -181,7 +181,7 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
         );
         let _ = writeln!(
             s,
-            "<h4>expected</h4><pre>{}</pre>",
+            "<h4>expected (a <code>?</code> in a mode: not compared by the profile)</h4><pre>{}</pre>",
             h(&read("expected.txt"))
         );
         let _ = writeln!(

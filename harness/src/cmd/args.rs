@@ -34,7 +34,7 @@ pub enum Command {
     Hydrate(HydrateArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
     CheckArchive(CheckArchiveArgs),
-    /// Manage the baseline of known findings
+    /// Manage the baseline of known causes
     #[command(subcommand)]
     Baseline(BaselineCommand),
     /// Work with report directories
@@ -100,7 +100,7 @@ pub struct FuzzArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
-    /// Write a baseline that makes every finding of a run known (notes of kept entries stay)
+    /// Write a baseline that makes every cause of a run known (notes of kept causes stay)
     Update(BaselineUpdateArgs),
 }
 
@@ -131,7 +131,7 @@ pub struct ReportMergeArgs {
     /// report (replaced)
     #[arg(long)]
     pub out: PathBuf,
-    /// Baseline of known findings to check the merged report against
+    /// Baseline of known causes to check the merged report against
     #[arg(long, env = "SNAPCONF_BASELINE")]
     pub baseline: Option<PathBuf>,
 }
@@ -160,8 +160,8 @@ pub struct PairArgs {
         env = "SNAPCONF_BACKEND"
     )]
     pub backends: Vec<PathBuf>,
-    /// Directory for report.json, summary.md and cases/ (default: a new
-    /// reports/runs/<run-id>). It must be new, empty, or hold only an earlier snapconf
+    /// Directory for `report.json`, `summary.md` and `cases/` (default: a new
+    /// `reports/runs/<run-id>`). It must be new, empty, or hold only an earlier snapconf
     /// report, which is replaced; anything else is refused (exit 2) before the first case
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
@@ -172,8 +172,8 @@ pub struct PairArgs {
     /// Where jails are created (default: /dev/shm when writable, else the temp dir)
     #[arg(long, env = "SNAPCONF_JAIL_DIR")]
     pub jail_dir: Option<PathBuf>,
-    /// Baseline of known findings (JSON, written by `snapconf baseline update`): known
-    /// findings are reported but do not fail the run
+    /// Baseline of known causes (JSON, written by `snapconf baseline update`): findings of
+    /// known causes are reported but do not fail the run, whatever the seed or pairs
     #[arg(long, env = "SNAPCONF_BASELINE")]
     pub baseline: Option<PathBuf>,
 }

@@ -24,6 +24,7 @@ pub const BASELINE_SCHEMA: u32 = 2;
 /// One known cause.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BaselineEntry {
+    /// The cause's check.
     pub check: Check,
     /// `capture` or `hydration`.
     pub side: Side,
@@ -52,14 +53,19 @@ impl BaselineEntry {
 }
 
 /// One entry of a schema-1 baseline: a known finding of one cell, with the fingerprint of
-/// that time ([`fingerprint_v1`]). Read, never written.
+/// that time (`fingerprint_v1`). Read, never written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellEntry {
+    /// The cell's producer.
     pub producer: String,
+    /// The cell's extractor.
     pub extractor: String,
+    /// The cell's check.
     pub check: Check,
+    /// The schema-1 fingerprint (`fingerprint_v1`).
     pub fingerprint: String,
     #[serde(default)]
+    /// Free text for reviewers.
     pub note: String,
 }
 
@@ -93,7 +99,9 @@ impl CellEntry {
 /// The baseline file (JSON, `schema` 2), entries sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Baseline {
+    /// [`BASELINE_SCHEMA`] when written; 1 for a file read in the old format.
     pub schema: u32,
+    /// The known causes, sorted.
     pub known: Vec<BaselineEntry>,
     /// Entries of a schema-1 file (empty otherwise; never written).
     #[serde(skip)]

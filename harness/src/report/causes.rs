@@ -72,7 +72,9 @@ impl fmt::Display for Side {
 /// The signature of a cause: check, side and fingerprint (the digest of [`shape`]).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CauseKey {
+    /// The check of the findings.
     pub check: Check,
+    /// Which side is at fault.
     pub side: Side,
     /// [`fingerprint`] of the check and the message.
     pub fingerprint: String,
@@ -264,14 +266,18 @@ fn digits_to_n(s: &str) -> String {
 /// One producer × extractor pair of a cause.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CausePair {
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
 }
 
 /// One cause: the findings of a run with one [`CauseKey`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cause {
+    /// The check of every finding of the cause.
     pub check: Check,
+    /// Which side is at fault.
     pub side: Side,
     /// The cause's key with check and side (see [`fingerprint`]).
     pub fingerprint: String,

@@ -14,14 +14,18 @@ use std::collections::BTreeMap;
 /// One report to merge: the run, and for each of its findings (same order) the index of
 /// the generated case it was found in (`None` when unknown, e.g. an audit).
 pub struct MergeInput {
+    /// A shard's report.
     pub run: RunReport,
+    /// The case index of each of its findings, in order.
     pub case_index: Vec<Option<u64>>,
 }
 
 /// The merged run, and for each of its findings the input (position in the slice) whose
 /// reproducer it keeps.
 pub struct Merged {
+    /// The merged report (baseline not applied: `known` is false, `fixed` empty).
     pub run: RunReport,
+    /// For each merged finding, the input whose reproducer it keeps.
     pub source: Vec<usize>,
 }
 

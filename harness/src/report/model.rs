@@ -158,6 +158,7 @@ pub struct SkippedAdapter {
 /// causes, most severe first.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReportFile {
+    /// The run, its fields at the top level of the file.
     #[serde(flatten)]
     pub run: RunReport,
     /// The causes of `run.findings` (see [`super::causes`]); absent in schema 1.

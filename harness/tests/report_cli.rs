@@ -221,6 +221,16 @@ fn merged_shards_equal_the_unsharded_run() {
     }
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("1. NEW roundtrip"), "{stdout}");
+    assert!(
+        !stdout.contains("| producer |"),
+        "the matrix stays in summary.md: {stdout}"
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    assert!(html.contains("<ol id=\"causes\">"), "causes open the page");
+    assert!(
+        !html.contains("\"entries\""),
+        "cases read as trees, not spec JSON"
+    );
 
     // The merge is the gate: with a baseline of the whole run's causes it exits 0.
     let baseline = dir.path().join("baseline.json");

@@ -6,7 +6,7 @@
 mod support;
 
 use snapconf_harness::checks::Check;
-use snapconf_harness::report::{index_html, FindingRecord, PairReport, RunReport};
+use snapconf_harness::report::{index_html, FindingRecord, PairReport, ReportFile, RunReport};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -94,7 +94,7 @@ fn index_html_renders_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let page = dir.path().join("index.html");
-    std::fs::write(&page, index_html(&report(), dir.path())).expect("write page");
+    std::fs::write(&page, index_html(&ReportFile::new(report()), dir.path())).expect("write page");
     let profile = dir.path().join("profile");
     let out = headless(&browser, &profile)
         .arg("--dump-dom")

@@ -96,7 +96,7 @@ fn python_tarfile_findings_are_shrunk_and_reproduce() {
         &rd,
     );
     assert_eq!(code, 1, "findings exit 1: {report:#}");
-    assert_eq!(report["schema"], 1);
+    assert_eq!(report["schema"], 2);
     assert_eq!(report["pairs"][0]["producer"], "python-tarfile");
     for check in ["late-failure", "dangling-link"] {
         let f = finding(&report, check);

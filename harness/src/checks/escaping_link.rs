@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 pub const DEF: CheckDef = CheckDef {
     id: "escaping-link",
     explain: "the extractor left a link leaving the root that it promised to refuse",
-    column: 102,
+    column: 103,
     severity: 1,
     judge,
 };

@@ -20,7 +20,9 @@ pub struct CheckDef {
     pub explain: &'static str,
     /// Report column position (smaller first); ties sort by id. A check at
     /// [`CheckDef::ONLY_WHEN_FOUND`] or beyond gets a column only in a report that has a
-    /// finding of it (the reference's self-checks, which a `run` cannot find).
+    /// finding of it: the checks a `run` or `audit` cannot find (`parser-disagreement`
+    /// needs the fuzzer's parser listings, the reference's self-checks), and
+    /// `escaping-link`, which only extractors that promise to refuse such links can fail.
     pub column: u8,
     /// 0 is most severe: how findings are ranked when there are more than can be shrunk.
     pub severity: u8,

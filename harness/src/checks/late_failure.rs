@@ -7,7 +7,7 @@
 
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
-use crate::workspace::diff::listing;
+use crate::workspace::diff::{listing, listing_shown, ModeShown};
 use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::LATE_FAILURE`].
@@ -30,7 +30,10 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             ev.what,
             first_line(message)
         ),
-        expected: Some(listing(want)),
+        expected: Some(match ev.profile {
+            Some(p) => listing_shown(want, ModeShown::Compared(p.modes)),
+            None => listing(want),
+        }),
         observed: Some(format!("hydration refused:\n{message}\n")),
     }])
 }

@@ -14,7 +14,7 @@ use crate::fuzz::check_listing;
 pub const DEF: CheckDef = CheckDef {
     id: "listing-mismatch",
     explain: "an accepted reference hydration does not match validate's listing",
-    column: 101,
+    column: 102,
     severity: 4,
     judge,
 };

@@ -15,7 +15,7 @@ use crate::model::bytes::escape;
 pub const DEF: CheckDef = CheckDef {
     id: "parser-disagreement",
     explain: "two parsers read the same archive as different member lists",
-    column: 8,
+    column: 100,
     severity: 6,
     judge,
 };

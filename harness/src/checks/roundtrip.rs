@@ -8,7 +8,7 @@
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
 use crate::model::expected::normalise;
-use crate::workspace::diff::{diff_trees, listing};
+use crate::workspace::diff::{diff_trees, listing_shown, ModeShown};
 use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::ROUNDTRIP`].
@@ -33,17 +33,19 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     if d.is_empty() {
         return Ok(Vec::new());
     }
+    let shown = ModeShown::Compared(profile.modes);
     Ok(vec![Violation {
         check: Check::ROUNDTRIP,
         message: format!(
             "{} differs from the expected tree: {}",
             ev.what,
-            first_line(&d.to_string())
+            first_line(&d.shown(shown))
         ),
-        expected: Some(listing(want)),
+        expected: Some(listing_shown(want, shown)),
         observed: Some(format!(
-            "{}\ndiff (- expected, + observed):\n{d}",
-            listing(&seen)
+            "{}\ndiff (- expected, + observed):\n{}",
+            listing_shown(&seen, shown),
+            d.shown(shown)
         )),
     }])
 }

@@ -12,7 +12,7 @@ use crate::error::HarnessError;
 pub const DEF: CheckDef = CheckDef {
     id: "verdict-disagreement",
     explain: "the reference's validate and hydrate disagree on an archive",
-    column: 100,
+    column: 101,
     severity: 4,
     judge,
 };

@@ -42,9 +42,12 @@ pub enum Command {
     /// Same reader, checks and policy defaults as `hydrate`, so the two agree on every
     /// input (compressed ones included); nothing is written.
     CheckArchive(CheckArchiveArgs),
-    /// Manage the baseline of known findings
+    /// Manage the baseline of known causes
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Work with report directories
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Mutate seed and adversarial archives and run them through an extractor
     /// (`--extractor`), or hunt for parser disagreements (`--parsers`)
     Fuzz(FuzzArgs),
@@ -74,8 +77,9 @@ pub struct FuzzArgs {
     /// Directory for fuzz.json and cases/ (default: reports/runs/fuzz-<extractor>-<seed>)
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Timeout for each hydration, in seconds
-    #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT")]
+    /// Timeout for each hydration, in seconds (at least 1)
+    #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Where jails are created (default: /dev/shm when writable, else the temp dir)
     #[arg(long, env = "SNAPCONF_JAIL_DIR")]
@@ -109,7 +113,7 @@ pub struct FuzzArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
-    /// Write a baseline that makes every finding of a run known (notes of kept entries stay)
+    /// Write a baseline that makes every cause of a run known (notes of kept causes stay)
     Update(BaselineUpdateArgs),
 }
 
@@ -121,6 +125,28 @@ pub struct BaselineUpdateArgs {
     /// The baseline file to write
     #[arg(long, default_value = "reports/baseline/baseline.json")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Join the reports of `run --shard K/N` jobs into the report of the whole run (pairs
+    /// summed, each cell's first finding, causes, matrix, JUnit, the baseline check); exits
+    /// as `run` does
+    Merge(ReportMergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportMergeArgs {
+    /// Report directories of the shards (each holding report.json and cases/)
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Directory for the merged report: new, empty, or holding only an earlier snapconf
+    /// report (replaced)
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Baseline of known causes to check the merged report against
+    #[arg(long, env = "SNAPCONF_BASELINE")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// Which pairs and which profile.
@@ -147,17 +173,20 @@ pub struct PairArgs {
         env = "SNAPCONF_BACKEND"
     )]
     pub backends: Vec<PathBuf>,
-    /// Directory for report.json, summary.md and cases/ (default: reports/runs/<run-id>)
+    /// Directory for `report.json`, `summary.md` and `cases/` (default: a new
+    /// `reports/runs/<run-id>`). It must be new, empty, or hold only an earlier snapconf
+    /// report, which is replaced; anything else is refused (exit 2) before the first case
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
-    /// Timeout for each capture and each hydration, in seconds
-    #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT")]
+    /// Timeout for each capture and each hydration, in seconds (at least 1)
+    #[arg(long, default_value_t = 20, env = "SNAPCONF_TIMEOUT",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Where jails are created (default: /dev/shm when writable, else the temp dir)
     #[arg(long, env = "SNAPCONF_JAIL_DIR")]
     pub jail_dir: Option<PathBuf>,
-    /// Baseline of known findings (JSON, written by `snapconf baseline update`): known
-    /// findings are reported but do not fail the run
+    /// Baseline of known causes (JSON, written by `snapconf baseline update`): findings of
+    /// known causes are reported but do not fail the run, whatever the seed or pairs
     #[arg(long, env = "SNAPCONF_BASELINE")]
     pub baseline: Option<PathBuf>,
     /// Workers running cases and shrinks at once, each with jails of its own (default: the

@@ -49,5 +49,5 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();
     report.audited = Some(a.dir.display().to_string());
-    finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())
+    finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())
 }

@@ -4,18 +4,12 @@ use super::args::BaselineUpdateArgs;
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
-use snapconf_harness::report::{Baseline, RunReport};
+use snapconf_harness::report::{Baseline, ReportFile};
 
 pub fn update(a: BaselineUpdateArgs) -> anyhow::Result<i32> {
-    let path = a.report.join("report.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Usage(format!("cannot read `{}`: {e}", path.display())))?;
-    let report: RunReport = serde_json::from_str(&text).map_err(|e| {
-        Usage(format!(
-            "`{}` is not a snapconf report: {e}",
-            path.display()
-        ))
-    })?;
+    let report = ReportFile::load(&a.report.join("report.json"))
+        .map_err(Usage)?
+        .run;
     let old = if a.out.exists() {
         Some(Baseline::load(&a.out).map_err(Usage)?)
     } else {
@@ -29,7 +23,7 @@ pub fn update(a: BaselineUpdateArgs) -> anyhow::Result<i32> {
     std::fs::write(&a.out, serde_json::to_string_pretty(&b)? + "\n")
         .with_context(|| format!("cannot write `{}`", a.out.display()))?;
     outln!(
-        "wrote `{}`: {} known finding(s)",
+        "wrote `{}`: {} known cause(s)",
         a.out.display(),
         b.known.len()
     );

@@ -118,7 +118,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         profile,
         time: Duration::from_secs(a.time),
         seed,
-        timeout: Duration::from_secs(a.timeout.max(1)),
+        timeout: Duration::from_secs(a.timeout),
         jail_base: a.jail_dir.clone().or_else(default_jail_base),
         report_dir: report_dir.clone(),
         shrink_runs: a.shrink_runs,

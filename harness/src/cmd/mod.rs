@@ -20,6 +20,7 @@ mod list;
 mod parsers;
 mod policy_flags;
 mod replay;
+mod report;
 mod run;
 
 pub use args::Cli;
@@ -37,6 +38,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::CheckArchive(a) => hydrate::check_archive(a),
         Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),
         Command::Fuzz(a) => fuzz::fuzz(a),
+        Command::Report(args::ReportCommand::Merge(a)) => report::merge(a),
     };
     match result {
         Ok(code) => code,

@@ -11,7 +11,8 @@ use snapconf_harness::jail::cleanup::{install_stop_handler, stop_requested, INTE
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::report::{
-    index_html, junit_xml, summary_markdown, Baseline, Progress, RunReport,
+    index_html, junit_xml, summary_markdown, summary_text, Baseline, Progress, ReportFile,
+    RunReport,
 };
 use snapconf_harness::run::case::Env;
 use snapconf_harness::run::runner::{run as run_matrix, RunOptions};
@@ -62,6 +63,10 @@ pub fn setup(
         Some(d) => d.clone(),
         None => default_report_dir(label, seed),
     };
+    // Checked before the first case; not made when there is nothing to run.
+    if !producers.run.is_empty() && !extractors.run.is_empty() {
+        prepare_report_dir(&report_dir, pairs.report_dir.is_some())?;
+    }
     let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
     let gen = GenConfig::from_env().map_err(|e| Usage(e.to_string()))?;
     Ok(Setup {
@@ -71,7 +76,7 @@ pub fn setup(
             gen,
             env: Env {
                 profile,
-                timeout: Duration::from_secs(pairs.timeout.max(1)),
+                timeout: Duration::from_secs(pairs.timeout),
                 jail_base: pairs.jail_dir.clone().or_else(default_jail_base),
                 faults: Default::default(),
                 jails: Default::default(),
@@ -102,37 +107,136 @@ pub fn setup(
     })
 }
 
-fn default_report_dir(label: &str, seed: u64) -> PathBuf {
-    let secs = std::time::SystemTime::now()
+/// Nanoseconds since the epoch and the process id: what default run ids and clock seeds are
+/// drawn from, so that two runs started in the same second differ.
+fn clock_and_pid() -> (u128, u32) {
+    let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| d.as_nanos())
         .unwrap_or(0);
-    PathBuf::from("reports/runs").join(format!("{label}-{secs}-seed{seed}"))
+    (nanos, std::process::id())
 }
 
-/// Apply the baseline (if any); write `report.json`, `summary.md`, `junit.xml` and
-/// `index.html`; print the summary; return the exit code (1 only for new findings).
-pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow::Result<i32> {
-    if let Some(path) = baseline {
-        Baseline::load(path).map_err(Usage)?.apply(report);
+/// `reports/runs/<label>-<secs>-<nanos>-<pid>-seed<seed>`: unique to this process and
+/// instant.
+fn default_report_dir(label: &str, seed: u64) -> PathBuf {
+    let (nanos, pid) = clock_and_pid();
+    PathBuf::from("reports/runs").join(format!(
+        "{label}-{}-{:09}-{pid}-seed{seed}",
+        nanos / 1_000_000_000,
+        nanos % 1_000_000_000
+    ))
+}
+
+/// A seed drawn from the clock's nanoseconds and the process id (mixed, below 10^9), so
+/// that two runs started together draw different seeds.
+pub fn clock_seed() -> u64 {
+    let (nanos, pid) = clock_and_pid();
+    // splitmix64's finaliser over both.
+    let mut z = (nanos as u64) ^ ((nanos >> 64) as u64) ^ (u64::from(pid) << 40);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % 1_000_000_000
+}
+
+/// The files of a report directory that a run writes, besides `cases/`.
+const REPORT_FILES: [&str; 4] = ["report.json", "summary.md", "junit.xml", "index.html"];
+
+/// Make `dir` ready for a report before anything runs, or say why it cannot be (a usage
+/// error, exit 2):
+/// - a directory that does not exist is created (with its parents);
+/// - an empty directory is used as it is;
+/// - a directory holding nothing but an earlier report's files (`report.json`,
+///   `summary.md`, `junit.xml`, `index.html`, `cases/`; a run that died before its end
+///   leaves only `cases/`) is reused only when asked for by name (`explicit`,
+///   `--report-dir`, `report merge --out`): those are removed first, so nothing of the old
+///   run is left to mistake for the new one;
+/// - any other non-empty directory, or a default one that already exists, is refused: a run
+///   never writes into someone else's files;
+/// - finally a probe file is written and removed, so an unwritable directory fails now,
+///   not after the run.
+pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
+    let shown = dir.display();
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(Usage(format!(
+                "report directory `{shown}` exists and is not a directory"
+            )))
+        }
+        Ok(_) => {
+            let names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+                .and_then(|rd| rd.map(|e| e.map(|e| e.file_name())).collect())
+                .map_err(|e| Usage(format!("cannot read report directory `{shown}`: {e}")))?;
+            if !names.is_empty() {
+                if !explicit {
+                    return Err(Usage(format!(
+                        "report directory `{shown}` already exists; not writing into it"
+                    )));
+                }
+                let ours =
+                    |n: &std::ffi::OsString| n == "cases" || REPORT_FILES.iter().any(|f| n == f);
+                if let Some(other) = names.iter().find(|n| !ours(n)) {
+                    return Err(Usage(format!(
+                        "report directory `{shown}` holds `{}`, which is not part of a snapconf \
+                         report; not writing into it (name a new or empty directory)",
+                        other.to_string_lossy()
+                    )));
+                }
+                for name in REPORT_FILES {
+                    match std::fs::remove_file(dir.join(name)) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(Usage(format!(
+                                "cannot replace `{}`: {e}",
+                                dir.join(name).display()
+                            )))
+                        }
+                    }
+                }
+                let cases = dir.join("cases");
+                if cases.exists() {
+                    snapconf_harness::workspace::materialise::remove_tree(&cases)
+                        .map_err(|e| Usage(format!("cannot replace `{}`: {e}", cases.display())))?;
+                }
+            }
+        }
+        // Missing (or not reachable: a file on the way fails here too, and says so).
+        Err(_) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Usage(format!("cannot create report directory `{shown}`: {e}")))?;
+        }
     }
+    let probe = dir.join(".snapconf-write-check");
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| Usage(format!("cannot write into report directory `{shown}`: {e}")))
+}
+
+/// Apply the baseline (if any); write `report.json` (with the causes), `summary.md`,
+/// `junit.xml` and `index.html`; print the causes and the report path; return the exit
+/// code (1 only for new findings).
+pub fn finish(report: RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow::Result<i32> {
+    let mut report = report;
+    if let Some(path) = baseline {
+        Baseline::load(path).map_err(Usage)?.apply(&mut report);
+    }
+    let file = ReportFile::new(report);
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let json = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
+    let json = serde_json::to_string_pretty(&file).context("cannot serialise the report")?;
     std::fs::write(dir.join("report.json"), json + "\n")
         .with_context(|| format!("cannot write `{}`", dir.join("report.json").display()))?;
     // Rendered whole before the file is written: a serialisation error leaves no empty
     // `junit.xml` behind.
-    let junit = junit_xml(report).context("cannot render `junit.xml`")?;
+    let junit = junit_xml(&file.run).context("cannot render `junit.xml`")?;
     std::fs::write(dir.join("junit.xml"), junit)
         .with_context(|| format!("cannot write `{}`", dir.join("junit.xml").display()))?;
-    std::fs::write(dir.join("index.html"), index_html(report, dir))
+    std::fs::write(dir.join("index.html"), index_html(&file, dir))
         .with_context(|| format!("cannot write `{}`", dir.join("index.html").display()))?;
-    let md = summary_markdown(report);
-    std::fs::write(dir.join("summary.md"), &md)
+    std::fs::write(dir.join("summary.md"), summary_markdown(&file, dir))
         .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
-    outln!("{md}");
-    outln!("report: {}", dir.display());
-    Ok(if report.has_new_findings() {
+    outln!("{}", summary_text(&file, dir).trim_end());
+    Ok(if file.run.has_new_findings() {
         exit::FINDINGS
     } else {
         exit::OK
@@ -140,18 +244,17 @@ pub fn finish(report: &mut RunReport, dir: &Path, baseline: Option<&Path>) -> an
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() % 100_000)
-            .unwrap_or(0)
-    });
+    let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let limits = ShrinkLimits {
         steps: a.shrink.shrink_steps,
         per_finding: Duration::from_secs(a.shrink.shrink_time),
         total: Duration::from_secs(a.shrink.shrink_total),
     };
+    if a.cases == 0 {
+        eprintln!("snapconf: nothing to run: --cases 0");
+        return Ok(exit::NOTHING_RAN);
+    }
     let mut s = setup(&a.pairs, a.cases, seed, limits, "run")?;
     s.opts.shard = a
         .shard
@@ -166,10 +269,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     };
     let notes = isolate();
     install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
-    if a.cases == 0 {
-        eprintln!("snapconf: nothing to run: --cases 0");
-        return Ok(exit::NOTHING_RAN);
-    }
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
@@ -189,7 +288,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     progress.finish();
     backends::print_notes(&s.backends);
     report.notes.extend(notes);
-    let code = finish(&mut report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
+    let code = finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
     if stop_requested() {
         eprintln!("snapconf: interrupted; partial report written");
         return Ok(INTERRUPTED);

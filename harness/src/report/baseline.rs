@@ -1,42 +1,126 @@
-//! Baselines of known findings: known findings are reported but do not fail a run, new ones
-//! do, and baseline entries no longer seen are reported as fixed.
+//! Baselines of known causes: findings of a known cause are reported but do not fail a run,
+//! new ones do, and baseline entries no longer seen are reported as fixed.
 //!
-//! A finding is keyed by (producer, extractor, check, fingerprint), where the fingerprint is
-//! a digest of what went wrong (see [`fingerprint`]). Names, contents, the seed and how far
-//! shrinking got do not enter it, so the same bug found from another seed, or shrunk less
-//! on a loaded machine, keeps its key.
+//! An entry is keyed by a cause's signature ([`super::CauseKey`]: check, side, fingerprint),
+//! not by pair: a cause stays known when it is found from another seed, in another pair,
+//! or with a different `--producers`/`--extractors` set. The pairs and the shape an entry
+//! was recorded with are kept for reviewers only.
+//!
+//! Baseline files of schema 1 (one entry per producer × extractor × check cell, with the
+//! fingerprint of that time) are still read: such an entry makes the findings of its cell
+//! with that old fingerprint known. `snapconf baseline update` rewrites them as schema 2,
+//! keeping their notes.
 
+use super::causes::{causes, CauseKey, Side};
 use super::{FindingRecord, RunReport};
 use crate::checks::Check;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// One known finding.
+/// The schema of the baseline files this version writes.
+pub const BASELINE_SCHEMA: u32 = 2;
+
+/// One known cause.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BaselineEntry {
-    pub producer: String,
-    pub extractor: String,
+    /// The cause's check.
     pub check: Check,
-    /// 16 hex digits; see the module docs.
+    /// `capture` or `hydration`.
+    pub side: Side,
+    /// The cause's fingerprint (see [`super::fingerprint`]).
     pub fingerprint: String,
-    /// Free text for reviewers (kept by `baseline update` when the key is unchanged).
+    /// The message with names abstracted, as recorded (for reviewers; not compared).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub shape: String,
+    /// `producer × extractor` pairs it was seen in when recorded (for reviewers; not
+    /// compared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<String>,
+    /// Free text for reviewers (kept by `baseline update` while the cause is seen).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
 
-/// The baseline file (JSON, `schema` 1), entries sorted.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Baseline {
-    pub schema: u32,
-    pub known: Vec<BaselineEntry>,
+impl BaselineEntry {
+    fn key(&self) -> CauseKey {
+        CauseKey {
+            check: self.check,
+            side: self.side,
+            fingerprint: self.fingerprint.clone(),
+        }
+    }
 }
 
-/// The stable fingerprint of a finding (16 lower-case hex digits): a digest of the check and
-/// of the finding's message with every backticked span (names, paths, commands) and every
-/// digit removed, so it keeps what went wrong (`hardlink-not-allowed`, `differs from the
-/// expected tree: + p`) and drops what varies with the seed or with how far shrinking got.
-pub fn fingerprint(check: Check, message: &str) -> String {
+/// One entry of a schema-1 baseline: a known finding of one cell, with the fingerprint of
+/// that time (`fingerprint_v1`). Read, never written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellEntry {
+    /// The cell's producer.
+    pub producer: String,
+    /// The cell's extractor.
+    pub extractor: String,
+    /// The cell's check.
+    pub check: Check,
+    /// The schema-1 fingerprint (`fingerprint_v1`).
+    pub fingerprint: String,
+    #[serde(default)]
+    /// Free text for reviewers.
+    pub note: String,
+}
+
+impl CellEntry {
+    fn matches(&self, f: &FindingRecord) -> bool {
+        self.producer == f.producer
+            && self.extractor == f.extractor
+            && self.check == f.check
+            && self.fingerprint == fingerprint_v1(f.check, &f.message)
+    }
+
+    /// As a cause-keyed entry for the "fixed" list: the side follows from the check's
+    /// usual side, the fingerprint is the old one.
+    fn as_fixed(&self) -> BaselineEntry {
+        let capture = self.check == Check::DANGLING_LINK || self.check == Check::EXCLUSION_LEAK;
+        BaselineEntry {
+            check: self.check,
+            side: if capture {
+                Side::Capture
+            } else {
+                Side::Hydration
+            },
+            fingerprint: self.fingerprint.clone(),
+            shape: String::new(),
+            pairs: vec![format!("{} × {}", self.producer, self.extractor)],
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// The baseline file (JSON, `schema` 2), entries sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// [`BASELINE_SCHEMA`] when written; 1 for a file read in the old format.
+    pub schema: u32,
+    /// The known causes, sorted.
+    pub known: Vec<BaselineEntry>,
+    /// Entries of a schema-1 file (empty otherwise; never written).
+    #[serde(skip)]
+    pub cells: Vec<CellEntry>,
+}
+
+#[derive(Deserialize)]
+struct SchemaOnly {
+    schema: u32,
+}
+
+#[derive(Deserialize)]
+struct V1 {
+    known: Vec<CellEntry>,
+}
+
+/// The fingerprint of schema-1 baselines: the check and the message with every backticked
+/// span and every digit removed.
+fn fingerprint_v1(check: Check, message: &str) -> String {
     let mut shape = String::new();
     let mut in_tick = false;
     for c in message.chars() {
@@ -55,96 +139,185 @@ pub fn fingerprint(check: Check, message: &str) -> String {
 }
 
 impl Baseline {
-    /// Read a baseline file; `Err` names the file.
+    /// Read a baseline file of schema 2 or 1; `Err` names the file.
     pub fn load(path: &Path) -> Result<Baseline, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read baseline `{}`: {e}", path.display()))?;
-        let b: Baseline = serde_json::from_str(&text)
-            .map_err(|e| format!("baseline `{}` is not valid: {e}", path.display()))?;
-        if b.schema != 1 {
-            return Err(format!(
-                "baseline `{}` has schema {}, expected 1",
-                path.display(),
-                b.schema
-            ));
+        let bad = |e: serde_json::Error| format!("baseline `{}` is not valid: {e}", path.display());
+        let s: SchemaOnly = serde_json::from_str(&text).map_err(bad)?;
+        match s.schema {
+            BASELINE_SCHEMA => serde_json::from_str(&text).map_err(bad),
+            1 => {
+                let v1: V1 = serde_json::from_str(&text).map_err(bad)?;
+                Ok(Baseline {
+                    schema: 1,
+                    known: Vec::new(),
+                    cells: v1.known,
+                })
+            }
+            n => Err(format!(
+                "baseline `{}` has schema {n}, expected {BASELINE_SCHEMA} (or 1)",
+                path.display()
+            )),
         }
-        Ok(b)
     }
 
-    /// The baseline that makes every finding of `report` known, keeping notes from `old`.
+    /// The baseline that makes every cause of `report` known, keeping notes from `old`
+    /// (from an entry of the same cause, or a schema-1 entry of one of its findings).
     pub fn from_report(report: &RunReport, old: Option<&Baseline>) -> Baseline {
-        let mut known: Vec<BaselineEntry> = report
-            .findings
-            .iter()
-            .map(|f| {
-                let mut e = entry(f);
-                if let Some(prev) = old.and_then(|o| o.known.iter().find(|k| same(k, &e))) {
-                    e.note = prev.note.clone();
+        let mut known: Vec<BaselineEntry> = causes(report)
+            .into_iter()
+            .map(|c| {
+                let key = c.key();
+                let note = old
+                    .and_then(|o| {
+                        o.known
+                            .iter()
+                            .find(|k| k.key() == key)
+                            .map(|k| &k.note)
+                            .or_else(|| {
+                                o.cells
+                                    .iter()
+                                    .find(|e| {
+                                        !e.note.is_empty()
+                                            && report
+                                                .findings
+                                                .iter()
+                                                .any(|f| CauseKey::of(f) == key && e.matches(f))
+                                    })
+                                    .map(|e| &e.note)
+                            })
+                    })
+                    .cloned()
+                    .unwrap_or_default();
+                BaselineEntry {
+                    check: c.check,
+                    side: c.side,
+                    fingerprint: c.fingerprint.clone(),
+                    pairs: c
+                        .pairs
+                        .iter()
+                        .map(|p| format!("{} × {}", p.producer, p.extractor))
+                        .collect(),
+                    shape: c.shape,
+                    note,
                 }
-                e
             })
             .collect();
         known.sort();
-        known.dedup();
-        Baseline { schema: 1, known }
+        Baseline {
+            schema: BASELINE_SCHEMA,
+            known,
+            cells: Vec::new(),
+        }
+    }
+
+    /// True if the baseline knows finding `f`.
+    pub fn knows(&self, f: &FindingRecord) -> bool {
+        let key = CauseKey::of(f);
+        self.known.iter().any(|k| k.key() == key) || self.cells.iter().any(|e| e.matches(f))
     }
 
     /// Mark each finding of `report` known or new, and list the baseline entries not seen.
     pub fn apply(&self, report: &mut RunReport) {
         for f in &mut report.findings {
-            let e = entry(f);
-            f.known = self.known.iter().any(|k| same(k, &e));
+            f.known = self.knows(f);
         }
-        report.fixed = self
+        let seen: Vec<CauseKey> = report.findings.iter().map(CauseKey::of).collect();
+        let mut fixed: Vec<BaselineEntry> = self
             .known
             .iter()
-            .filter(|k| !report.findings.iter().any(|f| same(k, &entry(f))))
+            .filter(|k| !seen.contains(&k.key()))
             .cloned()
             .collect();
+        fixed.extend(
+            self.cells
+                .iter()
+                .filter(|e| !report.findings.iter().any(|f| e.matches(f)))
+                .map(CellEntry::as_fixed),
+        );
+        report.fixed = fixed;
     }
-}
-
-fn entry(f: &FindingRecord) -> BaselineEntry {
-    BaselineEntry {
-        producer: f.producer.clone(),
-        extractor: f.extractor.clone(),
-        check: f.check,
-        fingerprint: f.fingerprint.clone(),
-        note: String::new(),
-    }
-}
-
-fn same(a: &BaselineEntry, b: &BaselineEntry) -> bool {
-    a.producer == b.producer
-        && a.extractor == b.extractor
-        && a.check == b.check
-        && a.fingerprint == b.fingerprint
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::shrink::ShrinkEnd;
 
+    fn rec(p: &str, e: &str, name: &str) -> FindingRecord {
+        FindingRecord {
+            check: Check::LATE_FAILURE,
+            producer: p.into(),
+            extractor: e.into(),
+            case_dir: "cases/x".into(),
+            entries: 2,
+            message: format!("refused: hardlink-not-allowed: member `{name}`"),
+            count: 1,
+            capture_side: false,
+            fingerprint: String::new(),
+            known: false,
+            shrink: ShrinkEnd::Minimal,
+        }
+    }
+
+    fn report(findings: Vec<FindingRecord>) -> RunReport {
+        RunReport {
+            schema: 1,
+            seed: 1,
+            cases: 1,
+            profile: "default".into(),
+            pairs: vec![],
+            findings,
+            capture_refusals: vec![],
+            skipped_adapters: vec![],
+            skipped_entries: 0,
+            fixed: vec![],
+            faults: vec![],
+            notes: vec![],
+            audited: None,
+        }
+    }
+
+    /// A cause known in one pair is known in another pair and with other names; a cause
+    /// not seen again is fixed.
     #[test]
-    fn fingerprints_ignore_names_and_numbers_but_not_the_reason() {
-        let a = "hydration into an empty root was refused: hardlink-not-allowed: member `./venv/a`";
-        let b = "hydration into an empty root was refused: hardlink-not-allowed: member `./x/y/z`";
-        let c = "hydration into an empty root was refused: dangling-hardlink: member `./venv/a`";
-        assert_eq!(
-            fingerprint(Check::LATE_FAILURE, a),
-            fingerprint(Check::LATE_FAILURE, b)
-        );
-        assert_ne!(
-            fingerprint(Check::LATE_FAILURE, a),
-            fingerprint(Check::LATE_FAILURE, c)
-        );
-        assert_ne!(
-            fingerprint(Check::LATE_FAILURE, a),
-            fingerprint(Check::ROUNDTRIP, a)
-        );
-        assert_eq!(
-            fingerprint(Check::DANGLING_LINK, "(1 such member(s))"),
-            fingerprint(Check::DANGLING_LINK, "(14 such member(s))")
-        );
+    fn a_known_cause_is_known_in_any_pair() {
+        let b = Baseline::from_report(&report(vec![rec("a", "reference", "./x")]), None);
+        assert_eq!(b.known.len(), 1);
+        assert_eq!(b.known[0].pairs, ["a × reference"]);
+        let mut r = report(vec![rec("b", "gnu-tar", "./y/z")]);
+        b.apply(&mut r);
+        assert!(r.findings[0].known);
+        assert!(r.fixed.is_empty());
+        let mut other = rec("b", "gnu-tar", "./y");
+        other.message = "refused: dangling-hardlink".into();
+        let mut r = report(vec![other]);
+        b.apply(&mut r);
+        assert!(!r.findings[0].known);
+        assert_eq!(r.fixed.len(), 1);
+    }
+
+    /// A schema-1 file is read: its entry knows the findings of its own cell only.
+    #[test]
+    fn schema_1_baselines_still_match_their_cells() {
+        let f = rec("a", "reference", "./x");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("b.json");
+        let v1 = serde_json::json!({"schema": 1, "known": [{
+            "producer": "a", "extractor": "reference", "check": "late-failure",
+            "fingerprint": fingerprint_v1(f.check, &f.message), "note": "tracked in #3"}]});
+        std::fs::write(&path, v1.to_string()).expect("write");
+        let b = Baseline::load(&path).expect("loads");
+        assert!(b.knows(&f));
+        assert!(!b.knows(&rec("b", "reference", "./x")));
+        let updated = Baseline::from_report(&report(vec![f]), Some(&b));
+        assert_eq!(updated.schema, BASELINE_SCHEMA);
+        assert_eq!(updated.known[0].note, "tracked in #3");
+        std::fs::write(&path, "{\"schema\": 7, \"known\": []}").expect("write");
+        let err = Baseline::load(&path).expect_err("schema 7");
+        assert!(err.contains("b.json") && err.contains("schema 7"), "{err}");
+        std::fs::write(&path, "not json").expect("write");
+        assert!(Baseline::load(&path).expect_err("bad").contains("b.json"));
     }
 }

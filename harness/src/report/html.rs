@@ -1,7 +1,10 @@
-//! `index.html`: the matrix as one self-contained page (inline CSS, no script, no network),
-//! coloured cells, and each finding expandable with its spec, archive listing and tree diff.
+//! `index.html`: one self-contained page (inline CSS, no script, no network): the causes,
+//! most severe first, each with its reproducer and shrunk case as a tree; the matrix with
+//! coloured cells; and each finding expandable with its case, archive listing and tree diff.
 
-use super::RunReport;
+use super::case_view::{case_tree, case_tree_at_most, CASE_LINES};
+use super::markdown::{repro_command, verdict};
+use super::{Cause, ReportFile};
 use crate::archive::listing::list_members;
 use crate::model::bytes::escape;
 use std::fmt::Write;
@@ -48,8 +51,36 @@ pub fn archive_listing(case_dir: &Path) -> String {
     }
 }
 
+fn cause_html(s: &mut String, c: &Cause, dir: &Path) {
+    let _ = writeln!(
+        s,
+        "<li class=\"cause\"><p><strong>{}</strong> <span class=\"check\">{}</span> ({} side): {}</p>",
+        if c.known { "known" } else { "NEW" },
+        c.check.id(),
+        c.side,
+        h(&c.message)
+    );
+    let _ = writeln!(
+        s,
+        "<p>{}. Pairs: {} ({}).<br>Reproducer: <a href=\"{}/\"><code>{}/</code></a>, run <code>{}</code> ({}).</p>",
+        h(c.check.explain()),
+        h(&c.pairs_text(6)),
+        h(&c.counts_text()),
+        h(&c.case_dir),
+        h(&c.case_dir),
+        h(&repro_command(c)),
+        h(&c.shrink.describe(c.entries))
+    );
+    let _ = writeln!(
+        s,
+        "<pre>{}</pre></li>",
+        h(&case_tree_at_most(&dir.join(&c.case_dir), CASE_LINES))
+    );
+}
+
 /// Render `index.html`; `dir` is the report directory (reproducers are read from it).
-pub fn index_html(report: &RunReport, dir: &Path) -> String {
+pub fn index_html(file: &ReportFile, dir: &Path) -> String {
+    let report = &file.run;
     let mut s = String::new();
     s.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     let _ = writeln!(
@@ -75,12 +106,15 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         report.cases,
         report.seed,
         h(&report.profile),
-        if report.has_findings() {
-            format!("{} failing cell(s)", report.findings.len())
-        } else {
-            "every pair conforms".into()
-        }
+        h(&verdict(file))
     );
+    if !file.causes.is_empty() {
+        s.push_str("<h2>Causes, most severe first</h2>\n<p>Findings grouped by check, side and message with names abstracted, across pairs. Cases are <code>ls -l</code> style; in a message a <code>?</code> in a mode is a permission bit the profile does not compare.</p>\n<ol id=\"causes\">\n");
+        for c in &file.causes {
+            cause_html(&mut s, c, dir);
+        }
+        s.push_str("</ol>\n<h2>Matrix</h2>\n");
+    }
     s.push_str("<table id=\"matrix\"><tr><th>producer × extractor</th><th>cases</th><th>passed</th><th>skipped</th>");
     for c in report.columns() {
         let _ = write!(s, "<th title=\"{}\">{}</th>", h(c.explain()), c.id());
@@ -139,11 +173,7 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
             h(f.check.explain()),
             h(&f.case_dir)
         );
-        let _ = writeln!(s, "<h4>spec (W1)</h4><pre>{}</pre>", h(&read("spec.json")));
-        let prior = read("prior.json");
-        if prior.contains("\"path\"") {
-            let _ = writeln!(s, "<h4>prior workspace (W0)</h4><pre>{}</pre>", h(&prior));
-        }
+        let _ = writeln!(s, "<h4>case</h4><pre>{}</pre>", h(&case_tree(&case_dir)));
         let _ = writeln!(
             s,
             "<h4>archive members</h4><pre>{}</pre>",
@@ -151,7 +181,7 @@ pub fn index_html(report: &RunReport, dir: &Path) -> String {
         );
         let _ = writeln!(
             s,
-            "<h4>expected</h4><pre>{}</pre>",
+            "<h4>expected (a <code>?</code> in a mode: not compared by the profile)</h4><pre>{}</pre>",
             h(&read("expected.txt"))
         );
         let _ = writeln!(

@@ -1,11 +1,36 @@
-//! The Markdown summary: the producer × extractor × check matrix and the first finding of
-//! each cell with a link to its reproducer. Fit for `$GITHUB_STEP_SUMMARY`.
+//! The Markdown summary: the causes, most severe first, each with its reproducer and its
+//! shrunk case as a tree; then the producer × extractor × check matrix and the first finding
+//! of each cell with a link to its reproducer. Fit for `$GITHUB_STEP_SUMMARY`.
 
-use super::RunReport;
+use super::case_view::{case_tree_at_most, CASE_LINES};
+use super::{Cause, ReportFile};
 use std::fmt::Write;
+use std::path::Path;
 
-/// Render `summary.md` for `report`. Links are relative to the report directory.
-pub fn summary_markdown(report: &RunReport) -> String {
+/// The one-line verdict of a report: `3 new cause(s) in 14 failing cell(s), 1 known from
+/// the baseline`, or `every pair conforms`.
+pub fn verdict(file: &ReportFile) -> String {
+    let report = &file.run;
+    if !report.has_findings() {
+        return "every pair conforms".to_string();
+    }
+    let new = file.causes.iter().filter(|c| !c.known).count();
+    let known = file.causes.len() - new;
+    format!(
+        "{new} new cause(s) in {} failing cell(s), {known} known from the baseline",
+        report.findings.len()
+    )
+}
+
+/// How to run a cause's reproducer from the report directory.
+pub fn repro_command(c: &Cause) -> String {
+    format!("sh {}/repro.sh", c.case_dir)
+}
+
+/// Render `summary.md` for `file`; `dir` is the report directory (the reproducers' cases
+/// are read from it). Links are relative to it.
+pub fn summary_markdown(file: &ReportFile, dir: &Path) -> String {
+    let report = &file.run;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -15,16 +40,25 @@ pub fn summary_markdown(report: &RunReport) -> String {
         report.seed,
         report.profile
     );
-    let known = report.findings.iter().filter(|f| f.known).count();
-    let verdict = if report.has_findings() {
-        format!(
-            "**{} new finding(s)**, {known} known from the baseline",
-            report.findings.len() - known
-        )
+    let v = verdict(file);
+    if report.has_new_findings() {
+        let _ = writeln!(s, "Result: **{v}**.\n");
     } else {
-        "every pair conforms".to_string()
-    };
-    let _ = writeln!(s, "Result: {verdict}.\n");
+        let _ = writeln!(s, "Result: {v}.\n");
+    }
+    if !file.causes.is_empty() {
+        let _ = writeln!(s, "## Causes, most severe first\n");
+        let _ = writeln!(
+            s,
+            "Findings grouped by check, side and message with names abstracted, across pairs. \
+             Cases are `ls -l` style; in a message a `?` in a mode is a permission bit the \
+             profile does not compare.\n"
+        );
+        for (i, c) in file.causes.iter().enumerate() {
+            cause_markdown(&mut s, i + 1, c, dir);
+        }
+        let _ = writeln!(s, "## Matrix\n");
+    }
     let _ = write!(s, "| producer | extractor | cases | passed | skipped |");
     for c in report.columns() {
         let _ = write!(s, " {} |", c.id());
@@ -88,11 +122,20 @@ pub fn summary_markdown(report: &RunReport) -> String {
         for k in &report.fixed {
             let _ = writeln!(
                 s,
-                "- **{}** `{}` × `{}` (fingerprint `{}`) no longer found",
+                "- **{}** ({} side, fingerprint `{}`{}) no longer found{}",
                 k.check.id(),
-                k.producer,
-                k.extractor,
-                k.fingerprint
+                k.side,
+                k.fingerprint,
+                if k.pairs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; recorded in {}", k.pairs.join(", "))
+                },
+                if k.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", md_escape(&k.note))
+                }
             );
         }
     }
@@ -121,6 +164,47 @@ pub fn summary_markdown(report: &RunReport) -> String {
         );
     }
     s
+}
+
+fn cause_markdown(s: &mut String, n: usize, c: &Cause, dir: &Path) {
+    let _ = writeln!(
+        s,
+        "### {n}. {} `{}`: {}\n",
+        if c.known { "known" } else { "NEW" },
+        c.check.id(),
+        c.check.explain()
+    );
+    let _ = writeln!(s, "{}\n", md_escape(&c.message));
+    let _ = writeln!(s, "- side: {} ({})", c.side, c.side.explain());
+    let _ = writeln!(
+        s,
+        "- pairs: {} ({})",
+        md_escape(&c.pairs_text(6)),
+        c.counts_text()
+    );
+    let _ = writeln!(
+        s,
+        "- reproducer: [`{}/`]({}/), run `{}` ({})",
+        c.case_dir,
+        c.case_dir,
+        repro_command(c),
+        c.shrink.describe(c.entries)
+    );
+    let _ = writeln!(s, "- case:\n");
+    let tree = case_tree_at_most(&dir.join(&c.case_dir), CASE_LINES);
+    let fence = fence_for(&tree);
+    let _ = writeln!(s, "{fence}text\n{tree}{fence}\n");
+}
+
+/// A code fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
 }
 
 fn md_escape(s: &str) -> String {

@@ -1,17 +1,28 @@
-//! Reports of a run: `report.json`, the Markdown matrix, the progress display.
+//! Reports of a run: `report.json`, its causes, the Markdown summary, `index.html`, JUnit,
+//! the baseline, and the progress display.
 
 mod baseline;
+mod case_view;
+mod causes;
 mod faults;
 mod html;
 mod junit;
 mod markdown;
+mod merge;
 mod model;
 mod progress;
+mod text;
 
-pub use baseline::{fingerprint, Baseline, BaselineEntry};
+pub use baseline::{Baseline, BaselineEntry, CellEntry, BASELINE_SCHEMA};
+pub use case_view::{case_tree, case_tree_at_most, spec_listing};
+pub use causes::{causes, fingerprint, shape, Cause, CauseKey, CausePair, Side};
 pub use faults::{faults_markdown, FaultRow, FaultRows};
 pub use html::{archive_listing, index_html};
 pub use junit::{junit_xml, write_junit, JunitError};
-pub use markdown::summary_markdown;
-pub use model::{FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
+pub use markdown::{summary_markdown, verdict};
+pub use merge::{merge, MergeInput, Merged};
+pub use model::{
+    FindingRecord, PairReport, RefusalCount, ReportFile, RunReport, SkippedAdapter, REPORT_SCHEMA,
+};
 pub use progress::Progress;
+pub use text::summary_text;

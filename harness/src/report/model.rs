@@ -1,14 +1,19 @@
-//! The report data (`report.json`, schema 1), in stable order.
+//! The report data (`report.json`, schema [`REPORT_SCHEMA`]), in stable order.
 
-use super::BaselineEntry;
+use super::{causes, BaselineEntry, Cause};
 use crate::checks::Check;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The schema of the `report.json` this version writes: 2 adds `causes` and computes
+/// `fingerprint` from the message with names abstracted ([`super::shape`]); schema 1
+/// reports are still read (their fingerprints are recomputed where they are used).
+pub const REPORT_SCHEMA: u32 = 2;
+
 /// A whole run. Pairs are sorted by (producer, extractor); findings likewise, then by check.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunReport {
-    /// Report schema version: 1.
+    /// Report schema version ([`REPORT_SCHEMA`] when written by [`ReportFile::new`]).
     pub schema: u32,
     pub seed: u64,
     /// Cases drawn (each through every pair).
@@ -121,7 +126,8 @@ pub struct FindingRecord {
     pub count: u64,
     /// True for capture-side checks (the producer alone is at fault).
     pub capture_side: bool,
-    /// Stable key of the shrunk case's shape (see `report::baseline`).
+    /// Digest of the check and the shrunk case's message with names abstracted: with the
+    /// check and side, the key of the finding's cause (see [`super::fingerprint`]).
     pub fingerprint: String,
     /// True when the baseline lists this finding.
     #[serde(default)]
@@ -146,4 +152,45 @@ pub struct SkippedAdapter {
     pub name: String,
     pub reason: String,
     pub install_hint: String,
+}
+
+/// What `report.json` holds: the run ([`RunReport`], its fields at the top level) and its
+/// causes, most severe first.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReportFile {
+    /// The run, its fields at the top level of the file.
+    #[serde(flatten)]
+    pub run: RunReport,
+    /// The causes of `run.findings` (see [`super::causes`]); absent in schema 1.
+    #[serde(default)]
+    pub causes: Vec<Cause>,
+}
+
+impl ReportFile {
+    /// The file for `run` (after its baseline is applied): schema [`REPORT_SCHEMA`], every
+    /// finding's fingerprint recomputed, causes ranked.
+    pub fn new(mut run: RunReport) -> ReportFile {
+        run.schema = REPORT_SCHEMA;
+        for f in &mut run.findings {
+            f.fingerprint = super::fingerprint(f.check, &f.message);
+        }
+        let causes = causes(&run);
+        ReportFile { run, causes }
+    }
+
+    /// Read `report.json` of schema 1 or 2. `Err` names the file.
+    pub fn load(path: &std::path::Path) -> Result<ReportFile, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let file: ReportFile = serde_json::from_str(&text)
+            .map_err(|e| format!("`{}` is not a snapconf report: {e}", path.display()))?;
+        if file.run.schema == 0 || file.run.schema > REPORT_SCHEMA {
+            return Err(format!(
+                "`{}` has report schema {}, expected 1 to {REPORT_SCHEMA}",
+                path.display(),
+                file.run.schema
+            ));
+        }
+        Ok(file)
+    }
 }

@@ -1,9 +1,12 @@
-//! `snapconf audit`: describe a real directory as a `WorkspaceSpec`, so it can go through
-//! every pair with the same checks as generated cases.
+//! Describe workspaces: a real directory as a `WorkspaceSpec` (`snapconf audit`, so it can
+//! go through every pair with the same checks as generated cases), and a spec as the tree
+//! it materialises to (for `ls -l`-style listings in reports, see
+//! [`crate::workspace::diff::listing`]).
 
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
-use std::collections::HashMap;
+use crate::model::tree::{Node, NodeKind, Tree};
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -118,4 +121,100 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// The tree materialising `spec` creates, as written (no profile applied): every entry and
+/// implicit parent with its own mode, a hardlink as its target's node with both names in
+/// one shared-inode group, symlink targets verbatim (placeholders such as `{root}` kept).
+/// Exclusions do not change the tree. A hardlink to nothing is left out.
+pub fn spec_tree(spec: &WorkspaceSpec) -> Tree {
+    let mut nodes: BTreeMap<RelPath, Node> = BTreeMap::new();
+    let mut groups: BTreeMap<RelPath, Vec<RelPath>> = BTreeMap::new();
+    for e in spec.with_parents() {
+        let kind = match &e.kind {
+            EntryKind::Dir => NodeKind::Dir,
+            EntryKind::File { content } => NodeKind::File {
+                size: content.as_bytes().len() as u64,
+                sha256: crate::workspace::observe::sha256_hex(content.as_bytes()),
+            },
+            EntryKind::Symlink { target } => NodeKind::Symlink {
+                target: target.clone(),
+            },
+            EntryKind::Fifo => NodeKind::Fifo,
+            EntryKind::Socket => NodeKind::Socket,
+            EntryKind::CharDevice { major, minor } => NodeKind::CharDevice {
+                major: *major,
+                minor: *minor,
+            },
+            EntryKind::Hardlink { target } => {
+                // The inode's first name: follow hardlinks to a hardlink back to it.
+                let first = groups
+                    .iter()
+                    .find(|(_, g)| g.contains(target))
+                    .map(|(k, _)| k.clone())
+                    .unwrap_or_else(|| target.clone());
+                let Some(node) = nodes.get(&first).cloned() else {
+                    continue;
+                };
+                groups
+                    .entry(first.clone())
+                    .or_insert_with(|| vec![first.clone()])
+                    .push(e.path.clone());
+                nodes.insert(e.path.clone(), node);
+                continue;
+            }
+        };
+        let mode = if matches!(kind, NodeKind::Symlink { .. }) {
+            0
+        } else {
+            e.effective_mode()
+        };
+        nodes.insert(e.path.clone(), Node { kind, mode });
+    }
+    let mut shared_inodes: Vec<Vec<RelPath>> = groups
+        .into_values()
+        .map(|mut g| {
+            g.sort();
+            g.dedup();
+            g
+        })
+        .collect();
+    shared_inodes.sort();
+    Tree {
+        nodes,
+        shared_inodes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::diff::listing;
+
+    /// A spec lists `ls -l` style: parents added, names escaped, hardlinks grouped.
+    #[test]
+    fn a_spec_lists_as_the_tree_it_creates() {
+        let spec: WorkspaceSpec = serde_json::from_value(serde_json::json!({
+            "entries": [
+                {"path": "d/f", "kind": "file", "content": "abc", "mode": 0o755},
+                {"path": "d/h", "kind": "hardlink", "target": "d/f"},
+                {"path": "new\nline", "kind": "fifo"},
+                {"path": "l", "kind": "symlink", "target": "{root}/d"},
+                {"path": "c", "kind": "char-device", "major": 1, "minor": 3}
+            ],
+            "exclusions": ["d/h"]
+        }))
+        .expect("spec");
+        let text = listing(&spec_tree(&spec));
+        assert_eq!(
+            text,
+            "crw-r--r--  1,3  c\n\
+             drwxr-xr-x  d/\n\
+             -rwxr-xr-x  3  sha256:ba7816bf  d/f\n\
+             -rwxr-xr-x  3  sha256:ba7816bf  d/h\n\
+             lrwxrwxrwx  l -> {root}/d\n\
+             prw-r--r--  new\\nline\n\
+             hardlinks: d/f = d/h\n"
+        );
+    }
 }

@@ -11,16 +11,45 @@
 //! brw-r--r--  8,0  disk
 //! hardlinks: a = b = c
 //! ```
-//! Files show the size in bytes and the first 8 hex digits of the SHA-256.
+//! Files show the size in bytes and the first 8 hex digits of the SHA-256. A listing of a
+//! tree normalised by a profile ([`ModeShown::Compared`]) prints the permission bits the
+//! profile does not compare as `?` (`c?????????  1,3  dev`), never as a mode of `000`.
 
 use crate::model::bytes::{escape, RelPath};
+use crate::model::expected::compared_mode_bits;
+use crate::model::profile::ModeRule;
 use crate::model::tree::{Node, NodeKind, Tree};
 use std::fmt;
 
-/// One `ls -l`-style line for `node` at `path`, without a newline.
+/// Which permission bits a listing shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeShown {
+    /// Every bit, as the tree has it (a real directory, a spec).
+    All,
+    /// Only the bits this mode rule compares (see [`compared_mode_bits`]); the others print
+    /// as `?`. For trees passed through `normalise` with that rule.
+    Compared(ModeRule),
+}
+
+impl ModeShown {
+    fn mask(self, kind: &NodeKind) -> u32 {
+        match self {
+            ModeShown::All => 0o7777,
+            ModeShown::Compared(rule) => compared_mode_bits(kind, rule),
+        }
+    }
+}
+
+/// One `ls -l`-style line for `node` at `path`, without a newline, every mode bit shown.
 pub fn node_line(path: &RelPath, node: &Node) -> String {
+    node_line_shown(path, node, ModeShown::All)
+}
+
+/// One `ls -l`-style line for `node` at `path`, without a newline, showing the mode bits
+/// `shown` says.
+pub fn node_line_shown(path: &RelPath, node: &Node, shown: ModeShown) -> String {
     let name = path.escaped();
-    let perms = mode_string(node);
+    let perms = mode_string(node, shown.mask(&node.kind));
     match &node.kind {
         NodeKind::Dir => format!("{perms}  {name}/"),
         NodeKind::File { size, sha256 } => {
@@ -44,9 +73,14 @@ pub fn group_line(group: &[RelPath]) -> String {
 /// The whole tree, one line per node in path order, then one `hardlinks:` line per
 /// shared-inode group; every line ends with a newline (empty tree: empty string).
 pub fn listing(tree: &Tree) -> String {
+    listing_shown(tree, ModeShown::All)
+}
+
+/// [`listing`] showing the mode bits `shown` says.
+pub fn listing_shown(tree: &Tree, shown: ModeShown) -> String {
     let mut out = String::new();
     for (path, node) in &tree.nodes {
-        out.push_str(&node_line(path, node));
+        out.push_str(&node_line_shown(path, node, shown));
         out.push('\n');
     }
     for group in &tree.shared_inodes {
@@ -57,31 +91,41 @@ pub fn listing(tree: &Tree) -> String {
 }
 
 /// `drwxr-xr-x`: type letter, then rwx triplets with `s`/`S` (setuid, setgid) and `t`/`T`
-/// (sticky). Symlinks always print `lrwxrwxrwx`, since their mode is not compared.
-fn mode_string(node: &Node) -> String {
-    let (letter, mode) = match node.kind {
-        NodeKind::Dir => ('d', node.mode),
-        NodeKind::File { .. } => ('-', node.mode),
-        NodeKind::Symlink { .. } => ('l', 0o777),
-        NodeKind::Fifo => ('p', node.mode),
-        NodeKind::Socket => ('s', node.mode),
-        NodeKind::CharDevice { .. } => ('c', node.mode),
-        NodeKind::BlockDevice { .. } => ('b', node.mode),
+/// (sticky); a bit outside `mask` prints `?` (a triplet's execute and special bit print one
+/// `?` only when neither is in `mask`). Symlinks always print `lrwxrwxrwx`, since their mode
+/// is not compared.
+fn mode_string(node: &Node, mask: u32) -> String {
+    let (letter, mode, mask) = match node.kind {
+        NodeKind::Dir => ('d', node.mode, mask),
+        NodeKind::File { .. } => ('-', node.mode, mask),
+        NodeKind::Symlink { .. } => ('l', 0o777, 0o7777),
+        NodeKind::Fifo => ('p', node.mode, mask),
+        NodeKind::Socket => ('s', node.mode, mask),
+        NodeKind::CharDevice { .. } => ('c', node.mode, mask),
+        NodeKind::BlockDevice { .. } => ('b', node.mode, mask),
     };
     let mut s = String::with_capacity(10);
     s.push(letter);
     let special = [(0o4000, 's'), (0o2000, 's'), (0o1000, 't')];
     for (i, (bit, letter)) in special.iter().enumerate() {
         let shift = 6 - 3 * i;
-        let triplet = (mode >> shift) & 0o7;
-        s.push(if triplet & 4 != 0 { 'r' } else { '-' });
-        s.push(if triplet & 2 != 0 { 'w' } else { '-' });
-        let x = triplet & 1 != 0;
-        s.push(match (mode & bit != 0, x) {
-            (true, true) => *letter,
-            (true, false) => letter.to_ascii_uppercase(),
-            (false, true) => 'x',
-            (false, false) => '-',
+        let (r, w, x) = (4 << shift, 2 << shift, 1 << shift);
+        let plain = |b: u32, on: char| match (mask & b != 0, mode & b != 0) {
+            (false, _) => '?',
+            (true, true) => on,
+            (true, false) => '-',
+        };
+        s.push(plain(r, 'r'));
+        s.push(plain(w, 'w'));
+        s.push(if mask & (bit | x) == 0 {
+            '?'
+        } else {
+            match (mode & bit != 0, mode & x != 0) {
+                (true, true) => *letter,
+                (true, false) => letter.to_ascii_uppercase(),
+                (false, true) => 'x',
+                (false, false) => '-',
+            }
         });
     }
     s
@@ -139,23 +183,25 @@ pub fn diff_trees(expected: &Tree, observed: &Tree) -> TreeDiff {
     d
 }
 
-/// Unified-style: `- ` lines are expected only, `+ ` lines observed only; a changed node is
-/// a `-` line then a `+` line. Node lines are sorted by path; differing `hardlinks:` groups
-/// follow. Ends with a newline; prints nothing when empty.
-impl fmt::Display for TreeDiff {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl TreeDiff {
+    /// The diff as [`fmt::Display`] prints it, showing the mode bits `shown` says.
+    pub fn shown(&self, shown: ModeShown) -> String {
+        let mut out = String::new();
+        let _ = self.write(&mut out, shown);
+        out
+    }
+
+    fn write(&self, f: &mut impl fmt::Write, shown: ModeShown) -> fmt::Result {
+        let line = |path: &RelPath, node: &Node| node_line_shown(path, node, shown);
         let mut lines: Vec<(&RelPath, String)> = Vec::new();
         for (path, node) in &self.missing {
-            lines.push((path, format!("- {}", node_line(path, node))));
+            lines.push((path, format!("- {}", line(path, node))));
         }
         for (path, node) in &self.extra {
-            lines.push((path, format!("+ {}", node_line(path, node))));
+            lines.push((path, format!("+ {}", line(path, node))));
         }
         for (path, e, o) in &self.changed {
-            lines.push((
-                path,
-                format!("- {}\n+ {}", node_line(path, e), node_line(path, o)),
-            ));
+            lines.push((path, format!("- {}\n+ {}", line(path, e), line(path, o))));
         }
         lines.sort_by(|a, b| a.0.cmp(b.0));
         for (_, line) in lines {
@@ -170,6 +216,16 @@ impl fmt::Display for TreeDiff {
             }
         }
         Ok(())
+    }
+}
+
+/// Unified-style: `- ` lines are expected only, `+ ` lines observed only; a changed node is
+/// a `-` line then a `+` line. Node lines are sorted by path; differing `hardlinks:` groups
+/// follow. Ends with a newline; prints nothing when empty. Every mode bit is shown (see
+/// [`TreeDiff::shown`]).
+impl fmt::Display for TreeDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, ModeShown::All)
     }
 }
 

@@ -26,5 +26,5 @@ mod properties;
 
 pub use detect::features;
 pub use feature::Feature;
-pub use normalise::normalise;
+pub use normalise::{compared_mode_bits, normalise};
 pub use oracle::{expected, Expected};

@@ -4,6 +4,21 @@
 use crate::model::profile::{HardlinkRule, ModeRule, Profile};
 use crate::model::tree::{Node, NodeKind, Tree};
 
+/// The permission bits `rule` compares for a node of `kind` (the others are cleared by
+/// [`normalise`] and shown as `?` by [`crate::workspace::diff::ModeShown`]): every bit under
+/// `exact`, the owner-execute bit of files under `exec-bit`, `0o755` under `data-filter`,
+/// none under `ignore`, and none of a symlink's.
+pub fn compared_mode_bits(kind: &NodeKind, rule: ModeRule) -> u32 {
+    match (kind, rule) {
+        (NodeKind::Symlink { .. }, _) => 0,
+        (_, ModeRule::Exact) => 0o7777,
+        (NodeKind::File { .. }, ModeRule::ExecBit) => 0o100,
+        (_, ModeRule::ExecBit) => 0,
+        (_, ModeRule::DataFilter) => 0o7777 & !0o7022,
+        (_, ModeRule::Ignore) => 0,
+    }
+}
+
 /// Apply the profile's mode rule to every node and keep `shared_inodes` only under
 /// `hardlinks = preserve`:
 /// - `exact`: modes as they are;
@@ -17,14 +32,7 @@ pub fn normalise(tree: &Tree, profile: &Profile) -> Tree {
         .nodes
         .iter()
         .map(|(path, node)| {
-            let mode = match (&node.kind, profile.modes) {
-                (NodeKind::Symlink { .. }, _) => 0,
-                (_, ModeRule::Exact) => node.mode,
-                (NodeKind::File { .. }, ModeRule::ExecBit) => node.mode & 0o100,
-                (_, ModeRule::ExecBit) => 0,
-                (_, ModeRule::DataFilter) => node.mode & !0o7022,
-                (_, ModeRule::Ignore) => 0,
-            };
+            let mode = node.mode & compared_mode_bits(&node.kind, profile.modes);
             let node = Node {
                 kind: node.kind.clone(),
                 mode,

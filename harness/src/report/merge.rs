@@ -1,0 +1,252 @@
+//! Joining the reports of `snapconf run --shard K/N` into the report of the whole run
+//! (`snapconf report merge`).
+//!
+//! Shards of one run draw their cases from the same seed and split the case indices, so the
+//! whole run's matrix is the sum of theirs: pair counts add up, and each cell's first
+//! finding is the one with the lowest case index over the shards (the one the unsharded run
+//! would have found first; on a tie, or when an index is unknown, the earlier input). The
+//! causes, the JUnit report and the baseline check follow from the merged findings.
+
+use super::{FaultRow, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
+use crate::checks::Check;
+use std::collections::BTreeMap;
+
+/// One report to merge: the run, and for each of its findings (same order) the index of
+/// the generated case it was found in (`None` when unknown, e.g. an audit).
+pub struct MergeInput {
+    /// A shard's report.
+    pub run: RunReport,
+    /// The case index of each of its findings, in order.
+    pub case_index: Vec<Option<u64>>,
+}
+
+/// The merged run, and for each of its findings the input (position in the slice) whose
+/// reproducer it keeps.
+pub struct Merged {
+    /// The merged report (baseline not applied: `known` is false, `fixed` empty).
+    pub run: RunReport,
+    /// For each merged finding, the input whose reproducer it keeps.
+    pub source: Vec<usize>,
+}
+
+/// Merge `inputs` (at least one). `Err` says which input does not belong to the first's run:
+/// a different seed, profile or audited directory.
+pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
+    let Some(first) = inputs.first() else {
+        return Err("no report to merge".into());
+    };
+    let base = &first.run;
+    for (i, m) in inputs.iter().enumerate().skip(1) {
+        let r = &m.run;
+        let differs = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+            format!(
+                "report {} has {what} {b}, report 1 has {a}: not shards of one run",
+                i + 1
+            )
+        };
+        if r.seed != base.seed {
+            return Err(differs("seed", &base.seed, &r.seed));
+        }
+        if r.profile != base.profile {
+            return Err(differs("profile", &base.profile, &r.profile));
+        }
+        if r.audited != base.audited {
+            return Err(format!(
+                "report {} audits another directory than report 1: not shards of one run",
+                i + 1
+            ));
+        }
+    }
+    let mut pairs: BTreeMap<(String, String), PairReport> = BTreeMap::new();
+    let mut cells: BTreeMap<(String, String, Check), (u64, usize, FindingRecord)> = BTreeMap::new();
+    let mut refusals: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut skipped: Vec<SkippedAdapter> = Vec::new();
+    let mut faults: Vec<FaultRow> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let (mut cases, mut skipped_entries) = (0, 0);
+    for (i, m) in inputs.iter().enumerate() {
+        let r = &m.run;
+        cases += r.cases;
+        skipped_entries += r.skipped_entries;
+        for p in &r.pairs {
+            let into = pairs
+                .entry((p.producer.clone(), p.extractor.clone()))
+                .or_insert_with(|| PairReport::new(&p.producer, &p.extractor));
+            into.cases += p.cases;
+            into.passed += p.passed;
+            into.skipped += p.skipped;
+            for (check, n) in &p.findings {
+                *into.findings.entry(check.clone()).or_default() += n;
+            }
+        }
+        for (j, f) in r.findings.iter().enumerate() {
+            let index = m.case_index.get(j).copied().flatten().unwrap_or(u64::MAX);
+            let key = (f.producer.clone(), f.extractor.clone(), f.check);
+            match cells.get_mut(&key) {
+                None => {
+                    cells.insert(key, (index, i, f.clone()));
+                }
+                Some((best, src, kept)) => {
+                    let count = kept.count + f.count;
+                    if index < *best {
+                        (*best, *src, *kept) = (index, i, f.clone());
+                    }
+                    kept.count = count;
+                }
+            }
+        }
+        for c in &r.capture_refusals {
+            *refusals
+                .entry((c.producer.clone(), c.feature.clone()))
+                .or_default() += c.count;
+        }
+        for a in &r.skipped_adapters {
+            if !skipped.iter().any(|s| s.name == a.name) {
+                skipped.push(a.clone());
+            }
+        }
+        for row in &r.faults {
+            match faults
+                .iter_mut()
+                .find(|f| f.extractor == row.extractor && f.fault == row.fault)
+            {
+                Some(f) => {
+                    f.runs += row.runs;
+                    f.failed_intact += row.failed_intact;
+                    f.failed_damaged += row.failed_damaged;
+                    f.accepted += row.accepted;
+                    f.skipped += row.skipped;
+                    if f.skip_reason.is_none() {
+                        f.skip_reason = row.skip_reason.clone();
+                    }
+                }
+                None => faults.push(row.clone()),
+            }
+        }
+        for n in &r.notes {
+            // A shard's own note ("shard 1/2: 10 of 20 cases") does not describe the whole.
+            if !n.starts_with("shard ") && !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+    }
+    faults.sort_by(|a, b| a.extractor.cmp(&b.extractor));
+    notes.push(format!("merged from {} shard report(s)", inputs.len()));
+    let mut findings = Vec::with_capacity(cells.len());
+    let mut source = Vec::with_capacity(cells.len());
+    for (_, (_, src, mut f)) in cells {
+        f.known = false;
+        findings.push(f);
+        source.push(src);
+    }
+    Ok(Merged {
+        run: RunReport {
+            schema: base.schema,
+            seed: base.seed,
+            cases,
+            profile: base.profile.clone(),
+            pairs: pairs.into_values().collect(),
+            findings,
+            capture_refusals: refusals
+                .into_iter()
+                .map(|((producer, feature), count)| RefusalCount {
+                    producer,
+                    feature,
+                    count,
+                })
+                .collect(),
+            skipped_adapters: skipped,
+            skipped_entries,
+            fixed: Vec::new(),
+            faults,
+            notes,
+            audited: base.audited.clone(),
+        },
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::shrink::ShrinkEnd;
+
+    fn run(seed: u64, cases: u64, findings: Vec<FindingRecord>) -> RunReport {
+        let mut pair = PairReport::new("p", "e");
+        pair.cases = cases;
+        pair.passed = cases - findings.iter().map(|f| f.count).sum::<u64>();
+        for f in &findings {
+            pair.findings.insert(f.check.id().into(), f.count);
+        }
+        RunReport {
+            schema: 2,
+            seed,
+            cases,
+            profile: "default".into(),
+            pairs: vec![pair],
+            findings,
+            capture_refusals: vec![],
+            skipped_adapters: vec![],
+            skipped_entries: 0,
+            fixed: vec![],
+            faults: vec![],
+            notes: vec![format!("shard 1/2: {cases} of 20 cases")],
+            audited: None,
+        }
+    }
+
+    fn rec(count: u64, entries: usize) -> FindingRecord {
+        FindingRecord {
+            check: Check::ROUNDTRIP,
+            producer: "p".into(),
+            extractor: "e".into(),
+            case_dir: "cases/roundtrip__p__e".into(),
+            entries,
+            message: "differs".into(),
+            count,
+            capture_side: false,
+            fingerprint: String::new(),
+            known: true,
+            shrink: ShrinkEnd::Minimal,
+        }
+    }
+
+    /// Counts add up; the cell keeps the finding of the lowest case index, from any input.
+    #[test]
+    fn shards_sum_and_keep_the_first_case() {
+        let a = MergeInput {
+            run: run(7, 10, vec![rec(2, 5)]),
+            case_index: vec![Some(9)],
+        };
+        let b = MergeInput {
+            run: run(7, 10, vec![rec(3, 1)]),
+            case_index: vec![Some(4)],
+        };
+        let m = merge(&[a, b]).expect("merges");
+        assert_eq!(m.run.cases, 20);
+        assert_eq!(m.run.pairs[0].cases, 20);
+        assert_eq!(m.run.pairs[0].passed, 15);
+        assert_eq!(m.run.pairs[0].findings["roundtrip"], 5);
+        assert_eq!(m.run.findings.len(), 1);
+        assert_eq!(m.run.findings[0].count, 5);
+        assert_eq!(m.run.findings[0].entries, 1, "case 4 is the first");
+        assert!(!m.run.findings[0].known, "the baseline is applied afresh");
+        assert_eq!(m.source, [1]);
+        assert_eq!(m.run.notes, ["merged from 2 shard report(s)"]);
+    }
+
+    #[test]
+    fn reports_of_different_runs_do_not_merge() {
+        let a = MergeInput {
+            run: run(7, 10, vec![]),
+            case_index: vec![],
+        };
+        let b = MergeInput {
+            run: run(8, 10, vec![]),
+            case_index: vec![],
+        };
+        let err = merge(&[a, b]).err().expect("different seeds");
+        assert!(err.contains("seed 8") && err.contains("report 2"), "{err}");
+        assert!(merge(&[]).is_err());
+    }
+}

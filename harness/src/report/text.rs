@@ -1,0 +1,57 @@
+//! The summary printed on stdout at the end of a run: the verdict, the causes most severe
+//! first (what happened, which pairs, how many cases, the reproducer and its shrunk case),
+//! and where the report is. The matrix is left to `summary.md`.
+
+use super::case_view::case_tree_at_most;
+use super::markdown::verdict;
+use super::ReportFile;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Most lines of a cause's case tree printed on stdout.
+const TREE_LINES: usize = 16;
+
+/// Render the stdout summary of `file`, whose report directory is `dir`.
+pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
+    let report = &file.run;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} cases, seed {}, profile `{}`: {}",
+        report.title(),
+        report.cases,
+        report.seed,
+        report.profile,
+        verdict(file)
+    );
+    for (i, c) in file.causes.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\n{}. {} {} ({} side): {}",
+            i + 1,
+            if c.known { "known" } else { "NEW" },
+            c.check.id(),
+            c.side,
+            c.message
+        );
+        let _ = writeln!(s, "   pairs: {} ({})", c.pairs_text(4), c.counts_text());
+        let _ = writeln!(
+            s,
+            "   reproducer: sh {} ({})",
+            dir.join(&c.case_dir).join("repro.sh").display(),
+            c.shrink.describe(c.entries)
+        );
+        for l in case_tree_at_most(&dir.join(&c.case_dir), TREE_LINES).lines() {
+            let _ = writeln!(s, "   {l}");
+        }
+    }
+    if report.has_findings() {
+        let _ = writeln!(
+            s,
+            "\nthe matrix and every cell: {}",
+            dir.join("summary.md").display()
+        );
+    }
+    let _ = writeln!(s, "report: {}", dir.display());
+    s
+}

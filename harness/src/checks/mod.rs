@@ -14,7 +14,6 @@ pub mod late_failure;
 pub mod listing_mismatch;
 pub mod parser_disagreement;
 pub mod roundtrip;
-mod shape;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 
@@ -23,4 +22,3 @@ pub use evidence::{
     first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, Step, Violation,
 };
 pub use id::{Check, CheckDef};
-pub use shape::message_shape;

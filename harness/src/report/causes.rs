@@ -210,8 +210,9 @@ fn abstract_word(w: &str) -> String {
         // Keep punctuation around the path (`(./a/b)` → `(<path>)`).
         let start = w.find(|c: char| !"([{\"".contains(c)).unwrap_or(0);
         let end = w
-            .rfind(|c: char| !")]}:;,.\"".contains(c))
-            .map_or(w.len(), |i| i + 1);
+            .char_indices()
+            .rfind(|&(_, c)| !")]}:;,.\"".contains(c))
+            .map_or(w.len(), |(i, c)| i + c.len_utf8());
         if start < end {
             return format!("{}<path>{}", &w[..start], &w[end..]);
         }
@@ -447,6 +448,33 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    /// Whatever a tool prints (any Unicode, GNU tar's `‘…’` quotes around a path), a
+    /// shape is made without a panic.
+    #[test]
+    fn any_message_has_a_shape() {
+        for m in [
+            "tar: ‘./.venv/lib/a’: Cannot hard link",
+            "‘./a/b’:",
+            "/ä/ö’",
+            "(/a/ü)",
+            "`",
+            "'",
+            "sha256:",
+        ] {
+            let _ = shape(m);
+        }
+        let mut rng = crate::gen::Rng::new(7);
+        let alphabet: Vec<char> = "a/.'`’‘ü:() \n-1".chars().collect();
+        for _ in 0..20_000 {
+            let n = rng.below(24);
+            let m: String = (0..n)
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            let _ = shape(&m);
+        }
+    }
 
     #[test]
     fn shapes_abstract_names_paths_and_numbers_but_keep_the_reason() {

@@ -179,7 +179,7 @@ mod tests {
             pair.findings.insert(f.check.id().into(), f.count);
         }
         RunReport {
-            schema: 2,
+            schema: crate::report::REPORT_SCHEMA,
             seed,
             cases,
             profile: "default".into(),

@@ -172,7 +172,7 @@ impl Cells {
             (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
         });
         RunReport {
-            schema: 1,
+            schema: crate::report::REPORT_SCHEMA,
             seed: opts.seed,
             cases: done,
             profile: opts.env.profile.name.clone(),

@@ -125,9 +125,16 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
         assert!(md.contains("### 1. known `roundtrip`"), "{md}");
     }
 
-    // Seed 7 finds a char device instead: another cause, new; the FIFO one is fixed.
+    // A baseline whose one cause is another (its fingerprint changed): the run's cause is
+    // new and fails the gate, and the baseline's cause, not seen, is listed as fixed.
+    let mut other: Value =
+        serde_json::from_str(&std::fs::read_to_string(b).expect("read")).expect("json");
+    other["known"][0]["fingerprint"] = Value::from("0000000000000000");
+    let other_path = dir.path().join("other-baseline.json");
+    std::fs::write(&other_path, other.to_string()).expect("write");
     let rd = dir.path().join("new");
-    let (code, report) = run("7", "tar-rs,gnu-tar", &rd, &["--baseline", b]);
+    let other_s = other_path.to_str().expect("utf-8 temp path");
+    let (code, report) = run("2", "tar-rs", &rd, &["--baseline", other_s]);
     assert_eq!(code, 1, "a new cause fails the gate: {report:#}");
     assert_eq!(causes(&report)[0]["known"], false);
     assert_eq!(

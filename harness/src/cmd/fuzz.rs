@@ -105,10 +105,12 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     } else {
         ex
     };
+    // A default directory is unique to this process (two sessions of one seed never share
+    // one), as `run`'s is.
     let report_dir = a
         .report_dir
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("reports/runs/fuzz-{name}-{seed}")));
+        .unwrap_or_else(|| super::run::default_report_dir(&format!("fuzz-{name}"), seed));
     let opts = FuzzOptions {
         bases: if a.replay.is_some() {
             Vec::new()

@@ -119,7 +119,7 @@ fn clock_and_pid() -> (u128, u32) {
 
 /// `reports/runs/<label>-<secs>-<nanos>-<pid>-seed<seed>`: unique to this process and
 /// instant.
-fn default_report_dir(label: &str, seed: u64) -> PathBuf {
+pub fn default_report_dir(label: &str, seed: u64) -> PathBuf {
     let (nanos, pid) = clock_and_pid();
     PathBuf::from("reports/runs").join(format!(
         "{label}-{}-{:09}-{pid}-seed{seed}",
@@ -132,11 +132,8 @@ fn default_report_dir(label: &str, seed: u64) -> PathBuf {
 /// that two runs started together draw different seeds.
 pub fn clock_seed() -> u64 {
     let (nanos, pid) = clock_and_pid();
-    // splitmix64's finaliser over both.
-    let mut z = (nanos as u64) ^ ((nanos >> 64) as u64) ^ (u64::from(pid) << 40);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) % 1_000_000_000
+    let z = (nanos as u64) ^ ((nanos >> 64) as u64) ^ (u64::from(pid) << 40);
+    snapconf_harness::gen::Rng::new(z).next_u64() % 1_000_000_000
 }
 
 /// The files of a report directory that a run writes, besides `cases/`.

@@ -449,7 +449,6 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
 mod tests {
     use super::*;
 
-    #[test]
     /// Whatever a tool prints (any Unicode, GNU tar's `‘…’` quotes around a path), a
     /// shape is made without a panic.
     #[test]

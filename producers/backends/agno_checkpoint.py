@@ -18,7 +18,6 @@ is renamed to ROOT, and the old tree is removed. A refused restore leaves ROOT u
 `absolute_links` stays False, agno's host-side default: absolute symlinks are not restored.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -60,34 +59,14 @@ def hydrate(root, archive, scratch):
     _remove(restored)
 
 
-def _path(value):
-    """A protocol path: a string, or {"hex": ...} for bytes that are not UTF-8."""
-    if isinstance(value, dict):
-        return os.fsdecode(bytes.fromhex(value["hex"]))
-    return value
-
-
-def worker():
-    for line in sys.stdin:
-        try:
-            req = json.loads(line)
-            scratch = _path(req["scratch"])
-            if req["op"] == "capture":
-                capture(_path(req["root"]), _path(req["archive"]), [_path(e) for e in req["exclude"]], scratch)
-            elif req["op"] == "hydrate":
-                hydrate(_path(req["root"]), _path(req["archive"]), scratch)
-            else:
-                raise ValueError(f"unknown op {req['op']!r}")
-            answer = {"ok": True}
-        except Exception as error:  # agno's refusals are answers, not crashes
-            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
-
-
 def main(argv):
     if argv[1:] == ["--worker"]:
-        worker()
+        # The protocol (JSON lines, paths, refusals) is snapconf_worker's, beside this file;
+        # `python3 -I` leaves the script's directory off sys.path, so it is added here.
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import snapconf_worker
+
+        snapconf_worker.serve(capture=capture, hydrate=hydrate)
     elif len(argv) == 5 and argv[1] == "capture":
         with open(argv[4], "rb") as f:
             exclusions = [os.fsdecode(x) for x in f.read().split(b"\n") if x]

@@ -11,7 +11,6 @@ drops FIFOs and device nodes (tarfile already skips sockets). Hydrate empties RO
 extracts with tarfile's `tar` filter (PEP 706). Standard library only.
 """
 
-import json
 import os
 import shutil
 import stat
@@ -67,33 +66,14 @@ def hydrate(root, archive):
         tar.extractall(root, filter="tar")
 
 
-def _path(value):
-    """A protocol path: a string, or {"hex": ...} for bytes that are not UTF-8."""
-    if isinstance(value, dict):
-        return os.fsdecode(bytes.fromhex(value["hex"]))
-    return value
-
-
-def worker():
-    for line in sys.stdin:
-        try:
-            req = json.loads(line)
-            if req["op"] == "capture":
-                capture(_path(req["root"]), _path(req["archive"]), [_path(e) for e in req["exclude"]])
-            elif req["op"] == "hydrate":
-                hydrate(_path(req["root"]), _path(req["archive"]))
-            else:
-                raise ValueError(f"unknown op {req['op']!r}")
-            answer = {"ok": True}
-        except Exception as error:  # a refusal is an answer, never a crash of the worker
-            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
-
-
 def main(argv):
     if argv[1:] == ["--worker"]:
-        worker()
+        # The protocol (JSON lines, paths, refusals) is snapconf_worker's, beside this file;
+        # `python3 -I` leaves the script's directory off sys.path, so it is added here.
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import snapconf_worker
+
+        snapconf_worker.serve(capture=capture, hydrate=hydrate)
     elif len(argv) == 5 and argv[1] == "capture":
         with open(argv[4], "rb") as f:
             exclusions = [os.fsdecode(x) for x in f.read().split(b"\n") if x]

@@ -142,7 +142,20 @@ impl Producer for BusyboxTarProducer {
             .arg(req.archive)
             .arg("-C")
             .arg(req.root);
-        match kept_names(req.root, req.exclusions)? {
+        let kept = match kept_names(req.root, req.exclusions) {
+            Ok(kept) => kept,
+            // Not root, and a directory on the way to a nested exclusion is one this user
+            // may not list: BusyBox, run as the same user, could not archive it either.
+            Err(ToolError::Io { context, source })
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                return Ok(Outcome::Refused {
+                    message: format!("{context}: {source}"),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        match kept {
             None => {
                 cmd.arg(".");
             }

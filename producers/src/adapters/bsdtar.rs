@@ -22,8 +22,11 @@
 //!
 //! # Hydrate
 //! ```text
-//! (clear ROOT) bsdtar -xf ARCHIVE -C ROOT
+//! (clear ROOT) bsdtar -xf ARCHIVE -C ROOT    bsdtar
+//! bsdtar -xf ARCHIVE -C ROOT                 bsdtar-merge
 //! ```
+//! `bsdtar-merge` extracts over whatever the root holds; it is not in the default set of a
+//! run (`--extractors bsdtar-merge` or `--extractors all`).
 //! Run as root, bsdtar restores owners and permission bits by default (bsdtar(1),
 //! `--same-owner`, `-p`).
 
@@ -109,10 +112,44 @@ impl Extractor for BsdtarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_hydrate(req, true)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}
+
+/// The `bsdtar-merge` extractor (`bsdtar -xf ARCHIVE -C ROOT` over what the root holds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BsdtarMergeExtractor;
+
+/// `bsdtar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
+/// `clear`.
+fn bsdtar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
+    if clear {
         clear_root(req.root)?;
-        let mut cmd = Command::new(BSDTAR_PROGRAM);
-        cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+    let mut cmd = Command::new(BSDTAR_PROGRAM);
+    cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+impl Extractor for BsdtarMergeExtractor {
+    fn name(&self) -> &str {
+        "bsdtar-merge"
+    }
+
+    fn availability(&self) -> Availability {
+        bsdtar_availability()
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_hydrate(req, false)
     }
 
     fn honours_limits(&self) -> bool {

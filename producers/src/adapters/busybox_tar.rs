@@ -25,8 +25,11 @@
 //!
 //! # Hydrate
 //! ```text
-//! (clear ROOT) busybox tar -xf ARCHIVE -C ROOT
+//! (clear ROOT) busybox tar -xf ARCHIVE -C ROOT     busybox-tar
+//! busybox tar -xf ARCHIVE -C ROOT                  busybox-tar-merge
 //! ```
+//! `busybox-tar-merge` extracts over whatever the root holds; it is not in the default set
+//! of a run (`--extractors busybox-tar-merge` or `--extractors all`).
 
 use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
@@ -188,14 +191,49 @@ impl Extractor for BusyboxTarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        busybox_hydrate(req, true)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}
+
+/// The `busybox-tar-merge` extractor (`busybox tar -xf ARCHIVE -C ROOT` over what the root
+/// holds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BusyboxTarMergeExtractor;
+
+/// `busybox tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
+/// `clear`.
+fn busybox_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
+    if clear {
         clear_root(req.root)?;
-        let mut cmd = Command::new(BUSYBOX_PROGRAM);
-        cmd.arg("tar")
-            .arg("-xf")
-            .arg(req.archive)
-            .arg("-C")
-            .arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+    let mut cmd = Command::new(BUSYBOX_PROGRAM);
+    cmd.arg("tar")
+        .arg("-xf")
+        .arg(req.archive)
+        .arg("-C")
+        .arg(req.root);
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+impl Extractor for BusyboxTarMergeExtractor {
+    fn name(&self) -> &str {
+        "busybox-tar-merge"
+    }
+
+    fn availability(&self) -> Availability {
+        busybox_availability()
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        busybox_hydrate(req, false)
     }
 
     fn honours_limits(&self) -> bool {

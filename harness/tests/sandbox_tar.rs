@@ -73,6 +73,9 @@ fn list_names_the_opt_in_variants() {
     let text = String::from_utf8_lossy(&out.stdout);
     for (kind, name) in [
         ("producer", "gnu-tar-lnk"),
+        ("producer", "gnu-tar-lnk-gz"),
+        ("producer", "busybox-tar-gz"),
+        ("producer", "bsdtar-gz"),
         ("extractor", "gnu-tar-merge"),
         ("extractor", "busybox-tar-merge"),
         ("extractor", "bsdtar-merge"),
@@ -137,6 +140,50 @@ fn gnu_tar_defaults_find_late_failure_shrunk_to_two_entries() {
             .is_some_and(|m| m.contains("hardlink")),
         "{f:#}"
     );
+}
+
+/// The gzip'd `gnu-tar-lnk-gz` archive is the same tree: against `reference` it finds the
+/// same `late-failure` cases as `gnu-tar-lnk`, and `gnu-tar` restores it.
+#[test]
+fn gzip_variant_finds_what_the_plain_one_finds() {
+    if !gnu_tar() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, report) = run(
+        &[
+            "run",
+            "--cases",
+            "30",
+            "--seed",
+            "1",
+            "--producers",
+            "gnu-tar-lnk,gnu-tar-lnk-gz",
+            "--extractors",
+            "reference,gnu-tar",
+            "--shrink-total",
+            "30",
+        ],
+        &dir.path().join("report"),
+    );
+    assert_eq!(out.status.code(), Some(1), "findings: {report:#}");
+    let row = |producer: &str, extractor: &str| {
+        report["pairs"]
+            .as_array()
+            .and_then(|ps| {
+                ps.iter()
+                    .find(|p| p["producer"] == producer && p["extractor"] == extractor)
+            })
+            .map(|p| (p["passed"].clone(), p["skipped"].clone()))
+            .unwrap_or_else(|| panic!("no {producer} x {extractor} in {report:#}"))
+    };
+    for extractor in ["reference", "gnu-tar"] {
+        assert_eq!(
+            row("gnu-tar-lnk-gz", extractor),
+            row("gnu-tar-lnk", extractor),
+            "{extractor}"
+        );
+    }
 }
 
 /// Without a list a run takes no opt-in variant; `all` takes them.

@@ -12,12 +12,14 @@ pub use adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, LinkPromises, Outcome, Producer,
     ToolError,
 };
-pub use adapters::bsdtar::{BsdtarExtractor, BsdtarMergeExtractor, BsdtarProducer};
+pub use adapters::bsdtar::{
+    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
+};
 pub use adapters::busybox_tar::{
-    BusyboxTarExtractor, BusyboxTarMergeExtractor, BusyboxTarProducer,
+    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
 };
 pub use adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
 };
 pub use adapters::python_data::PythonDataExtractor;
 pub use adapters::python_tar::PythonTarExtractor;

@@ -1,12 +1,14 @@
 //! The built-in adapters, in a stable order, and lookups by name.
 
 use crate::adapter::{Extractor, Producer};
-use crate::adapters::bsdtar::{BsdtarExtractor, BsdtarMergeExtractor, BsdtarProducer};
+use crate::adapters::bsdtar::{
+    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
+};
 use crate::adapters::busybox_tar::{
-    BusyboxTarExtractor, BusyboxTarMergeExtractor, BusyboxTarProducer,
+    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
 };
 use crate::adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
 };
 use crate::adapters::python_data::PythonDataExtractor;
 use crate::adapters::python_tar::PythonTarExtractor;
@@ -32,6 +34,9 @@ pub struct UnknownAdapter {
 /// the root holds), left out of the default set to keep the default main job short.
 pub const OPT_IN: &[&str] = &[
     "gnu-tar-lnk",
+    "gnu-tar-lnk-gz",
+    "busybox-tar-gz",
+    "bsdtar-gz",
     "gnu-tar-merge",
     "busybox-tar-merge",
     "bsdtar-merge",
@@ -43,14 +48,20 @@ pub fn in_default_set(name: &str) -> bool {
     !OPT_IN.contains(&name)
 }
 
-/// Every built-in producer, the [`OPT_IN`] ones included, in a stable order.
+/// Every built-in producer, the [`OPT_IN`] ones included, in a stable order (each variant
+/// after its tool's default-set producer).
 pub fn all_producers() -> Vec<Box<dyn Producer>> {
-    let mut all = producers();
-    let at = all
-        .iter()
-        .position(|p| p.name() == "gnu-tar")
-        .map_or(all.len(), |i| i + 1);
-    all.insert(at, Box::new(GnuTarLnkProducer));
+    let mut all: Vec<Box<dyn Producer>> = Vec::new();
+    for p in producers() {
+        let variants: Vec<Box<dyn Producer>> = match p.name() {
+            "gnu-tar" => vec![Box::new(GnuTarLnkProducer), Box::new(GnuTarLnkGzProducer)],
+            "busybox-tar" => vec![Box::new(BusyboxTarGzProducer)],
+            "bsdtar" => vec![Box::new(BsdtarGzProducer)],
+            _ => Vec::new(),
+        };
+        all.push(p);
+        all.extend(variants);
+    }
     all
 }
 

@@ -16,6 +16,8 @@
 //! literal. Pattern bytes are compared as bytes in the C locale, so non-UTF-8 names work;
 //! bsdtar warns "Can't translate pathname … to UTF-8" when it stores one and exits 0.
 //!
+//! `bsdtar-gz` (opt-in) adds `-z`: the same archive, gzip'd.
+//!
 //! The second and later names of a hardlinked inode are LNK members; sockets are skipped
 //! with "pax format cannot archive sockets" and exit 0; FIFOs are stored without being
 //! opened. Exit status: 0 success, 1 failure.
@@ -80,22 +82,45 @@ impl Producer for BsdtarProducer {
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        let mut cmd = Command::new(BSDTAR_PROGRAM);
-        cmd.arg("-c")
-            .arg("-f")
-            .arg(req.archive)
-            .arg("-C")
-            .arg(req.root);
-        for ex in req.exclusions {
-            let ex = trim_slashes(ex);
-            if !ex.is_empty() {
-                cmd.arg("--exclude")
-                    .arg(OsString::from_vec(anchored_literal_pattern(ex)));
-            }
-        }
-        cmd.arg(".");
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        bsdtar_capture(req, false)
     }
+}
+
+/// The `bsdtar-gz` producer: [`BsdtarProducer`] with `-z` (a gzip'd archive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BsdtarGzProducer;
+
+impl Producer for BsdtarGzProducer {
+    fn name(&self) -> &str {
+        "bsdtar-gz"
+    }
+
+    fn availability(&self) -> Availability {
+        bsdtar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_capture(req, true)
+    }
+}
+
+/// The capture (see the module docs), gzip'd with `-z` if `gzip`.
+fn bsdtar_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolError> {
+    let mut cmd = Command::new(BSDTAR_PROGRAM);
+    cmd.arg("-c");
+    if gzip {
+        cmd.arg("-z");
+    }
+    cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
+    for ex in req.exclusions {
+        let ex = trim_slashes(ex);
+        if !ex.is_empty() {
+            cmd.arg("--exclude")
+                .arg(OsString::from_vec(anchored_literal_pattern(ex)));
+        }
+    }
+    cmd.arg(".");
+    run_with_timeout(&mut cmd, req.scratch, req.timeout)
 }
 
 impl Extractor for BsdtarExtractor {

@@ -35,8 +35,9 @@
 //! default is its `gnu` format), no `--anchored` (exclusions are then matched after any
 //! `/`; member names start with `./`, and no name holds `/./`, so `./EX` still matches
 //! only `./EX` and what is under it), and no `--hard-dereference`: the second and later
-//! names of a hardlinked inode are stored as LNK members naming the first. Not in the
-//! default set of a run (`--producers gnu-tar-lnk` or `--producers all` asks for it).
+//! names of a hardlinked inode are stored as LNK members naming the first. `gnu-tar-lnk-gz`
+//! runs `tar czf` instead (the same archive, gzip'd). Neither is in the default set of a
+//! run (`--producers gnu-tar-lnk` or `--producers all` asks for them).
 //!
 //! # Hydrate
 //! ```text
@@ -80,6 +81,11 @@ pub struct GnuTarExtractor;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarLnkProducer;
 
+/// The `gnu-tar-lnk-gz` producer: [`GnuTarLnkProducer`] with `z` (`tar czf`, a gzip'd
+/// archive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarLnkGzProducer;
+
 /// The `gnu-tar-merge` extractor (`tar -xf ARCHIVE -C ROOT` over what the root holds).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarMergeExtractor;
@@ -122,10 +128,11 @@ pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
     cmd
 }
 
-/// The `gnu-tar-lnk` capture command line for `req` (see the module docs).
-pub fn gnu_tar_defaults_capture_command(req: &CaptureRequest<'_>) -> Command {
+/// The `gnu-tar-lnk` capture command line for `req` (see the module docs); `tar czf`
+/// (gzip'd) if `gzip`.
+pub fn gnu_tar_defaults_capture_command(req: &CaptureRequest<'_>, gzip: bool) -> Command {
     let mut cmd = Command::new(GNU_TAR_PROGRAM);
-    cmd.arg("cf")
+    cmd.arg(if gzip { "czf" } else { "cf" })
         .arg(req.archive)
         .arg("--directory")
         .arg(req.root)
@@ -164,7 +171,25 @@ impl Producer for GnuTarLnkProducer {
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
         run_with_timeout(
-            &mut gnu_tar_defaults_capture_command(req),
+            &mut gnu_tar_defaults_capture_command(req, false),
+            req.scratch,
+            req.timeout,
+        )
+    }
+}
+
+impl Producer for GnuTarLnkGzProducer {
+    fn name(&self) -> &str {
+        "gnu-tar-lnk-gz"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        run_with_timeout(
+            &mut gnu_tar_defaults_capture_command(req, true),
             req.scratch,
             req.timeout,
         )

@@ -12,9 +12,15 @@ pub use adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, LinkPromises, Outcome, Producer,
     ToolError,
 };
-pub use adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
-pub use adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
-pub use adapters::gnu_tar::{GnuTarExtractor, GnuTarProducer};
+pub use adapters::bsdtar::{
+    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
+};
+pub use adapters::busybox_tar::{
+    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
+};
+pub use adapters::gnu_tar::{
+    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+};
 pub use adapters::python_data::PythonDataExtractor;
 pub use adapters::python_tar::PythonTarExtractor;
 pub use adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
@@ -22,4 +28,7 @@ pub use adapters::reference::ReferenceExtractor;
 pub use adapters::tar_rs::{TarRsExtractor, TarRsProducer};
 pub use backend::{Backend, BackendError, BackendExtractor, BackendProducer};
 pub use process::limits::Limits;
-pub use registry::{extractor, extractors, producer, producers, UnknownAdapter};
+pub use registry::{
+    all_extractors, all_producers, extractor, extractors, in_default_set, producer, producers,
+    UnknownAdapter, OPT_IN,
+};

@@ -1,9 +1,15 @@
 //! The built-in adapters, in a stable order, and lookups by name.
 
 use crate::adapter::{Extractor, Producer};
-use crate::adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
-use crate::adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
-use crate::adapters::gnu_tar::{GnuTarExtractor, GnuTarProducer};
+use crate::adapters::bsdtar::{
+    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
+};
+use crate::adapters::busybox_tar::{
+    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
+};
+use crate::adapters::gnu_tar::{
+    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+};
 use crate::adapters::python_data::PythonDataExtractor;
 use crate::adapters::python_tar::PythonTarExtractor;
 use crate::adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
@@ -23,7 +29,62 @@ pub struct UnknownAdapter {
     pub known: Vec<String>,
 }
 
-/// Every built-in producer, in a stable order (in-process first, then external tools).
+/// The built-in adapters a run takes only when asked for by name or with `all`: variants
+/// that show what remote sandbox backends run (a tool's own defaults, extraction over what
+/// the root holds), left out of the default set to keep the default main job short.
+pub const OPT_IN: &[&str] = &[
+    "gnu-tar-lnk",
+    "gnu-tar-lnk-gz",
+    "busybox-tar-gz",
+    "bsdtar-gz",
+    "gnu-tar-merge",
+    "busybox-tar-merge",
+    "bsdtar-merge",
+];
+
+/// True if a run with no `--producers`/`--extractors` list takes the built-in `name`
+/// (every built-in but the [`OPT_IN`] ones).
+pub fn in_default_set(name: &str) -> bool {
+    !OPT_IN.contains(&name)
+}
+
+/// Every built-in producer, the [`OPT_IN`] ones included, in a stable order (each variant
+/// after its tool's default-set producer).
+pub fn all_producers() -> Vec<Box<dyn Producer>> {
+    let mut all: Vec<Box<dyn Producer>> = Vec::new();
+    for p in producers() {
+        let variants: Vec<Box<dyn Producer>> = match p.name() {
+            "gnu-tar" => vec![Box::new(GnuTarLnkProducer), Box::new(GnuTarLnkGzProducer)],
+            "busybox-tar" => vec![Box::new(BusyboxTarGzProducer)],
+            "bsdtar" => vec![Box::new(BsdtarGzProducer)],
+            _ => Vec::new(),
+        };
+        all.push(p);
+        all.extend(variants);
+    }
+    all
+}
+
+/// Every built-in extractor, the [`OPT_IN`] ones included, in a stable order (each merge
+/// variant after its tool's clearing one); the `reference` extractor applies
+/// `reference_policy`.
+pub fn all_extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
+    let mut all = Vec::new();
+    for e in extractors(reference_policy) {
+        let merge: Option<Box<dyn Extractor>> = match e.name() {
+            "gnu-tar" => Some(Box::new(GnuTarMergeExtractor)),
+            "busybox-tar" => Some(Box::new(BusyboxTarMergeExtractor)),
+            "bsdtar" => Some(Box::new(BsdtarMergeExtractor)),
+            _ => None,
+        };
+        all.push(e);
+        all.extend(merge);
+    }
+    all
+}
+
+/// The built-in producers of the default set ([`in_default_set`]), in a stable order
+/// (in-process first, then external tools).
 pub fn producers() -> Vec<Box<dyn Producer>> {
     vec![
         Box::new(TarRsProducer),
@@ -35,8 +96,8 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
     ]
 }
 
-/// Every built-in extractor, in a stable order; the `reference` extractor applies
-/// `reference_policy`.
+/// The built-in extractors of the default set ([`in_default_set`]), in a stable order; the
+/// `reference` extractor applies `reference_policy`.
 pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
     vec![
         Box::new(ReferenceExtractor::new(reference_policy)),
@@ -49,12 +110,12 @@ pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
     ]
 }
 
-/// The built-in producer called `name`.
+/// The built-in producer called `name` (an [`OPT_IN`] one too).
 ///
 /// # Errors
 /// [`UnknownAdapter`] naming `name` and listing the known producers.
 pub fn producer(name: &str) -> Result<Box<dyn Producer>, UnknownAdapter> {
-    let mut all = producers();
+    let mut all = all_producers();
     match all.iter().position(|p| p.name() == name) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(UnknownAdapter {
@@ -65,7 +126,8 @@ pub fn producer(name: &str) -> Result<Box<dyn Producer>, UnknownAdapter> {
     }
 }
 
-/// The built-in extractor called `name`; `reference` applies `reference_policy`.
+/// The built-in extractor called `name` (an [`OPT_IN`] one too); `reference` applies
+/// `reference_policy`.
 ///
 /// # Errors
 /// [`UnknownAdapter`] naming `name` and listing the known extractors.
@@ -73,7 +135,7 @@ pub fn extractor(
     name: &str,
     reference_policy: Policy,
 ) -> Result<Box<dyn Extractor>, UnknownAdapter> {
-    let mut all = extractors(reference_policy);
+    let mut all = all_extractors(reference_policy);
     match all.iter().position(|e| e.name() == name) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(UnknownAdapter {
@@ -108,6 +170,37 @@ mod tests {
             let found = extractor(name, Policy::default()).map(|e| e.name().to_owned());
             assert_eq!(found.ok().as_ref(), Some(name));
         }
+    }
+
+    /// The opt-in variants are built in, found by name, outside the default set, and
+    /// each merge extractor follows its tool's clearing one.
+    #[test]
+    fn opt_in_variants_are_listed_but_not_default() {
+        let all: Vec<String> = all_producers()
+            .iter()
+            .map(|p| p.name().to_owned())
+            .collect();
+        assert_eq!(all.iter().collect::<HashSet<_>>().len(), all.len());
+        assert_eq!(all[..3], ["tar-rs", "gnu-tar", "gnu-tar-lnk"]);
+        let all: Vec<String> = all_extractors(Policy::default())
+            .iter()
+            .map(|e| e.name().to_owned())
+            .collect();
+        assert_eq!(all.iter().collect::<HashSet<_>>().len(), all.len());
+        for tool in ["gnu-tar", "busybox-tar", "bsdtar"] {
+            let i = all.iter().position(|n| n == tool).expect("the tool");
+            assert_eq!(all[i + 1], format!("{tool}-merge"));
+        }
+        for name in OPT_IN {
+            assert!(!in_default_set(name));
+            let p = producer(name).map(|p| p.name().to_owned());
+            let e = extractor(name, Policy::default()).map(|e| e.name().to_owned());
+            assert!(p.ok().as_deref() == Some(*name) || e.ok().as_deref() == Some(*name));
+        }
+        assert!(producers().iter().all(|p| in_default_set(p.name())));
+        assert!(extractors(Policy::default())
+            .iter()
+            .all(|e| in_default_set(e.name())));
     }
 
     #[test]

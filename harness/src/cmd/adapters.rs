@@ -21,19 +21,27 @@ fn choose<T: ?Sized>(
 ) -> Result<Chosen<T>, Usage> {
     let known: Vec<String> = all.iter().map(|a| name(a)).collect();
     for w in wanted {
-        if !known.contains(w) {
+        if w != "all" && !known.contains(w) {
             return Err(Usage(format!(
-                "unknown {kind} `{w}` (known: {})",
+                "unknown {kind} `{w}` (known: {}, or all)",
                 known.join(", ")
             )));
         }
     }
+    let every = wanted.iter().any(|w| w == "all");
     let mut run = Vec::new();
     let mut versions = Vec::new();
     let mut skipped = Vec::new();
     for a in all {
         let n = name(&a);
-        if !wanted.is_empty() && !wanted.contains(&n) {
+        let taken = if every {
+            true
+        } else if wanted.is_empty() {
+            snapconf_producers::in_default_set(&n)
+        } else {
+            wanted.contains(&n)
+        };
+        if !taken {
             continue;
         }
         match avail(&a) {
@@ -61,11 +69,12 @@ fn choose<T: ?Sized>(
     })
 }
 
-/// The producers named in `wanted` (all built-ins when empty; see
+/// The producers named in `wanted` (`all`: every built-in; empty: the built-ins of the
+/// default set, [`snapconf_producers::in_default_set`]; see
 /// [`backends::builtins`](super::backends::builtins)), then each backend's producer.
 pub fn producers(wanted: &[String], backends: &[Backend]) -> Result<Chosen<dyn Producer>, Usage> {
     let all: Vec<Box<dyn Producer>> = match super::backends::builtins(wanted, backends) {
-        Some(_) => snapconf_producers::producers(),
+        Some(_) => snapconf_producers::all_producers(),
         None => Vec::new(),
     };
     let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();
@@ -93,7 +102,8 @@ pub fn producers(wanted: &[String], backends: &[Backend]) -> Result<Chosen<dyn P
     Ok(chosen)
 }
 
-/// The extractors named in `wanted` (all built-ins when empty; see
+/// The extractors named in `wanted` (`all`: every built-in; empty: the built-ins of the
+/// default set; see
 /// [`backends::builtins`](super::backends::builtins)), then each backend's extractor;
 /// `reference` uses `policy`.
 pub fn extractors(
@@ -102,7 +112,7 @@ pub fn extractors(
     backends: &[Backend],
 ) -> Result<Chosen<dyn Extractor>, Usage> {
     let all: Vec<Box<dyn Extractor>> = match super::backends::builtins(wanted, backends) {
-        Some(_) => snapconf_producers::extractors(policy),
+        Some(_) => snapconf_producers::all_extractors(policy),
         None => Vec::new(),
     };
     let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();

@@ -152,10 +152,12 @@ pub struct ReportMergeArgs {
 /// Which pairs and which profile.
 #[derive(Debug, Args)]
 pub struct PairArgs {
-    /// Producers to run, comma-separated (default: every available built-in)
+    /// Producers to run, comma-separated; `all` takes every built-in (default: every
+    /// available built-in but the opt-in variants, such as `gnu-tar-lnk`)
     #[arg(long, value_delimiter = ',', env = "SNAPCONF_PRODUCERS")]
     pub producers: Vec<String>,
-    /// Extractors to run, comma-separated (default: every available built-in)
+    /// Extractors to run, comma-separated; `all` takes every built-in (default: every
+    /// available built-in but the opt-in variants, such as `gnu-tar-merge`)
     #[arg(long, value_delimiter = ',', env = "SNAPCONF_EXTRACTORS")]
     pub extractors: Vec<String>,
     /// Profile: `default` or a path to a TOML file (default: the first `--backend`'s

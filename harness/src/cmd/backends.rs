@@ -9,11 +9,11 @@ use std::path::PathBuf;
 /// Load every `--backend` file. Errors (exit 2) name the file and the key; two backends of
 /// one name, or a backend named like a built-in adapter, are refused too.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Backend>, Usage> {
-    let builtin: Vec<String> = snapconf_producers::producers()
+    let builtin: Vec<String> = snapconf_producers::all_producers()
         .iter()
         .map(|p| p.name().to_owned())
         .chain(
-            snapconf_producers::extractors(snapconf_extract::Policy::default())
+            snapconf_producers::all_extractors(snapconf_extract::Policy::default())
                 .iter()
                 .map(|e| e.name().to_owned()),
         )

@@ -15,7 +15,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let (meta, case) = read_case_dir(&a.case_dir).map_err(Usage)?;
     let backends = super::backends::load(&a.backends)?;
     let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
-    let producer = snapconf_producers::producers()
+    let producer = snapconf_producers::all_producers()
         .into_iter()
         .chain(
             backends
@@ -32,7 +32,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let policy = reference_policy(&meta.profile, None);
     let extractor: Option<Box<dyn Extractor>> = match &meta.extractor {
         Some(name) => Some(
-            snapconf_producers::extractors(policy)
+            snapconf_producers::all_extractors(policy)
                 .into_iter()
                 .chain(
                     backends

@@ -115,6 +115,7 @@ impl Jail {
         memo.digests.retain(|k, _| fixed(k));
         memo.targets.retain(|k, _| fixed(k));
         memo.listings.retain(|k, _| fixed(k));
+        memo.widened.retain(|k, _| fixed(k));
         // Root names (`h-1`, ...) start again, so a case's messages do not depend on the
         // cases before it.
         self.counter = 0;

@@ -44,6 +44,22 @@ pub(super) struct Memo {
     pub(super) listings: HashMap<Vec<u8>, (Identity, Arc<[CString]>)>,
     /// The coarse clock at the start of the last walk.
     pub(super) clock: Option<Timespec>,
+    /// Directories a walk made `u+rx` for a moment (not root, a `0000` or `0300`
+    /// directory; see [`Widened`]), by jail-relative path. Kept however the clock goes.
+    pub(super) widened: HashMap<Vec<u8>, Widened>,
+}
+
+/// What a walk's own `chmod` and restore did to a directory's ctime: the inode, the ctime
+/// the walk left it with, and the ctime it had before the walk first widened it. A later
+/// walk that finds the directory with that inode and the ctime it left records the earlier
+/// ctime instead, so two snapshots see no change the walks made themselves. Any other
+/// change stamps a new ctime and is seen (one made within the clock tick of the restore,
+/// that leaves mode and owner as they were, is not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Widened {
+    pub(super) ino: u64,
+    pub(super) left: (i64, u32),
+    pub(super) real: (i64, u32),
 }
 
 pub(super) type Identity = (u64, u64, (i64, u32), (i64, u32));

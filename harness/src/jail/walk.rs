@@ -1,6 +1,6 @@
 //! The snapshot walk: every entry of a jail by `statx`, reusing what [`Memo`] kept.
 
-use super::memo::{coarse_now, kept_or, Identity, Memo};
+use super::memo::{coarse_now, kept_or, Identity, Memo, Widened};
 use super::{Jail, Snapshot, StatKey};
 use crate::model::bytes::escape;
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
@@ -9,7 +9,7 @@ use snapconf_extract::dirs::names;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,6 +46,12 @@ impl Jail {
 
     /// The walk, of everything when `whole` (see [`Jail::snapshot_whole`]).
     fn walk_as(&self, skip: &[u8], whole: bool) -> std::io::Result<Snapshot> {
+        self.walk_with(skip, whole, crate::workspace::observe::is_root())
+    }
+
+    /// [`Jail::walk_as`], with the "reads every directory" decision made by the caller
+    /// (tests take the widening path while running as root).
+    fn walk_with(&self, skip: &[u8], whole: bool, is_root: bool) -> std::io::Result<Snapshot> {
         let top = openat(
             CWD,
             &self.path,
@@ -59,8 +65,13 @@ impl Jail {
             .zip(began)
             .is_some_and(|(last, now)| (now.tv_sec, now.tv_nsec) < (last.tv_sec, last.tv_nsec))
         {
-            // The clock went back: a later change could stamp a ctime seen before.
-            *memo = Memo::default();
+            // The clock went back: a later change could stamp a ctime seen before. What the
+            // walks' own chmods did is matched by exact inode and ctime, and stays.
+            let widened = std::mem::take(&mut memo.widened);
+            *memo = Memo {
+                widened,
+                ..Memo::default()
+            };
         }
         memo.clock = began;
         let mut walk = Walk {
@@ -71,6 +82,7 @@ impl Jail {
             fills: self.fills,
             began,
             memo: &mut memo,
+            is_root,
         };
         let listed = names(top.as_fd(), self.fills).map_err(|e| named(&[], e))?;
         walk.dir(At::Handle(top.as_fd()), &[], &listed)?;
@@ -133,6 +145,9 @@ struct Walk<'a> {
     /// (see [`Memo`]).
     began: Option<Timespec>,
     memo: &'a mut Memo,
+    /// The walk runs as root, which reads every directory whatever its mode; any other
+    /// user widens a directory it may not list or enter ([`Walk::widened`]).
+    is_root: bool,
 }
 
 /// Where a directory's entries are reached: through a handle on the directory, or (for a
@@ -191,10 +206,25 @@ impl Walk<'_> {
                 None
             };
             let is_dir = ft == FileType::Directory;
-            self.map.insert(key.clone(), stat_key(&x, target, sha256));
+            let mut stat = stat_key(&x, target, sha256);
+            if is_dir {
+                // The ctime this directory had before a walk's own chmod, if that chmod is
+                // the last thing that changed it.
+                if let Some(w) = self.memo.widened.get(&key) {
+                    if w.ino == x.stx_ino && w.left == ctime {
+                        stat.ctime = (w.real.0, i64::from(w.real.1));
+                    }
+                }
+            }
+            let real = (stat.ctime.0, u32::try_from(stat.ctime.1).unwrap_or(0));
+            self.map.insert(key.clone(), stat);
             // Hydration roots are compared by their own node only; their contents are the
             // extractor's to write.
             if !is_dir || (top && n.starts_with(b"h-")) || key == self.skip {
+                continue;
+            }
+            if !self.is_root && u32::from(x.stx_mode) & 0o500 != 0o500 {
+                self.widened(fd, rel, &key, &x, real)?;
                 continue;
             }
             let kept = self
@@ -239,6 +269,63 @@ impl Walk<'_> {
             self.dir(At::Handle(sub.as_fd()), &key, &listed)?;
         }
         Ok(())
+    }
+
+    /// Walks the directory `rel` under `fd` (jail-relative `key`, `statx` result `x`,
+    /// recorded ctime `real`), which this user may not list or enter: it is opened as a
+    /// path, made `u+rx` through `/proc/self/fd` (the inode opened, never a path that could
+    /// be swapped), walked, and given its mode back, also when the walk fails. Its names
+    /// are never kept (its children are reached only while it is open to us). The ctime the
+    /// restore leaves is remembered with `real`, so the next walk records `real` while
+    /// nothing else changed the directory ([`Widened`]).
+    fn widened(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        rel: &CStr,
+        key: &[u8],
+        x: &rustix::fs::Statx,
+        real: (i64, u32),
+    ) -> io::Result<()> {
+        let path = openat(
+            fd,
+            rel,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| named(key, e.into()))?;
+        let mode = u32::from(x.stx_mode) & 0o7777;
+        let magic = format!("/proc/self/fd/{}", path.as_raw_fd());
+        let chmod = |m: u32| {
+            rustix::fs::chmod(magic.as_str(), Mode::from_raw_mode(m))
+                .map_err(|e| named(key, e.into()))
+        };
+        chmod(mode | 0o500)?;
+        let walked = (|| {
+            let sub = openat(
+                &path,
+                c".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| named(key, e.into()))?;
+            let listed = names(sub.as_fd(), self.fills).map_err(|e| named(key, e))?;
+            self.dir(At::Handle(sub.as_fd()), key, &listed)
+        })();
+        let restored = chmod(mode);
+        if restored.is_ok() {
+            if let Ok(after) = statx(&path, c"", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS) {
+                let left = (after.stx_ctime.tv_sec, after.stx_ctime.tv_nsec);
+                self.memo.widened.insert(
+                    key.to_vec(),
+                    Widened {
+                        ino: x.stx_ino,
+                        left,
+                        real,
+                    },
+                );
+            }
+        }
+        walked.and(restored)
     }
 
     /// The target of the symlink `rel` under `fd` (jail-relative `key`, identity `id`): the
@@ -457,6 +544,82 @@ mod tests {
         assert_eq!(first, second);
         assert_eq!(second, third);
         assert!(third.0.keys().any(|k| k.len() > 5000 && k.ends_with(b"/l")));
+    }
+
+    /// The non-root path: directories of mode `0000`, `0100` and `0300` are widened to be
+    /// walked and given their mode back; snapshots record the real modes, see no change of
+    /// their own making however often they are taken, and still see every other change
+    /// (inside a widened directory, and a chmod of one).
+    #[test]
+    fn widened_directories_are_walked_and_never_seen_as_changed() {
+        let jail = Jail::new(default_jail_base().as_deref()).expect("jail");
+        let src = jail.src();
+        std::fs::create_dir_all(src.join("a/b/c")).expect("mkdir");
+        std::fs::write(src.join("a/b/c/f"), "x").expect("write");
+        std::fs::create_dir(src.join("ro")).expect("mkdir");
+        let chmod = |p: &str, m: u32| {
+            rustix::fs::chmod(src.join(p), Mode::from_raw_mode(m)).expect("chmod");
+        };
+        chmod("a/b/c", 0o300);
+        chmod("a/b", 0o100);
+        chmod("a", 0o000);
+        chmod("ro", 0o555);
+        let mode_of = |p: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::symlink_metadata(src.join(p))
+                .expect("stat")
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        let user = || {
+            jail.walk_with(b"", false, false)
+                .expect("snapshot as a user")
+        };
+        let first = user();
+        let modes: Vec<u32> = ["src/a", "src/a/b", "src/a/b/c", "src/ro"]
+            .iter()
+            .map(|k| first.0[k.as_bytes()].mode)
+            .collect();
+        assert_eq!(modes, [0o000, 0o100, 0o300, 0o555]);
+        assert!(first.0.contains_key(b"src/a/b/c/f".as_slice()));
+        assert_eq!(
+            ["a", "a/b", "a/b/c"].map(mode_of),
+            [0o000, 0o100, 0o300],
+            "modes given back"
+        );
+        let mut last = first;
+        for round in 0..5 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let now = user();
+            assert!(last.changes(&now, &[]).is_empty(), "round {round}");
+            assert_eq!(jail.snapshot().expect("snapshot as root"), now);
+            last = now;
+        }
+        // Changes made by someone else are seen, inside and of a widened directory.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(src.join("a/b/c/f"), "y").expect("write as root");
+        chmod("a/b", 0o700);
+        chmod("a/b", 0o100);
+        let after = user();
+        let changes = last.changes(&after, &[]);
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.starts_with("changed src/a/b/c/f ")),
+            "{changes:?}"
+        );
+        assert!(
+            changes.iter().any(|c| c.starts_with("changed src/a/b ")),
+            "{changes:?}"
+        );
+        assert!(
+            !changes.iter().any(|c| c.starts_with("changed src/a ")),
+            "{changes:?}"
+        );
+        for p in ["a", "a/b", "a/b/c"] {
+            chmod(p, 0o755);
+        }
     }
 
     /// `snapshot_outside(src)` keeps `src`'s node and nothing under it, and agrees with a

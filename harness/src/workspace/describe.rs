@@ -6,6 +6,8 @@
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
 use crate::model::tree::{Node, NodeKind, Tree};
+use crate::workspace::observe::{is_root, with_access};
+use rustix::fs::CWD;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -15,6 +17,11 @@ use std::path::Path;
 /// second names of an inode as hardlinks, symlinks (targets under `dir` rewritten to start
 /// with `{root}`), FIFOs, sockets, char devices; permission bits kept. `exclusions` are
 /// root-relative paths. `Err` names the path that could not be read.
+///
+/// Root reads every entry whatever its mode. Any other user reads a directory or file of
+/// theirs that their own bits do not let them read (`0000`, a `0300` directory) as its
+/// owner can: it is made `u+rx` (a file `u+r`) for the moment of the read and given its
+/// mode back, also when the read fails. Its contents and mode are never changed; its ctime is.
 pub fn spec_from_dir(dir: &Path, exclusions: &[RelPath]) -> Result<WorkspaceSpec, String> {
     let meta = std::fs::symlink_metadata(dir)
         .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
@@ -30,8 +37,36 @@ pub fn spec_from_dir(dir: &Path, exclusions: &[RelPath]) -> Result<WorkspaceSpec
         exclusions: exclusions.to_vec(),
     };
     let mut inodes: HashMap<(u64, u64), RelPath> = HashMap::new();
-    walk(&abs, None, &root_bytes, &mut spec, &mut inodes)?;
+    let mode = meta.mode() & 0o7777;
+    readable(&abs, mode, 0o500, || {
+        walk(&abs, None, &root_bytes, &mut spec, &mut inodes)
+    })?;
     Ok(spec)
+}
+
+/// Run `read` with the owner bits `need` granted to `path` (of mode `mode`) for its
+/// duration when not root ([`with_access`]).
+fn readable<T>(
+    path: &Path,
+    mode: u32,
+    need: u32,
+    read: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let mut failed = None;
+    let done = with_access(CWD, path, mode, need, is_root(), path, || {
+        read().map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("read failed")
+        })
+    });
+    match (done, failed) {
+        (_, Some(e)) => Err(e),
+        (Ok(v), None) => Ok(v),
+        (Err(e), None) => Err(format!(
+            "cannot open up `{}` to read it: {e}",
+            path.display()
+        )),
+    }
 }
 
 fn walk(
@@ -76,8 +111,9 @@ fn walk(
         let kind = if ft.is_dir() {
             EntryKind::Dir
         } else if ft.is_file() {
-            let content = std::fs::read(&path)
-                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            let content = readable(&path, md.mode() & 0o7777, 0o400, || {
+                std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+            })?;
             EntryKind::File {
                 content: RawBytes(content),
             }
@@ -117,7 +153,9 @@ fn walk(
             mode,
         });
         if is_dir {
-            walk(&path, Some(&relp), root, spec, inodes)?;
+            readable(&path, md.mode() & 0o7777, 0o500, || {
+                walk(&path, Some(&relp), root, spec, inodes)
+            })?;
         }
     }
     Ok(())

@@ -30,12 +30,14 @@ use std::path::Path;
 /// The first failing `lstat`, `readdir`, `readlink`, `open` or `read`, with the path in
 /// the message; `root` itself must be a directory (a symlink root is `InvalidInput`).
 pub fn observe(root: &Path) -> io::Result<Tree> {
-    // snapconf never changes its effective user: asked once.
+    observe_as(root, is_root())
+}
+
+/// True if snapconf runs as root, which reads every entry whatever its mode (asked once:
+/// snapconf never changes its effective user).
+pub(crate) fn is_root() -> bool {
     static IS_ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    observe_as(
-        root,
-        *IS_ROOT.get_or_init(|| rustix::process::geteuid().is_root()),
-    )
+    *IS_ROOT.get_or_init(|| rustix::process::geteuid().is_root())
 }
 
 /// [`fills_reads`] of the filesystem of `dir`, asked once per (device, mount id) that
@@ -227,7 +229,7 @@ impl Walk<'_> {
 /// Run `f` with at least the owner bits `need` set on the entry `name` of `dir` (whose mode
 /// is `mode`) when not root, restoring the original mode afterwards (also when `f` fails).
 /// `shown` is the path for messages.
-fn with_access<T, P: rustix::path::Arg + Copy>(
+pub(crate) fn with_access<T, P: rustix::path::Arg + Copy>(
     dir: impl AsFd + Copy,
     name: P,
     mode: u32,

@@ -16,14 +16,19 @@
 //! literal. Pattern bytes are compared as bytes in the C locale, so non-UTF-8 names work;
 //! bsdtar warns "Can't translate pathname … to UTF-8" when it stores one and exits 0.
 //!
+//! `bsdtar-gz` (opt-in) adds `-z`: the same archive, gzip'd.
+//!
 //! The second and later names of a hardlinked inode are LNK members; sockets are skipped
 //! with "pax format cannot archive sockets" and exit 0; FIFOs are stored without being
 //! opened. Exit status: 0 success, 1 failure.
 //!
 //! # Hydrate
 //! ```text
-//! (clear ROOT) bsdtar -xf ARCHIVE -C ROOT
+//! (clear ROOT) bsdtar -xf ARCHIVE -C ROOT    bsdtar
+//! bsdtar -xf ARCHIVE -C ROOT                 bsdtar-merge
 //! ```
+//! `bsdtar-merge` extracts over whatever the root holds; it is not in the default set of a
+//! run (`--extractors bsdtar-merge` or `--extractors all`).
 //! Run as root, bsdtar restores owners and permission bits by default (bsdtar(1),
 //! `--same-owner`, `-p`).
 
@@ -77,22 +82,45 @@ impl Producer for BsdtarProducer {
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        let mut cmd = Command::new(BSDTAR_PROGRAM);
-        cmd.arg("-c")
-            .arg("-f")
-            .arg(req.archive)
-            .arg("-C")
-            .arg(req.root);
-        for ex in req.exclusions {
-            let ex = trim_slashes(ex);
-            if !ex.is_empty() {
-                cmd.arg("--exclude")
-                    .arg(OsString::from_vec(anchored_literal_pattern(ex)));
-            }
-        }
-        cmd.arg(".");
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        bsdtar_capture(req, false)
     }
+}
+
+/// The `bsdtar-gz` producer: [`BsdtarProducer`] with `-z` (a gzip'd archive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BsdtarGzProducer;
+
+impl Producer for BsdtarGzProducer {
+    fn name(&self) -> &str {
+        "bsdtar-gz"
+    }
+
+    fn availability(&self) -> Availability {
+        bsdtar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_capture(req, true)
+    }
+}
+
+/// The capture (see the module docs), gzip'd with `-z` if `gzip`.
+fn bsdtar_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolError> {
+    let mut cmd = Command::new(BSDTAR_PROGRAM);
+    cmd.arg("-c");
+    if gzip {
+        cmd.arg("-z");
+    }
+    cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
+    for ex in req.exclusions {
+        let ex = trim_slashes(ex);
+        if !ex.is_empty() {
+            cmd.arg("--exclude")
+                .arg(OsString::from_vec(anchored_literal_pattern(ex)));
+        }
+    }
+    cmd.arg(".");
+    run_with_timeout(&mut cmd, req.scratch, req.timeout)
 }
 
 impl Extractor for BsdtarExtractor {
@@ -109,10 +137,44 @@ impl Extractor for BsdtarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_hydrate(req, true)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}
+
+/// The `bsdtar-merge` extractor (`bsdtar -xf ARCHIVE -C ROOT` over what the root holds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BsdtarMergeExtractor;
+
+/// `bsdtar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
+/// `clear`.
+fn bsdtar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
+    if clear {
         clear_root(req.root)?;
-        let mut cmd = Command::new(BSDTAR_PROGRAM);
-        cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+    let mut cmd = Command::new(BSDTAR_PROGRAM);
+    cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+impl Extractor for BsdtarMergeExtractor {
+    fn name(&self) -> &str {
+        "bsdtar-merge"
+    }
+
+    fn availability(&self) -> Availability {
+        bsdtar_availability()
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        bsdtar_hydrate(req, false)
     }
 
     fn honours_limits(&self) -> bool {

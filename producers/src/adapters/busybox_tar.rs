@@ -6,6 +6,8 @@
 //! busybox tar -c -f ARCHIVE -C ROOT ./KEPT1 ./KEPT2 …           (exclusions emulated)
 //! busybox tar -c -f ARCHIVE -C ROOT --no-recursion .            (everything excluded)
 //! ```
+//! `busybox-tar-gz` (opt-in) adds `-z`: the same archive, gzip'd.
+//!
 //! Common BusyBox builds (Debian's 1.35 included) are compiled without
 //! `FEATURE_TAR_FROM`, so there is no `--exclude` and no `-X`: both are rejected as unknown
 //! options. Exclusions are therefore emulated by naming what is kept: the root's entries
@@ -25,8 +27,11 @@
 //!
 //! # Hydrate
 //! ```text
-//! (clear ROOT) busybox tar -xf ARCHIVE -C ROOT
+//! (clear ROOT) busybox tar -xf ARCHIVE -C ROOT     busybox-tar
+//! busybox tar -xf ARCHIVE -C ROOT                  busybox-tar-merge
 //! ```
+//! `busybox-tar-merge` extracts over whatever the root holds; it is not in the default set
+//! of a run (`--extractors busybox-tar-merge` or `--extractors all`).
 
 use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
@@ -135,30 +140,69 @@ impl Producer for BusyboxTarProducer {
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        let mut cmd = Command::new(BUSYBOX_PROGRAM);
-        cmd.arg("tar")
-            .arg("-c")
-            .arg("-f")
-            .arg(req.archive)
-            .arg("-C")
-            .arg(req.root);
-        match kept_names(req.root, req.exclusions)? {
-            None => {
-                cmd.arg(".");
-            }
-            Some(names) if names.is_empty() => {
-                cmd.arg("--no-recursion").arg(".");
-            }
-            Some(names) => {
-                cmd.args(names.into_iter().map(OsString::from_vec));
-            }
-        }
-        run_with_timeout(&mut cmd, req.scratch, req.timeout)
+        busybox_capture(req, false)
     }
 
     fn limitations(&self) -> Option<&str> {
         Some(BUSYBOX_LIMITATION)
     }
+}
+
+/// The `busybox-tar-gz` producer: [`BusyboxTarProducer`] with `-z` (a gzip'd archive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BusyboxTarGzProducer;
+
+impl Producer for BusyboxTarGzProducer {
+    fn name(&self) -> &str {
+        "busybox-tar-gz"
+    }
+
+    fn availability(&self) -> Availability {
+        busybox_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        busybox_capture(req, true)
+    }
+
+    fn limitations(&self) -> Option<&str> {
+        Some(BUSYBOX_LIMITATION)
+    }
+}
+
+/// The capture (see the module docs), gzip'd with `-z` if `gzip`.
+fn busybox_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolError> {
+    let mut cmd = Command::new(BUSYBOX_PROGRAM);
+    cmd.arg("tar").arg("-c");
+    if gzip {
+        cmd.arg("-z");
+    }
+    cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
+    let kept = match kept_names(req.root, req.exclusions) {
+        Ok(kept) => kept,
+        // Not root, and a directory on the way to a nested exclusion is one this user
+        // may not list: BusyBox, run as the same user, could not archive it either.
+        Err(ToolError::Io { context, source })
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            return Ok(Outcome::Refused {
+                message: format!("{context}: {source}"),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    match kept {
+        None => {
+            cmd.arg(".");
+        }
+        Some(names) if names.is_empty() => {
+            cmd.arg("--no-recursion").arg(".");
+        }
+        Some(names) => {
+            cmd.args(names.into_iter().map(OsString::from_vec));
+        }
+    }
+    run_with_timeout(&mut cmd, req.scratch, req.timeout)
 }
 
 impl Extractor for BusyboxTarExtractor {
@@ -175,14 +219,49 @@ impl Extractor for BusyboxTarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        busybox_hydrate(req, true)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}
+
+/// The `busybox-tar-merge` extractor (`busybox tar -xf ARCHIVE -C ROOT` over what the root
+/// holds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BusyboxTarMergeExtractor;
+
+/// `busybox tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
+/// `clear`.
+fn busybox_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
+    if clear {
         clear_root(req.root)?;
-        let mut cmd = Command::new(BUSYBOX_PROGRAM);
-        cmd.arg("tar")
-            .arg("-xf")
-            .arg(req.archive)
-            .arg("-C")
-            .arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    }
+    let mut cmd = Command::new(BUSYBOX_PROGRAM);
+    cmd.arg("tar")
+        .arg("-xf")
+        .arg(req.archive)
+        .arg("-C")
+        .arg(req.root);
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+impl Extractor for BusyboxTarMergeExtractor {
+    fn name(&self) -> &str {
+        "busybox-tar-merge"
+    }
+
+    fn availability(&self) -> Availability {
+        busybox_availability()
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        busybox_hydrate(req, false)
     }
 
     fn honours_limits(&self) -> bool {

@@ -27,10 +27,26 @@
 //! 2 fatal. Any non-zero status is a capture refusal: a backend that checks `$?` treats
 //! exit 1 as failure too, and an archive of a changing file is not a faithful capture.
 //!
+//! # Capture with GNU tar's defaults: `gnu-tar-lnk`
+//! ```text
+//! tar cf ARCHIVE --directory ROOT --no-wildcards --exclude=./EX1 --exclude=./EX2 … .
+//! ```
+//! What remote sandbox backends run in the image's own tar: no `--format` (GNU tar 1.34's
+//! default is its `gnu` format), no `--anchored` (exclusions are then matched after any
+//! `/`; member names start with `./`, and no name holds `/./`, so `./EX` still matches
+//! only `./EX` and what is under it), and no `--hard-dereference`: the second and later
+//! names of a hardlinked inode are stored as LNK members naming the first. `gnu-tar-lnk-gz`
+//! runs `tar czf` instead (the same archive, gzip'd). Neither is in the default set of a
+//! run (`--producers gnu-tar-lnk` or `--producers all` asks for them).
+//!
 //! # Hydrate
 //! ```text
-//! (clear ROOT) tar -xf ARCHIVE -C ROOT
+//! (clear ROOT) tar -xf ARCHIVE -C ROOT       gnu-tar
+//! tar -xf ARCHIVE -C ROOT                    gnu-tar-merge
 //! ```
+//! `gnu-tar-merge` extracts over whatever the root holds, as backends that hydrate an
+//! existing workspace do; it is not in the default set of a run (`--extractors
+//! gnu-tar-merge` or `--extractors all`).
 //! What a backend running as root runs: plain `tar -xf`. As root GNU tar restores owners
 //! (`--same-owner` is the default for the superuser) and permission bits
 //! (`--same-permissions` likewise) (GNU tar manual, "Options Controlling the Attributes of
@@ -60,6 +76,19 @@ pub struct GnuTarProducer;
 /// The `gnu-tar` extractor (clear the root, then `tar -xf ARCHIVE -C ROOT`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarExtractor;
+
+/// The `gnu-tar-lnk` producer: GNU tar with its defaults (LNK members for second names).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarLnkProducer;
+
+/// The `gnu-tar-lnk-gz` producer: [`GnuTarLnkProducer`] with `z` (`tar czf`, a gzip'd
+/// archive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarLnkGzProducer;
+
+/// The `gnu-tar-merge` extractor (`tar -xf ARCHIVE -C ROOT` over what the root holds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTarMergeExtractor;
 
 /// `tar --version`, first line (`tar (GNU tar) 1.34`); anything not GNU tar is unavailable.
 fn gnu_tar_availability() -> Availability {
@@ -99,6 +128,96 @@ pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
     cmd
 }
 
+/// The `gnu-tar-lnk` capture command line for `req` (see the module docs); `tar czf`
+/// (gzip'd) if `gzip`.
+pub fn gnu_tar_defaults_capture_command(req: &CaptureRequest<'_>, gzip: bool) -> Command {
+    let mut cmd = Command::new(GNU_TAR_PROGRAM);
+    cmd.arg(if gzip { "czf" } else { "cf" })
+        .arg(req.archive)
+        .arg("--directory")
+        .arg(req.root)
+        .arg("--no-wildcards");
+    for ex in req.exclusions {
+        let ex = trim_slashes(ex);
+        if ex.is_empty() {
+            continue;
+        }
+        let mut arg = b"--exclude=./".to_vec();
+        arg.extend_from_slice(ex);
+        cmd.arg(OsString::from_vec(arg));
+    }
+    cmd.arg(OsStr::from_bytes(b"."));
+    cmd
+}
+
+/// `tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if `clear`.
+fn gnu_tar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
+    if clear {
+        clear_root(req.root)?;
+    }
+    let mut cmd = Command::new(GNU_TAR_PROGRAM);
+    cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
+    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+}
+
+impl Producer for GnuTarLnkProducer {
+    fn name(&self) -> &str {
+        "gnu-tar-lnk"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        run_with_timeout(
+            &mut gnu_tar_defaults_capture_command(req, false),
+            req.scratch,
+            req.timeout,
+        )
+    }
+}
+
+impl Producer for GnuTarLnkGzProducer {
+    fn name(&self) -> &str {
+        "gnu-tar-lnk-gz"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
+        run_with_timeout(
+            &mut gnu_tar_defaults_capture_command(req, true),
+            req.scratch,
+            req.timeout,
+        )
+    }
+}
+
+impl Extractor for GnuTarMergeExtractor {
+    fn name(&self) -> &str {
+        "gnu-tar-merge"
+    }
+
+    fn availability(&self) -> Availability {
+        gnu_tar_availability()
+    }
+
+    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
+        Some(Vec::new())
+    }
+
+    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        gnu_tar_hydrate(req, false)
+    }
+
+    fn honours_limits(&self) -> bool {
+        true
+    }
+}
+
 impl Producer for GnuTarProducer {
     fn name(&self) -> &str {
         "gnu-tar"
@@ -127,10 +246,7 @@ impl Extractor for GnuTarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        clear_root(req.root)?;
-        let mut cmd = Command::new(GNU_TAR_PROGRAM);
-        cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+        gnu_tar_hydrate(req, true)
     }
 
     fn honours_limits(&self) -> bool {

@@ -31,7 +31,7 @@ snapconf_worker.serve(capture=capture, hydrate=hydrate)
 #[test]
 fn a_few_lines_of_python_serve_the_protocol() {
     let python = snapconf_producers::adapters::python::interpreter();
-    if Command::new(&python).arg("--version").output().is_err() {
+    if Command::new(python).arg("--version").output().is_err() {
         skip::skip("python3", "apt-get install python3");
         return;
     }
@@ -47,7 +47,7 @@ fn a_few_lines_of_python_serve_the_protocol() {
         serde_json::json!({"op": "hydrate", "root": {"hex": "2f68ff"}, "archive": archive, "exclude": [], "scratch": scratch}),
         serde_json::json!({"op": "list", "root": "/r", "archive": archive}),
     ];
-    let mut child = Command::new(&python)
+    let mut child = Command::new(python)
         .args(["-c", WORKER])
         .env("PYTHONPATH", backends)
         .stdin(Stdio::piped())

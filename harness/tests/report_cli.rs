@@ -282,14 +282,60 @@ fn merged_shards_equal_the_unsharded_run() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("seed"), "{o:?}");
+    // Inputs that would be double-counted or written into, and a report whose reproducer
+    // path leaves `cases/`: usage errors, and nothing is written.
+    let s0 = shards[0].to_str().expect("utf-8");
+    let evil = dir.path().join("evil");
+    std::fs::create_dir_all(evil.join("cases")).expect("mkdir");
+    let mut r: Value = serde_json::from_str(
+        &std::fs::read_to_string(shards[0].join("report.json")).expect("read"),
+    )
+    .expect("json");
+    assert!(
+        r["findings"].as_array().is_some_and(|f| !f.is_empty()),
+        "{r:#}"
+    );
+    r["findings"][0]["case_dir"] = Value::from("../../outside");
+    std::fs::write(evil.join("report.json"), r.to_string()).expect("write");
+    let inside = shards[0].join("merged");
+    for (args, says) in [
+        (vec![s0, s0], "twice"),
+        (vec![s0, inside.to_str().expect("utf-8")], "inside"),
+        (vec![evil.to_str().expect("utf-8")], "case_dir"),
+    ] {
+        let out = if says == "inside" {
+            inside.clone()
+        } else {
+            dir.path().join(format!("bad-{says}"))
+        };
+        let mut a = vec!["report", "merge"];
+        a.extend(
+            args.iter()
+                .filter(|x| **x != inside.to_str().expect("utf-8")),
+        );
+        a.extend(["--out", out.to_str().expect("utf-8")]);
+        let o = snapconf(&a, None);
+        assert_eq!(o.status.code(), Some(2), "{says}: {o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{says}: {o:?}"
+        );
+        assert!(
+            !out.exists(),
+            "{says}: nothing written at `{}`",
+            out.display()
+        );
+    }
+    assert!(!dir.path().join("outside").exists());
     // Not a report: a usage error naming the file.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
     let o = snapconf(
         &[
             "report",
             "merge",
             dir.path().to_str().expect("utf-8"),
             "--out",
-            dir.path().join("bad2").to_str().expect("utf-8"),
+            elsewhere.path().join("bad2").to_str().expect("utf-8"),
         ],
         None,
     );

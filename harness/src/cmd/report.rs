@@ -15,15 +15,34 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         snapconf_harness::report::Baseline::load(b).map_err(Usage)?;
     }
     let mut inputs = Vec::with_capacity(a.dirs.len());
-    for dir in &a.dirs {
-        if same_dir(dir, &a.out) {
+    for (i, dir) in a.dirs.iter().enumerate() {
+        if same_dir(dir, &a.out) || inside(&a.out, dir) {
             return Err(Usage(format!(
-                "`{}` is both an input and --out; write the merged report elsewhere",
+                "--out `{}` is (inside) the input `{}`; write the merged report elsewhere",
+                a.out.display(),
+                dir.display()
+            ))
+            .into());
+        }
+        if a.dirs[..i].iter().any(|d| same_dir(d, dir)) {
+            return Err(Usage(format!(
+                "`{}` is given twice; each shard counts once",
                 dir.display()
             ))
             .into());
         }
         let file = ReportFile::load(&dir.join("report.json")).map_err(Usage)?;
+        // A reproducer is `cases/<id>` and nothing else: a report is input, and its paths
+        // must not lead the copy out of the input or the output.
+        if let Some(f) = file.run.findings.iter().find(|f| !is_case_dir(&f.case_dir)) {
+            return Err(Usage(format!(
+                "`{}`: finding `{}` has case_dir `{}`, not `cases/<id>`",
+                dir.join("report.json").display(),
+                f.check,
+                f.case_dir
+            ))
+            .into());
+        }
         let case_index = file
             .run
             .findings
@@ -64,6 +83,43 @@ fn case_index(case_dir: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(case_dir.join("finding.json")).ok()?;
     let meta: FindingMeta = serde_json::from_str(&text).ok()?;
     meta.case_index
+}
+
+/// `cases/<id>` with one plain component for the id (no `..`, no `/`, not empty).
+fn is_case_dir(case_dir: &str) -> bool {
+    match case_dir.strip_prefix("cases/") {
+        Some(id) => !id.is_empty() && id != "." && id != ".." && !id.contains('/'),
+        None => false,
+    }
+}
+
+/// Whether `path` lies inside `dir` (both as they resolve now; `path` need not exist).
+fn inside(path: &Path, dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    let Ok(path) = std::path::absolute(path) else {
+        return false;
+    };
+    // The deepest ancestor of `path` that exists, resolved, then the rest appended.
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return false,
+        }
+    }
+    let Ok(mut resolved) = existing.canonicalize() else {
+        return false;
+    };
+    for name in rest.into_iter().rev() {
+        resolved.push(name);
+    }
+    resolved.starts_with(&dir)
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

@@ -264,3 +264,52 @@ fn sigint_leaves_nothing_behind() {
     let left = processes_naming(&jail.to_string_lossy());
     assert!(left.is_empty(), "processes left: {left:?}");
 }
+
+/// Property: SIGINT stops an audit too, with exit 130, the report written, and no jail (each
+/// holding a copy of the audited tree) or process left behind; the audited tree is untouched.
+#[test]
+fn sigint_stops_an_audit_and_leaves_nothing_behind() {
+    if !tool("python3") {
+        return;
+    }
+    let tmp = scratch();
+    let (jail, rep, ws) = (
+        tmp.path().join("jail"),
+        tmp.path().join("report"),
+        tmp.path().join("ws"),
+    );
+    std::fs::create_dir(&jail).expect("jail dir");
+    for i in 0..3000 {
+        let d = ws.join(format!("d{}", i % 30));
+        std::fs::create_dir_all(&d).expect("mkdir");
+        std::fs::write(d.join(format!("f{i}")), format!("{i}\n")).expect("write");
+    }
+    std::os::unix::fs::symlink("/usr/bin/python3", ws.join("python")).expect("symlink");
+    let mut child = Command::new(BIN)
+        .arg("audit")
+        .arg(&ws)
+        .args([
+            "--producers",
+            "python-tarfile,gnu-tar",
+            "--extractors",
+            "python-data,reference",
+        ])
+        .arg("--report-dir")
+        .arg(&rep)
+        .arg("--jail-dir")
+        .arg(&jail)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let status = support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGINT");
+    assert_eq!(status.code(), Some(130), "exit 130 after SIGINT");
+    assert!(rep.join("report.json").is_file(), "the report is written");
+    assert_jail_dir_empty(&jail);
+    let left = processes_naming(&jail.to_string_lossy());
+    assert!(left.is_empty(), "processes left: {left:?}");
+    assert!(ws.join("d7/f7").is_file(), "the audited tree is untouched");
+}

@@ -44,10 +44,19 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         spec,
         prior: WorkspaceSpec::default(),
     };
+    // SIGINT/SIGTERM end the audit after the steps running, with the jails removed and
+    // what was found written, as for `run`.
+    snapconf_harness::jail::cleanup::install_stop_handler()
+        .context("cannot install the SIGINT/SIGTERM handler")?;
     let mut progress = Progress::new(1);
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();
     report.audited = Some(a.dir.display().to_string());
-    finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())
+    let code = finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
+    if snapconf_harness::jail::cleanup::stop_requested() {
+        eprintln!("snapconf: interrupted; partial report written");
+        return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
+    }
+    Ok(code)
 }

@@ -175,7 +175,14 @@ where
     pooled?;
     let interrupted = crate::jail::cleanup::stop_requested();
     let records = shrink_all(opts, strategy, &found.jobs, on_event)?;
-    Ok(cells.into_report(opts, done, &records, notes(opts, interrupted, done, cases)))
+    let mut notes = notes(opts, interrupted, done, cases);
+    if !interrupted && crate::jail::cleanup::stop_requested() {
+        notes.push(
+            "interrupted while shrinking: every case ran; findings shrunk as far as the stop allowed (see each finding's shrink)"
+                .into(),
+        );
+    }
+    Ok(cells.into_report(opts, done, &records, notes))
 }
 
 /// The first findings of new cells, in case order, as shrink jobs.

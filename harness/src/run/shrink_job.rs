@@ -94,8 +94,12 @@ impl Shrinks {
     }
 }
 
-/// Whether `case` has `job`'s finding under `env`.
+/// Whether `case` has `job`'s finding under `env` (false, without a run, once a stop is
+/// requested).
 fn reproduces(job: &Job<'_>, env: &Env, case: &Case) -> Result<bool, HarnessError> {
+    if crate::jail::cleanup::stop_requested() {
+        return Ok(false);
+    }
     let ex_name = job.extractors.first().map(|e| e.name().to_string());
     let outcome = run_case(case, job.producer, &job.extractors, env, None)?;
     Ok(outcome.has(job.finding.check, ex_name.as_deref()))

@@ -6,7 +6,8 @@
 //! the reaper on ([`enable`]), every external command runs as
 //! `snapconf __snapconf-reap REPORT DEADLINE_MS -- COMMAND...`: that process (the *reaper*)
 //! makes itself a subreaper, runs the command in a process group of its own, and kills it
-//! at the deadline. Once the command has ended it kills the command's group (background
+//! at the deadline, or within a second of its own parent's death (a `snapconf` killed with
+//! `SIGKILL` leaves no tool running on). Once the command has ended it kills the command's group (background
 //! children, silently, as [`crate::process::run`] always did), then kills, reaps and names
 //! every remaining descendant (processes that left the group with `setsid`, daemons), and
 //! writes to `REPORT` how the command ended and one line per straggler. Its stragglers are
@@ -133,12 +134,11 @@ pub fn main(args: &[OsString]) -> i32 {
         }
     };
     let pid = Pid::from_child(&child);
-    // A failed wait (the child is gone already) counts as ended.
-    let reached = wait_exit(pid, Instant::now() + deadline).unwrap_or(false);
+    let reached = wait_or_orphaned(pid, Instant::now() + deadline);
     // The command's group goes first (as when no reaper runs), then whatever left it.
     let _ = kill_process_group(pid, Signal::KILL);
     let status = child.wait();
-    let stragglers = kill_children(&[]);
+    let stragglers = kill_children(&[], Some(pid.as_raw_nonzero().get()));
     let first = match (reached, status) {
         (true, _) => "deadline".to_owned(),
         (false, Ok(s)) => match (s.code(), s.signal()) {
@@ -175,6 +175,23 @@ fn write_report(report: &Path, text: String) -> i32 {
                 report.display()
             );
             3
+        }
+    }
+}
+
+/// Waits for `pid` until `deadline`, and gives up early if this reaper's parent (the
+/// `snapconf` that started it) dies: then the tool is ended at once instead of running on,
+/// reparented, until its deadline. True if the tool was still running when the wait ended;
+/// a failed wait (the child is gone already) counts as ended.
+fn wait_or_orphaned(pid: Pid, deadline: Instant) -> bool {
+    let parent = rustix::process::getppid();
+    loop {
+        let slice = (Instant::now() + Duration::from_secs(1)).min(deadline);
+        match wait_exit(pid, slice) {
+            Ok(false) | Err(_) => return false,
+            Ok(true) if Instant::now() >= deadline => return true,
+            Ok(true) if rustix::process::getppid() != parent => return true,
+            Ok(true) => {}
         }
     }
 }

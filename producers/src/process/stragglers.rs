@@ -77,7 +77,7 @@ pub fn reap_stragglers() -> Vec<String> {
     let mut named = HANDED.with(|h| std::mem::take(&mut *h.borrow_mut()));
     if crate::process::reaper::program().is_none() && SUBREAPER.load(Ordering::Relaxed) {
         let persistent = PERSISTENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        named.extend(kill_children(&persistent));
+        named.extend(kill_children(&persistent, None));
     }
     named
 }
@@ -85,27 +85,36 @@ pub fn reap_stragglers() -> Vec<String> {
 /// Kills (`SIGKILL`, with its process group) and reaps every child of this process whose
 /// pid is not in `spare`, in rounds (a killed child's own children are reparented to us
 /// when we are a subreaper, and caught in the next round); one line per child that was
-/// still running (`PID COMMAND LINE`).
-pub(crate) fn kill_children(spare: &[i32]) -> Vec<String> {
+/// still running (`PID COMMAND LINE`), except members of process group `killed` (the
+/// tool's own group, killed just before: its background children end with it and are no
+/// stragglers, however soon after the kill they are seen).
+pub(crate) fn kill_children(spare: &[i32], killed: Option<i32>) -> Vec<String> {
     if !has_children() {
         return Vec::new();
     }
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut named = Vec::new();
     for _ in 0..ROUNDS {
-        let found: Vec<(i32, bool)> = children_of(me)
+        let found: Vec<Child> = children_of(me)
             .into_iter()
-            .filter(|(pid, _)| !spare.contains(pid))
+            .filter(|c| !spare.contains(&c.pid))
             .collect();
         if found.is_empty() {
             break;
         }
-        for (raw, zombie) in found {
+        for Child {
+            pid: raw,
+            zombie,
+            group,
+        } in found
+        {
             let Some(pid) = Pid::from_raw(raw) else {
                 continue;
             };
             if !zombie {
-                named.push(format!("{raw} {}", cmdline(raw)));
+                if killed != Some(group) {
+                    named.push(format!("{raw} {}", cmdline(raw)));
+                }
                 let _ = kill_process_group(pid, Signal::KILL);
                 let _ = kill_process(pid, Signal::KILL);
             }
@@ -127,8 +136,17 @@ fn has_children() -> bool {
     !matches!(waitid(WaitId::All, options), Err(rustix::io::Errno::CHILD))
 }
 
-/// `(pid, is a zombie)` of every process whose parent is `me`, from `/proc/*/stat`.
-fn children_of(me: i32) -> Vec<(i32, bool)> {
+/// A child process as `/proc/PID/stat` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Child {
+    pid: i32,
+    zombie: bool,
+    /// Its process group.
+    group: i32,
+}
+
+/// Every process whose parent is `me`, from `/proc/*/stat`.
+fn children_of(me: i32) -> Vec<Child> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -148,11 +166,16 @@ fn children_of(me: i32) -> Vec<(i32, bool)> {
         };
         let rest = String::from_utf8_lossy(&stat[close + 1..]);
         let mut fields = rest.split_ascii_whitespace();
-        let (Some(state), Some(ppid)) = (fields.next(), fields.next()) else {
+        let (Some(state), Some(ppid), Some(group)) = (fields.next(), fields.next(), fields.next())
+        else {
             continue;
         };
         if ppid.parse::<i32>().ok() == Some(me) {
-            out.push((pid, state == "Z"));
+            out.push(Child {
+                pid,
+                zombie: state == "Z",
+                group: group.parse().unwrap_or(0),
+            });
         }
     }
     out
@@ -197,7 +220,10 @@ mod tests {
         let line = cmdline(pid);
         let _ = child.kill();
         let _ = child.wait();
-        assert!(found.contains(&(pid, false)), "{pid} in {found:?}");
+        assert!(
+            found.iter().any(|c| c.pid == pid && !c.zombie),
+            "{pid} in {found:?}"
+        );
         assert!(line.ends_with("s) x ( 30"), "{line}");
     }
 }

@@ -185,7 +185,7 @@ fn summary_markdown_opens_with_the_ranked_causes() {
     let dl = md.find("NEW `dangling-link`").expect("dangling-link cause");
     assert!(late < dl, "{md}");
     assert!(
-        md.contains("python-tarfile × every extractor (2 pairs, 3 cases)"),
+        md.contains("python-tarfile × every extractor (2 pairs, 3 failures (cases × pairs))"),
         "{md}"
     );
     assert!(

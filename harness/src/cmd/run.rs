@@ -273,11 +273,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         return Ok(exit::NOTHING_RAN);
     }
     eprintln!(
-        "snapconf: {} cases, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s)",
+        "snapconf: {} cases, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",
         a.cases,
         s.opts.env.profile.name,
         s.opts.producers.len(),
-        s.opts.extractors.len()
+        s.opts.extractors.len(),
+        s.opts.jobs
     );
     let mut progress = Progress::new(a.cases);
     let mut report =

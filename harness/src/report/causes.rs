@@ -341,15 +341,16 @@ impl Cause {
         }
     }
 
-    /// `2 pairs, 12 cases`, with singulars.
+    /// `1 pair, 12 cases`, or over several pairs `2 pairs, 9 failures (cases × pairs)`:
+    /// the count is summed over the pairs, so it can exceed the run's cases.
     pub fn counts_text(&self) -> String {
         let n = self.pairs.len();
-        format!(
-            "{n} pair{}, {} case{}",
-            if n == 1 { "" } else { "s" },
-            self.cases,
-            if self.cases == 1 { "" } else { "s" }
-        )
+        let c = self.cases;
+        if n == 1 {
+            format!("1 pair, {c} case{}", if c == 1 { "" } else { "s" })
+        } else {
+            format!("{n} pairs, {c} failure{} (cases × pairs)", if c == 1 { "" } else { "s" })
+        }
     }
 }
 
@@ -622,6 +623,6 @@ mod tests {
         let rt = &cs[2];
         assert_eq!(rt.cases, 9);
         assert_eq!(rt.pairs_text(1), "gnu-tar × busybox-tar and 1 more");
-        assert_eq!(rt.counts_text(), "2 pairs, 9 cases");
+        assert_eq!(rt.counts_text(), "2 pairs, 9 failures (cases × pairs)");
     }
 }

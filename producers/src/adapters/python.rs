@@ -11,6 +11,10 @@ use std::time::Duration;
 pub const PYTHON_PROGRAM: &str = "python3";
 /// How to install Python on Debian and Ubuntu.
 pub const PYTHON_INSTALL_HINT: &str = "apt-get install python3";
+/// What to do when the Python found lacks the PEP 706 filters (installing the same package
+/// again does not help).
+pub const FILTERS_HINT: &str =
+    "a Python with PEP 706 filters (3.12, or 3.11.4 and later) first on PATH, or SNAPCONF_PYTHON=/path/to/python3";
 
 /// `python3 --version` (e.g. `Python 3.11.7`), but unavailable when `tarfile` lacks the
 /// PEP 706 extraction filters (added in 3.12 and backported to 3.8.17, 3.9.17, 3.10.12 and
@@ -30,7 +34,7 @@ pub fn python_availability() -> Availability {
         if !matches!(check, Availability::Available { .. }) {
             return Availability::Unavailable {
                 reason: format!("{version}: `tarfile` has no extraction filters (PEP 706)"),
-                install_hint: PYTHON_INSTALL_HINT.to_owned(),
+                install_hint: FILTERS_HINT.to_owned(),
             };
         }
     }

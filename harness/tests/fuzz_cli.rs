@@ -113,3 +113,53 @@ fn a_parser_that_stops_where_others_read_on_is_a_disagreement() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("parser-disagreement"), "{text}");
 }
+
+/// Property: a session's report directory is checked before it starts, as `run`'s is: an
+/// earlier session's `fuzz.json` and `cases/` are replaced (no stale reproducer is left to
+/// mistake for a new one), and a directory holding anything else is refused with exit 2,
+/// untouched.
+#[test]
+fn a_session_never_writes_into_someone_elses_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let old = dir.path().join("old");
+    std::fs::create_dir_all(old.join("cases/containment__fuzz__reference")).expect("mkdir");
+    std::fs::write(old.join("fuzz.json"), "{}").expect("write");
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir_all(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("notes.txt"), "mine").expect("write");
+    let fuzz = |report: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_snapconf"))
+            .args([
+                "fuzz",
+                "--extractor",
+                "reference",
+                "--time",
+                "1",
+                "--seed",
+                "3",
+                "-j",
+                "1",
+            ])
+            .arg("--report-dir")
+            .arg(report)
+            .output()
+            .expect("run snapconf")
+    };
+    let o = fuzz(&old);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        !old.join("cases/containment__fuzz__reference").exists(),
+        "the earlier session's reproducer is gone"
+    );
+    let o = fuzz(&foreign);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("notes.txt"),
+        "{o:?}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&foreign)
+        .expect("read")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["notes.txt"], "nothing written");
+}

@@ -145,6 +145,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         }
         return Ok(exit::FINDINGS);
     }
+    // Checked (and an earlier session's files removed) before the session, as for `run`.
+    super::run::prepare_report_dir(&report_dir, a.report_dir.is_some())?;
     eprintln!(
         "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
         a.time,

@@ -136,15 +136,22 @@ pub fn clock_seed() -> u64 {
     snapconf_harness::gen::Rng::new(z).next_u64() % 1_000_000_000
 }
 
-/// The files of a report directory that a run writes, besides `cases/`.
-const REPORT_FILES: [&str; 4] = ["report.json", "summary.md", "junit.xml", "index.html"];
+/// The files of a report directory that a run (or a fuzz session: `fuzz.json`) writes,
+/// besides `cases/`.
+const REPORT_FILES: [&str; 5] = [
+    "report.json",
+    "summary.md",
+    "junit.xml",
+    "index.html",
+    "fuzz.json",
+];
 
 /// Make `dir` ready for a report before anything runs, or say why it cannot be (a usage
 /// error, exit 2):
 /// - a directory that does not exist is created (with its parents);
 /// - an empty directory is used as it is;
 /// - a directory holding nothing but an earlier report's files (`report.json`,
-///   `summary.md`, `junit.xml`, `index.html`, `cases/`; a run that died before its end
+///   `summary.md`, `junit.xml`, `index.html`, `fuzz.json`, `cases/`; a run that died before its end
 ///   leaves only `cases/`) is reused only when asked for by name (`explicit`,
 ///   `--report-dir`, `report merge --out`): those are removed first, so nothing of the old
 ///   run is left to mistake for the new one;

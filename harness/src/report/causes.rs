@@ -349,7 +349,10 @@ impl Cause {
         if n == 1 {
             format!("1 pair, {c} case{}", if c == 1 { "" } else { "s" })
         } else {
-            format!("{n} pairs, {c} failure{} (cases × pairs)", if c == 1 { "" } else { "s" })
+            format!(
+                "{n} pairs, {c} failure{} (cases × pairs)",
+                if c == 1 { "" } else { "s" }
+            )
         }
     }
 }

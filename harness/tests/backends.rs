@@ -687,3 +687,32 @@ fn a_straggler_process_is_never_blamed_on_another_pair() {
     // Nothing of the daemons is left running.
     assert_eq!(processes_mentioning(t), Vec::<String>::new());
 }
+
+/// The README's Python example (`producers/backends/minimal.py`, built on
+/// `snapconf_worker.py`) is the file shipped, runs as a worker backend, and has the two
+/// bugs the README says snapconf finds in it: a hardlink whose first name is excluded is
+/// written as a link to a member that is not there (`dangling-link`), and absolute links
+/// that capture kept are refused at hydration (`late-failure`).
+#[test]
+fn the_readme_python_example_runs_and_its_bugs_are_found() {
+    let readme = std::fs::read_to_string(shipped("README.md")).expect("backends README");
+    let code = std::fs::read_to_string(shipped("minimal.py")).expect("minimal.py");
+    assert!(
+        readme.contains(&format!("```python\n{code}```")),
+        "the README shows minimal.py as it is"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        tmp.path(),
+        &shipped("minimal.toml"),
+        &["--producers", "none", "--extractors", "none"],
+        40,
+        &[],
+    );
+    assert_eq!(r.code, 1, "stderr: {}\nreport: {}", r.stderr, r.report);
+    let checks: Vec<String> = findings(&r.report).into_iter().map(|f| f.0).collect();
+    for want in ["dangling-link", "late-failure"] {
+        assert!(checks.iter().any(|c| c == want), "{want} in {checks:?}");
+    }
+    assert!(r.stderr.contains("started 1 time(s)"), "{}", r.stderr);
+}

@@ -166,9 +166,7 @@ pub(crate) fn decoder<'a>(
         pending: None,
     };
     let inner: Result<Box<dyn Read + 'a>, io::Error> = match kind {
-        Compression::None | Compression::Gzip => {
-            Ok(Box::new(flate2::read::MultiGzDecoder::new(counted)))
-        }
+        Compression::None | Compression::Gzip => Ok(Box::new(GzMembers::new(counted))),
         Compression::Zstd => {
             zstd::stream::read::Decoder::new(counted).map(|d| Box::new(d) as Box<dyn Read + 'a>)
         }
@@ -402,6 +400,91 @@ fn decode_refusal(kind: Compression, error_kind: io::ErrorKind, what: &str) -> i
         )
     } else {
         refusal(Reason::Malformed, format!("damaged {name} stream ({what})"))
+    }
+}
+
+/// Most zero bytes read as padding after the last gzip member (1 MiB, well past any tape
+/// record); more is a damaged stream, so an endless stream of zeros ends.
+const ZERO_PADDING: u64 = 1 << 20;
+
+/// gzip members one after another (RFC 1952 §2.2), as `gzip -d` reads them, and then
+/// nothing but zero bytes: tape-style padding after the last member (`gzip -d` warns
+/// "trailing zero bytes ignored"; GNU tar, bsdtar and Python's `tarfile` read on) ends the
+/// stream. Anything else after a member is a damaged stream.
+struct GzMembers<R: Read> {
+    /// The member being read, or the reader between members (`None` only while switching).
+    state: Option<Member<io::BufReader<R>>>,
+}
+
+enum Member<B> {
+    In(flate2::bufread::GzDecoder<B>),
+    Between(B),
+    Done,
+}
+
+impl<R: Read> GzMembers<R> {
+    fn new(raw: R) -> Self {
+        GzMembers {
+            state: Some(Member::Between(io::BufReader::new(raw))),
+        }
+    }
+}
+
+impl<R: Read> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::io::BufRead;
+        loop {
+            match self.state.take() {
+                None | Some(Member::Done) => {
+                    self.state = Some(Member::Done);
+                    return Ok(0);
+                }
+                Some(Member::In(mut d)) => match d.read(buf) {
+                    Ok(0) if !buf.is_empty() => self.state = Some(Member::Between(d.into_inner())),
+                    other => {
+                        self.state = Some(Member::In(d));
+                        return other;
+                    }
+                },
+                Some(Member::Between(mut b)) => {
+                    let head = b.fill_buf()?;
+                    if head.is_empty() {
+                        self.state = Some(Member::Done);
+                        return Ok(0);
+                    }
+                    if head.starts_with(&[0x1f]) {
+                        self.state = Some(Member::In(flate2::bufread::GzDecoder::new(b)));
+                        continue;
+                    }
+                    // Zero padding to the end (at most ZERO_PADDING bytes), or garbage.
+                    let mut padding = 0u64;
+                    loop {
+                        let head = b.fill_buf()?;
+                        if head.is_empty() {
+                            self.state = Some(Member::Done);
+                            return Ok(0);
+                        }
+                        if head.iter().any(|&x| x != 0) {
+                            self.state = Some(Member::Done);
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                "bytes after the last gzip member that are neither a member nor zero padding",
+                            ));
+                        }
+                        let n = head.len();
+                        padding += n as u64;
+                        if padding > ZERO_PADDING {
+                            self.state = Some(Member::Done);
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                format!("more than {ZERO_PADDING} zero bytes after the last gzip member"),
+                            ));
+                        }
+                        b.consume(n);
+                    }
+                }
+            }
+        }
     }
 }
 

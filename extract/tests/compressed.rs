@@ -475,3 +475,43 @@ fn verdicts_on_damaged_streams_do_not_depend_on_read_sizes() {
         }
     }
 }
+
+/// Zero padding after the last gzip member (a tape record, or a block device's rounding)
+/// is read past, as GNU tar, bsdtar and Python do: `validate`, `hydrate` and a file
+/// hydration agree, from one byte to a megabyte of it. Anything else after the last
+/// member, or more padding than that, is a damaged stream for all three alike.
+#[test]
+fn zero_padding_after_the_last_gzip_member_is_read_past() {
+    let tar = Raw::new().dir("d/").file("d/f", b"padded").finish();
+    let want = list(&tar[..]).expect("plain").members;
+    let gz = gzip(&tar);
+    for (pad, fill, ok) in [
+        (1usize, 0u8, true),
+        (1536, 0, true),
+        (10240, 0, true),
+        (1 << 20, 0, true),
+        ((1 << 20) + 4096, 0, false),
+        (1, b'x', false),
+        (600, 0xff, false),
+    ] {
+        let mut bytes = gz.clone();
+        bytes.extend(std::iter::repeat_n(fill, pad));
+        let what = format!("{pad} bytes of {fill:#x}");
+        let v = validate(&bytes[..], &Policy::default());
+        let jail = Jail::new();
+        let h = hydrate(&bytes[..], &jail.root(), &Policy::default());
+        let file = jail.path().join("a.tar.gz");
+        std::fs::write(&file, &bytes).expect("write");
+        let jail2 = Jail::new();
+        let opened = std::fs::File::open(&file).expect("open");
+        let f = hydrate_file(&opened, &jail2.root(), &Policy::default());
+        if ok {
+            assert_eq!(v.expect(&what).members, want, "{what}");
+            assert!(h.is_ok() && f.is_ok(), "{what}: {h:?} {f:?}");
+        } else {
+            assert_eq!(reason(&v), Some(Reason::Malformed), "{what}: {v:?}");
+            assert_eq!(reason(&h), Some(Reason::Malformed), "{what}");
+            assert_eq!(reason(&f), Some(Reason::Malformed), "{what}");
+        }
+    }
+}

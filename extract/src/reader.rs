@@ -202,6 +202,23 @@ impl<'a, I: Input> Reader<'a, I> {
                 continue;
             }
             let pax = pax.unwrap_or_default();
+            // Parsers disagree on which of two name sources applies (GNU tar and
+            // libarchive take the PAX record, the `tar` crate the GNU long name), so an
+            // archive naming one member both ways reads as two different archives.
+            for (what, both) in [
+                ("path", pax.path.is_some() && long_name.is_some()),
+                ("linkpath", pax.linkpath.is_some() && long_link.is_some()),
+            ] {
+                if both {
+                    return Err(refuse(
+                        Reason::Malformed,
+                        pax.path.as_deref().unwrap_or(&header_name),
+                        format!(
+                            "both a PAX `{what}` and a GNU long-name header for one member                              (parsers disagree on which applies)"
+                        ),
+                    ));
+                }
+            }
             let name = pax.path.or(long_name).unwrap_or(header_name);
             let kind = MemberKind::from_header(flag, &name);
             let link = match kind {

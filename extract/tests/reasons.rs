@@ -404,8 +404,9 @@ fn deep_names_are_linear() {
 
 /// Members that hide other members: a directory, symlink, hardlink, FIFO or device header
 /// with a payload (which other tools read as further headers: here a complete
-/// `../../etc/x` member), and a PAX `path` or `linkpath` with an empty value beside a ustar
-/// name, are `malformed` under every policy, for `validate` and `hydrate` alike.
+/// `../../etc/x` member), a PAX `path` or `linkpath` with an empty value beside a ustar
+/// name, and a member named both by a PAX record and by a GNU long-name header, are
+/// `malformed` under every policy, for `validate` and `hydrate` alike.
 #[test]
 fn members_hiding_members_are_malformed_under_every_policy() {
     let hidden = Raw::new().file("../../etc/x", b"pwned").finish();
@@ -449,6 +450,32 @@ fn members_hiding_members_are_malformed_under_every_policy() {
             .finish();
         for policy in &policies {
             refused(&ar, policy, Reason::Malformed);
+        }
+    }
+    // One member named twice, by a PAX record and by a GNU long-name (`L`) or long-link
+    // (`K`) header, in either order: GNU tar takes the one, the `tar` crate the other.
+    let long_link = |ar: &mut Raw, target: &[u8]| {
+        let mut d = target.to_vec();
+        d.push(0);
+        ar.push(b'K', b"././@LongLink", b"", &d, 0o644);
+    };
+    let mut shapes: Vec<Vec<u8>> = Vec::new();
+    let mut ar = Raw::new();
+    ar.pax(&[("path", b"../../etc/x")])
+        .long_name(b"a")
+        .file("a", b"1");
+    shapes.push(ar.finish());
+    let mut ar = Raw::new();
+    ar.long_name(b"a").pax(&[("path", b"b")]).file("a", b"1");
+    shapes.push(ar.finish());
+    let mut ar = Raw::new();
+    ar.pax(&[("linkpath", b"/etc/passwd")]);
+    long_link(&mut ar, b"target");
+    ar.symlink("s", "target");
+    shapes.push(ar.finish());
+    for ar in &shapes {
+        for policy in &policies {
+            refused(ar, policy, Reason::Malformed);
         }
     }
 }

@@ -1,8 +1,9 @@
-//! Shrinking a failing case with proptest's own value trees.
+//! Drawing the cases of a run and shrinking a failing one.
 //!
 //! Each case `i` of a run is drawn from its own RNG, seeded from `(seed, i)`, so it can be
-//! drawn again at any time; shrinking drives `ValueTree::simplify` / `complicate` the way
-//! proptest's `TestRunner` does, keeping the smallest case that still fails.
+//! drawn again at any time ([`draw_case`]). A failing case, generated or a real tree, is
+//! shrunk by [`minimise_tree`]: runs of entries removed (delta debugging), then the greedy
+//! [`minimise`] polish, keeping each candidate that still fails.
 
 use crate::model::spec::Case;
 use proptest::strategy::Strategy;

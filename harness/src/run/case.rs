@@ -139,8 +139,8 @@ impl CaseOutcome {
     }
 }
 
-/// What a finding's text says for the path of the case's jail (see
-/// [`CaseOutcome::name_jail_as`]).
+/// What a finding's text says for the path of the case's jail: the jail is gone when the
+/// report is read, and its random name would make two runs of one seed differ.
 pub const JAIL_NAME: &str = "$JAIL";
 
 /// Run `case` through `producer` and every extractor. `keep` (a directory) receives a copy

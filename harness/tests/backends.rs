@@ -289,7 +289,7 @@ fn a_missing_command_is_named_and_the_other_pairs_run() {
 fn worker_backend(tmp: &Path, name: &str, script: &str) -> PathBuf {
     let py = write(&tmp.join(format!("{name}.py")), script);
     let toml = format!(
-        "name = \"{name}\"\nmode = \"worker\"\ntimeout = 1\nworker = [\"python3\", \"-I\", \"{}\", \"{}\"]\n{PROFILE}",
+        "name = \"{name}\"\nmode = \"worker\"\ntimeout = 1\nworker = [\"python3\", \"-I\", \"-B\", \"{}\", \"{}\"]\n{PROFILE}",
         py.display(),
         tmp.display()
     );
@@ -365,7 +365,7 @@ fn broken_workers_are_named_the_run_continues_and_nothing_is_left_behind() {
         );
         assert!(
             r.stderr
-                .contains(&format!("worker `python3 -I {}", t.display())),
+                .contains(&format!("worker `python3 -I -B {}", t.display())),
             "{name}: names the command: {}",
             r.stderr
         );

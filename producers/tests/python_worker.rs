@@ -50,6 +50,8 @@ fn a_few_lines_of_python_serve_the_protocol() {
     let mut child = Command::new(python)
         .args(["-c", WORKER])
         .env("PYTHONPATH", backends)
+        // No `__pycache__` is written into the source tree.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

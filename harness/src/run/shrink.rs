@@ -209,26 +209,30 @@ pub enum Names {
 /// The first `Err` of `fails` (a harness fault while running a candidate, not "does not
 /// reproduce"): the shrink stops there and says why.
 pub fn minimise<E>(
-    mut case: Case,
-    mut fails: impl FnMut(&Case) -> Result<bool, E>,
+    case: Case,
+    fails: impl FnMut(&Case) -> Result<bool, E>,
     budget: ShrinkBudget,
     names: Names,
 ) -> Result<Shrunk, E> {
-    let start = Instant::now();
-    let mut tried = 0;
-    let done = |case, tried, end| Ok(Shrunk { case, tried, end });
-    let valid = |c: &Case| c.spec.check().is_ok() && c.prior.check().is_ok();
+    let mut p = Polish {
+        case,
+        fails,
+        budget,
+        start: Instant::now(),
+        tried: 0,
+        changed: false,
+    };
     loop {
-        let mut changed = false;
+        p.changed = false;
         // Removals, last first so that earlier entries keep their referents.
         for which in 0..3 {
             let len = match which {
-                0 => case.spec.entries.len(),
-                1 => case.spec.exclusions.len(),
-                _ => case.prior.entries.len(),
+                0 => p.case.spec.entries.len(),
+                1 => p.case.spec.exclusions.len(),
+                _ => p.case.prior.entries.len(),
             };
             for i in (0..len).rev() {
-                let mut c = case.clone();
+                let mut c = p.case.clone();
                 match which {
                     0 if i < c.spec.entries.len() => {
                         c.spec.entries.remove(i);
@@ -241,22 +245,14 @@ pub fn minimise<E>(
                     }
                     _ => continue,
                 }
-                if !valid(&c) {
-                    continue;
-                }
-                if let Some(end) = spent(budget, tried, start) {
-                    return done(case, tried, end);
-                }
-                tried += 1;
-                if fails(&c)? {
-                    case = c;
-                    changed = true;
+                if let Some(end) = p.offer(c)? {
+                    return Ok(p.end(end));
                 }
             }
         }
         // Simplifications: empty contents, default modes.
-        for i in 0..case.spec.entries.len() {
-            let mut c = case.clone();
+        for i in 0..p.case.spec.entries.len() {
+            let mut c = p.case.clone();
             let e = &mut c.spec.entries[i];
             let mut simpler = false;
             if let crate::model::spec::EntryKind::File { content } = &mut e.kind {
@@ -272,40 +268,69 @@ pub fn minimise<E>(
             if !simpler {
                 continue;
             }
-            if let Some(end) = spent(budget, tried, start) {
-                return done(case, tried, end);
-            }
-            tried += 1;
-            if fails(&c)? {
-                case = c;
-                changed = true;
+            if let Some(end) = p.offer(c)? {
+                return Ok(p.end(end));
             }
         }
         // Short names: each entry renamed to the first free one-letter name in its
         // directory, its children, other names and exclusions along.
         let rename = if names == Names::Shorten {
-            case.spec.entries.len()
+            p.case.spec.entries.len()
         } else {
             0
         };
         for i in 0..rename {
-            let Some(c) = renamed_short(&case, i) else {
+            let Some(c) = renamed_short(&p.case, i) else {
                 continue;
             };
-            if !valid(&c) {
-                continue;
-            }
-            if let Some(end) = spent(budget, tried, start) {
-                return done(case, tried, end);
-            }
-            tried += 1;
-            if fails(&c)? {
-                case = c;
-                changed = true;
+            if let Some(end) = p.offer(c)? {
+                return Ok(p.end(end));
             }
         }
-        if !changed {
-            return done(case, tried, ShrinkEnd::Minimal);
+        if !p.changed {
+            return Ok(p.end(ShrinkEnd::Minimal));
+        }
+    }
+}
+
+/// The state of one [`minimise`]: the smallest failing case so far and what it cost.
+struct Polish<F> {
+    case: Case,
+    fails: F,
+    budget: ShrinkBudget,
+    start: Instant,
+    tried: u32,
+    /// Whether this round kept a candidate.
+    changed: bool,
+}
+
+impl<F> Polish<F> {
+    /// Tries candidate `c`: skipped if it is not a valid case, kept if it still fails.
+    /// `Some(end)` when a budget allows no more candidates (`c` is not tried then).
+    fn offer<E>(&mut self, c: Case) -> Result<Option<ShrinkEnd>, E>
+    where
+        F: FnMut(&Case) -> Result<bool, E>,
+    {
+        if c.spec.check().is_err() || c.prior.check().is_err() {
+            return Ok(None);
+        }
+        if let Some(end) = spent(self.budget, self.tried, self.start) {
+            return Ok(Some(end));
+        }
+        self.tried += 1;
+        if (self.fails)(&c)? {
+            self.case = c;
+            self.changed = true;
+        }
+        Ok(None)
+    }
+
+    /// The shrink's result, ended by `end`.
+    fn end(self, end: ShrinkEnd) -> Shrunk {
+        Shrunk {
+            case: self.case,
+            tried: self.tried,
+            end,
         }
     }
 }

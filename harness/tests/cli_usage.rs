@@ -1,5 +1,7 @@
 //! Bad input gets a clear message naming the culprit and exit 2; `list` shows every adapter.
 
+mod support;
+
 use std::process::Command;
 
 fn snapconf(args: &[&str]) -> (i32, String, String) {
@@ -169,4 +171,73 @@ fn replay_of_an_invalid_spec_is_a_usage_error() {
         err.contains("spec.json") && err.contains("missing"),
         "{err}"
     );
+}
+
+/// `snapconf list` with `SNAPCONF_PYTHON=python` (and `PATH` as given); the lines of the
+/// four Python adapters.
+fn python_lines(python: &std::path::Path, path: &str) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .arg("list")
+        .env("SNAPCONF_PYTHON", python)
+        .env("PATH", path)
+        .output()
+        .expect("the snapconf binary runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains(" python-"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 4, "four Python adapters listed: {text}");
+    lines
+}
+
+/// The interpreter an adapter runs is the one its availability was probed with: with
+/// `SNAPCONF_PYTHON` set, neither the version shown nor the PEP 706 check comes from the
+/// `python3` on `PATH` (as uid 65534 that is often a different Python, or none).
+#[test]
+fn every_python_adapter_probes_the_interpreter_it_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = dir.path().join("python");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Python 3.0.0-fake'; exit 0; fi\nexit 1\n",
+    )
+    .expect("write the fake interpreter");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let path = std::env::var("PATH").unwrap_or_default();
+    for line in python_lines(&fake, &path) {
+        assert!(
+            line.contains("unavailable: Python 3.0.0-fake") && line.contains("PEP 706"),
+            "the fake interpreter is probed, and has no filters: {line}"
+        );
+    }
+    // The real interpreter, with no `python3` on PATH at all.
+    let real = Command::new("python3")
+        .args([
+            "-I",
+            "-c",
+            "import sys, tarfile; tarfile.data_filter; print(sys.executable)",
+        ])
+        .output();
+    let Some(real) = real
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    else {
+        support::skip::skip(
+            "a python3 with PEP 706 filters on PATH",
+            "a Python with PEP 706 filters (3.12, or 3.11.4 and later) first on PATH",
+        );
+        return;
+    };
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    for line in python_lines(std::path::Path::new(&real), &empty.to_string_lossy()) {
+        assert!(
+            !line.contains("unavailable"),
+            "SNAPCONF_PYTHON={real} is found without PATH: {line}"
+        );
+    }
 }

@@ -16,14 +16,15 @@ pub const PYTHON_INSTALL_HINT: &str = "apt-get install python3";
 pub const FILTERS_HINT: &str =
     "a Python with PEP 706 filters (3.12, or 3.11.4 and later) first on PATH, or SNAPCONF_PYTHON=/path/to/python3";
 
-/// `python3 --version` (e.g. `Python 3.11.7`), but unavailable when `tarfile` lacks the
-/// PEP 706 extraction filters (added in 3.12 and backported to 3.8.17, 3.9.17, 3.10.12 and
-/// 3.11.4), since the extractors and the suite's expectations rely on them.
+/// `python3 --version` (e.g. `Python 3.11.7`) of the [`interpreter`] the adapters run (so
+/// `SNAPCONF_PYTHON` counts here too), but unavailable when `tarfile` lacks the PEP 706
+/// extraction filters (added in 3.12 and backported to 3.8.17, 3.9.17, 3.10.12 and 3.11.4),
+/// since the extractors and the suite's expectations rely on them.
 pub fn python_availability() -> Availability {
-    let version = probe_version(PYTHON_PROGRAM, &["--version"], PYTHON_INSTALL_HINT);
+    let version = probe_version(interpreter(), &["--version"], PYTHON_INSTALL_HINT);
     if let Availability::Available { version } = &version {
         let check = probe_version(
-            PYTHON_PROGRAM,
+            interpreter(),
             &[
                 "-I",
                 "-c",

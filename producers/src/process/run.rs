@@ -360,22 +360,29 @@ fn signal_name(signal: i32) -> &'static str {
 /// first non-empty line of its stdout (or stderr, if stdout is empty).
 ///
 /// Returns [`Availability::Unavailable`] with `install_hint` (e.g. `apt-get install tar`)
-/// when the program cannot be started, exits non-zero, or prints nothing.
-pub fn probe_version(program: &str, args: &[&str], install_hint: &str) -> Availability {
+/// when the program cannot be started, exits non-zero, or prints nothing. `program` is a name
+/// looked up on `PATH` or a path.
+pub fn probe_version(
+    program: impl AsRef<OsStr>,
+    args: &[&str],
+    install_hint: &str,
+) -> Availability {
+    let program = program.as_ref();
+    let name = program.to_string_lossy();
     let unavailable = |reason: String| Availability::Unavailable {
         reason,
         install_hint: install_hint.to_owned(),
     };
     let scratch = match tempfile::tempdir() {
         Ok(dir) => dir,
-        Err(e) => return unavailable(format!("creating a scratch dir to probe `{program}`: {e}")),
+        Err(e) => return unavailable(format!("creating a scratch dir to probe `{name}`: {e}")),
     };
     let mut cmd = Command::new(program);
     cmd.args(args.iter().map(OsStr::new));
     match probe_run(&mut cmd, scratch.path()) {
         Ok(text) => match first_line(&text) {
             Some(line) => Availability::Available { version: line },
-            None => unavailable(format!("`{program}` printed no version")),
+            None => unavailable(format!("`{name}` printed no version")),
         },
         Err(reason) => unavailable(reason),
     }

@@ -10,8 +10,8 @@ use snapconf_producers::Availability;
 use std::path::Path;
 use std::process::Command;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_snapconf")
+fn bin() -> std::path::PathBuf {
+    support::snapconf_bin()
 }
 
 /// Whether `producer` can run here; if not, reports the skip ([`support::skip`]).

@@ -7,6 +7,14 @@
 #[path = "../../../test-support/skip.rs"]
 pub mod skip;
 
+/// The `snapconf` binary the tests run: `$SNAPCONF_TEST_BINARY` when set (a copy that an
+/// ordinary user can reach, when `.ci/run` runs the compiled tests as uid 65534), else the
+/// one cargo built for this test.
+pub fn snapconf_bin() -> std::path::PathBuf {
+    std::env::var_os("SNAPCONF_TEST_BINARY")
+        .map_or_else(|| env!("CARGO_BIN_EXE_snapconf").into(), Into::into)
+}
+
 use snapconf_harness::archive::raw::RawTar;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;

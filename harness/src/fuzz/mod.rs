@@ -16,6 +16,7 @@ mod records;
 mod reference;
 mod roundtrip;
 mod session;
+mod shrink;
 mod signature;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};

@@ -211,7 +211,9 @@ fn execute(
     Ok((checks::judge(&opts.checks, &ev)?, accepted))
 }
 
-/// Drop records one at a time while `check` still reproduces, within `budget` runs.
+/// The smallest archive that still gives a hit of `check` ([`super::shrink::shrink_archive`]:
+/// members, then records, then the tail), within `opts.shrink_runs` runs and the session's
+/// time.
 fn shrink(
     bytes: &[u8],
     check: Check,
@@ -219,37 +221,22 @@ fn shrink(
     opts: &FuzzOptions,
     session_end: Instant,
 ) -> Result<Vec<u8>, HarnessError> {
-    let mut recs = Records::parse(bytes);
     let mut runs = 0;
-    let mut i = 0;
     // Within the session's time; a finding made near its end still gets two timeouts'
     // worth (a `hang` costs a full timeout per run).
     let deadline = session_end.max(Instant::now() + opts.timeout * 2);
-    while i < recs.records.len()
-        && runs < opts.shrink_runs
-        && Instant::now() < deadline
-        && !crate::jail::cleanup::stop_requested()
-    {
-        let mut cand = recs.clone();
-        cand.records.remove(i);
-        let b = cand.to_bytes();
+    super::shrink::shrink_archive(bytes, |b| {
+        if runs >= opts.shrink_runs
+            || Instant::now() >= deadline
+            || crate::jail::cleanup::stop_requested()
+        {
+            return Ok(None);
+        }
         runs += 1;
-        if runnable(&b, ex, opts) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
-            recs = cand;
-        } else {
-            i += 1;
-        }
-    }
-    // A shorter tail (end-of-archive blocks, garbage) when that still reproduces.
-    if !recs.tail.is_empty() && runs < opts.shrink_runs {
-        let mut cand = recs.clone();
-        cand.tail = vec![0; 1024.min(cand.tail.len())];
-        let b = cand.to_bytes();
-        if runnable(&b, ex, opts) && execute(&b, ex, opts)?.0.iter().any(|h| h.check == check) {
-            recs = cand;
-        }
-    }
-    Ok(recs.to_bytes())
+        Ok(Some(
+            runnable(b, ex, opts) && execute(b, ex, opts)?.0.iter().any(|h| h.check == check),
+        ))
+    })
 }
 
 /// The causes a session has kept and the shrinks it has spent, per check; shared by its

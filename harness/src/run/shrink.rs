@@ -129,33 +129,33 @@ fn spent(budget: ShrinkBudget, tried: u32, start: Instant) -> Option<ShrinkEnd> 
 /// # Errors
 /// The first `Err` of `fails`, as for [`minimise`].
 pub fn minimise_tree<E>(
-    mut case: Case,
+    case: Case,
     mut fails: impl FnMut(&Case) -> Result<bool, E>,
     budget: ShrinkBudget,
     names: Names,
 ) -> Result<Shrunk, E> {
     let start = Instant::now();
     let mut tried = 0;
-    let mut run = case.spec.entries.len() / 2;
-    while run > 1 {
-        let mut i = 0;
-        while i < case.spec.entries.len() {
-            let c = without_entries(&case, i, run);
-            if c.spec.entries.len() == case.spec.entries.len() || c.spec.check().is_err() {
-                i += run;
-                continue;
-            }
+    let mut stopped = None;
+    let case = remove_runs(
+        case,
+        |c| c.spec.entries.len(),
+        |c, i, n| {
+            let w = without_entries(c, i, n);
+            (w.spec.entries.len() != c.spec.entries.len() && w.spec.check().is_ok()).then_some(w)
+        },
+        2,
+        |c| {
             if let Some(end) = spent(budget, tried, start) {
-                return Ok(Shrunk { case, tried, end });
+                stopped = Some(end);
+                return Ok(None);
             }
             tried += 1;
-            if fails(&c)? {
-                case = c;
-            } else {
-                i += run;
-            }
-        }
-        run /= 2;
+            fails(c).map(Some)
+        },
+    )?;
+    if let Some(end) = stopped {
+        return Ok(Shrunk { case, tried, end });
     }
     let rest = ShrinkBudget {
         time: budget.time.saturating_sub(start.elapsed()),
@@ -166,6 +166,44 @@ pub fn minimise_tree<E>(
         tried: tried + polished.tried,
         ..polished
     })
+}
+
+/// Delta debugging (Zeller and Hildebrandt 2002) over anything made of `len(state)` parts:
+/// for run lengths from half the parts down to `smallest`, halving, offer `state` without
+/// parts `i..i + n` (`without`, `None` when that is no candidate: nothing removed, or not
+/// valid) to `test`, left to right, and keep each candidate `test` says still fails
+/// (`Ok(Some(true))`). `test` returns `Ok(None)` when its budget allows no more runs: the
+/// smallest failing state so far is returned then. A single culprit among `n` parts is
+/// found in about `2·log2(n)` runs. Shared by the run's shrink ([`minimise_tree`], parts =
+/// W1 entries) and the fuzzer's (parts = archive members).
+///
+/// # Errors
+/// The first `Err` of `test`.
+pub fn remove_runs<S, E>(
+    mut state: S,
+    len: impl Fn(&S) -> usize,
+    without: impl Fn(&S, usize, usize) -> Option<S>,
+    smallest: usize,
+    mut test: impl FnMut(&S) -> Result<Option<bool>, E>,
+) -> Result<S, E> {
+    let smallest = smallest.max(1);
+    let mut run = len(&state) / 2;
+    while run >= smallest {
+        let mut i = 0;
+        while i < len(&state) {
+            let Some(c) = without(&state, i, run) else {
+                i += run;
+                continue;
+            };
+            match test(&c)? {
+                None => return Ok(state),
+                Some(true) => state = c,
+                Some(false) => i += run,
+            }
+        }
+        run /= 2;
+    }
+    Ok(state)
 }
 
 /// `case` without W1 entries `i..i + n`, and without every entry that is another name of

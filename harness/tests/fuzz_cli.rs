@@ -163,3 +163,47 @@ fn a_session_never_writes_into_someone_elses_directory() {
         .collect();
     assert_eq!(names, ["notes.txt"], "nothing written");
 }
+
+/// Property: an archive holding one member of every POSIX ustar type flag (`0`, V7 `\0`,
+/// contiguous `7`, `1`, `2`, `3`, `4`, `5`, `6`) is listed alike by every parser of
+/// `check-archive --all-parsers`: no parser's listing of a type is misread (GNU tar prints a
+/// contiguous file as `C…`, which was once read as part of the name before it).
+#[test]
+fn every_type_flag_is_listed_alike_by_every_parser() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("types.tar");
+    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    t.push(b'0', b"file", b"", b"abc", 0o644)
+        .push(0, b"v7", b"", b"de", 0o644)
+        .push(b'7', b"contiguous", b"", b"fgh", 0o644)
+        .push(b'1', b"hard", b"file", b"", 0o644)
+        .push(b'2', b"sym", b"file", b"", 0o777)
+        .push(b'3', b"chr", b"", b"", 0o644)
+        .push(b'4', b"blk", b"", b"", 0o644)
+        .push(b'5', b"dir/", b"", b"", 0o755)
+        .push(b'6', b"fifo", b"", b"", 0o644);
+    std::fs::write(&path, t.finish()).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["check-archive", "--all-parsers"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines().filter(|l| l.contains("not installed here")) {
+        support::skip::skip(line, "apt-get install tar busybox libarchive-tools python3");
+    }
+    assert_eq!(out.status.code(), Some(0), "no disagreement:\n{text}");
+    let listed = text.lines().filter(|l| l.ends_with(" 9 member(s)")).count();
+    let ran = text
+        .lines()
+        .filter(|l| !l.contains("not installed here"))
+        .count();
+    assert!(
+        listed >= 2,
+        "at least the reference and the tar crate ran:\n{text}"
+    );
+    assert_eq!(
+        listed, ran,
+        "every parser that ran lists 9 members:\n{text}"
+    );
+}

@@ -192,9 +192,11 @@ fn unescape(b: &[u8]) -> Vec<u8> {
     out
 }
 
-/// True if `col` looks like an `ls -l` mode string (`-rw-r--r--`, `drwxr-xr-x`, ...).
+/// True if `col` looks like an `ls -l` mode string (`-rw-r--r--`, `drwxr-xr-x`, ...). GNU
+/// tar also prints `h` for a hardlink and `C` for a contiguous file (type flag `7`, which
+/// POSIX ustar reserves and every extractor here reads as a regular file).
 fn is_mode(col: &[u8]) -> bool {
-    col.len() == 10 && b"-dlhcbps".contains(&col[0])
+    col.len() == 10 && b"-dlhcbpsC".contains(&col[0])
 }
 
 /// Split `s` at the first occurrence of `pat`.
@@ -338,6 +340,32 @@ mod tests {
         assert_eq!(l[0].name, b"a b");
         assert_eq!(l[0].link_target.as_deref(), Some(&b"/x y"[..]));
         assert_eq!(l[1].size, Some(13));
+    }
+
+    /// Every first letter GNU tar's listing gives a member type is read as that type: a
+    /// contiguous file (`C`, type `7`) is a file, not the continuation of the name before.
+    #[test]
+    fn gnu_type_letters_are_read() {
+        let l = parse_text(
+            "gnu-tar",
+            b"Crw-r--r-- 0/0               3 1970-01-01 00:00 c7
+             hrw-r--r-- 0/0               0 1970-01-01 00:00 h link to c7
+             drwxr-xr-x 0/0               0 1970-01-01 00:00 d/
+             prw-r--r-- 0/0               0 1970-01-01 00:00 p
+             -rw-r--r-- 0/0               1 1970-01-01 00:00 f
+",
+        );
+        let kinds: Vec<_> = l.iter().map(|m| (m.name.clone(), m.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (b"c7".to_vec(), MemberKind::File),
+                (b"h".to_vec(), MemberKind::Hardlink),
+                (b"d".to_vec(), MemberKind::Dir),
+                (b"p".to_vec(), MemberKind::Fifo),
+                (b"f".to_vec(), MemberKind::File),
+            ]
+        );
     }
 
     /// A hex field that does not decode is an error naming the tool and the line, never an

@@ -67,6 +67,21 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Whether this is a refusal to *read* the bytes as tar (`malformed`, `truncated`,
+    /// `unsupported`, `decompression-limit`), where another parser may well read on and a
+    /// validator and the extractor behind it then see different archives. Every other
+    /// reason is a judgement on what a readable archive would write (a name, a link, a
+    /// limit, an empty archive), made under a policy.
+    pub fn is_parsing(self) -> bool {
+        matches!(
+            self,
+            Reason::Malformed
+                | Reason::Truncated
+                | Reason::Unsupported
+                | Reason::DecompressionLimit
+        )
+    }
+
     /// The stable kebab-case code, e.g. `hardlink-not-allowed`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -207,3 +207,49 @@ fn every_type_flag_is_listed_alike_by_every_parser() {
         "every parser that ran lists 9 members:\n{text}"
     );
 }
+
+/// `check-archive --all-parsers` of `name` in `corpora/adversarial`: exit code and stdout.
+fn all_parsers(name: &str) -> (Option<i32>, String) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpora/adversarial")
+        .join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["check-archive", "--all-parsers"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Property: the reference's refusal of what an archive would write (a dangling hardlink,
+/// for one) is reported on its own line and is no `parser-disagreement` (exit 0 when the
+/// other parsers agree), while a refusal to read the bytes (a payload cut short) where
+/// another parser reads on still is one (exit 1).
+#[test]
+fn a_safety_refusal_is_not_a_parser_disagreement() {
+    let (code, text) = all_parsers("h02-dangling-hardlink.tar");
+    assert!(
+        text.lines().any(|l| l.starts_with("reference")
+            && l.contains("dangling-hardlink")
+            && l.ends_with("(for safety: not a parser disagreement)")),
+        "{text}"
+    );
+    assert!(!text.contains("parser-disagreement:"), "{text}");
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = all_parsers("h13-truncated-payload.tar");
+    if !text
+        .lines()
+        .any(|l| l.starts_with("busybox ") && l.ends_with("member(s)"))
+    {
+        support::skip::skip("busybox reading on past the cut", "apt-get install busybox");
+        return;
+    }
+    assert!(
+        text.contains("parser-disagreement: reference stopped (refused member `f2`: truncated"),
+        "{text}"
+    );
+    assert_eq!(code, Some(1), "{text}");
+}

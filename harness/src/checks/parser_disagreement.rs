@@ -42,7 +42,7 @@ pub fn disagreements(listings: &[(&str, &ParserListing)]) -> Vec<String> {
     };
     let read = match base {
         ParserListing::Members(m) => m.len(),
-        ParserListing::Failed(_) => 0,
+        ParserListing::Failed(_) | ParserListing::Refused(_) => 0,
     };
     // A parser that stops where another reads to the end disagrees too: a validator that
     // refuses (or errors) while the extractor behind it reads members, or the reverse.
@@ -50,7 +50,8 @@ pub fn disagreements(listings: &[(&str, &ParserListing)]) -> Vec<String> {
         ParserListing::Failed(why) => Some(format!(
             "{name} stopped ({why}) where {base_name} read {read} member(s)"
         )),
-        ParserListing::Members(_) => None,
+        // A safety refusal is the reference's judgement, not a reading of the bytes.
+        ParserListing::Members(_) | ParserListing::Refused(_) => None,
     });
     complete[1..]
         .iter()

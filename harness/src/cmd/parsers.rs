@@ -16,11 +16,21 @@ fn summary_line(r: &ParserRun) -> String {
         None => format!("{:<15} not installed here (skipped)", r.parser),
         Some(ParserListing::Members(m)) => format!("{:<15} {} member(s)", r.parser, m.len()),
         Some(ParserListing::Failed(e)) => format!("{:<15} stopped: {e}", r.parser),
+        Some(ParserListing::Refused(e)) => format!(
+            "{:<15} {e} (for safety: not a parser disagreement)",
+            r.parser
+        ),
     }
 }
 
 /// `check-archive --all-parsers FILE`: exit 1 if parsers disagree (in what they list, or one
 /// stops where another reads to the end), 0 otherwise.
+///
+/// A refusal of the reference for what the archive would write (a `..` name, a link
+/// traversed, a dangling hardlink: a reason that is not one of parsing,
+/// `snapconf_extract::Reason::is_parsing`) is printed on its own line and is no
+/// disagreement: the other parsers are then compared among themselves. A refusal to read
+/// (`malformed`, `truncated`, `unsupported`) where another parser reads on is one.
 ///
 /// A compressed archive (gzip, zstd, xz: the reference's one detection,
 /// `snapconf_extract::compression`) is decompressed once, under the default limits, and

@@ -109,6 +109,6 @@ pub fn listing_members(l: &ParserListing) -> Vec<ExpectedMember> {
                 size: m.size,
             })
             .collect(),
-        ParserListing::Failed(_) => Vec::new(),
+        ParserListing::Failed(_) | ParserListing::Refused(_) => Vec::new(),
     }
 }

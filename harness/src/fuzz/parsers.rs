@@ -16,6 +16,10 @@ pub enum ParserListing {
     Members(Vec<Member>),
     /// The parser stopped with this message (refusal, error).
     Failed(String),
+    /// The reference refused what the archive would write (a safety refusal, not one of
+    /// parsing: see `snapconf_extract::Reason::is_parsing`), with this message. There is
+    /// no listing to compare: it is reported apart from disagreements.
+    Refused(String),
 }
 
 /// A [`Member`] from a parser's raw fields, its kind from the ustar type flag as
@@ -50,6 +54,9 @@ pub fn reference_listing(bytes: &[u8]) -> ParserListing {
                 .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
                 .collect(),
         ),
+        Err(e) if e.reason().is_some_and(|r| !r.is_parsing()) => {
+            ParserListing::Refused(e.to_string())
+        }
         Err(e) => ParserListing::Failed(e.to_string()),
     }
 }
@@ -118,7 +125,7 @@ pub fn reference_vs_tar_crate(bytes: &[u8]) -> Result<(), super::OracleFailure> 
     // of listings.
     if listings
         .iter()
-        .any(|(_, l)| matches!(l, ParserListing::Failed(_)))
+        .any(|(_, l)| !matches!(l, ParserListing::Members(_)))
     {
         return Ok(());
     }

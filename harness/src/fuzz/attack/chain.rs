@@ -53,7 +53,9 @@ const LEVELS: usize = 16;
 /// Its expanded path is at least 16 × 241 + 254 = 4110 bytes, past `PATH_MAX` (4096), so
 /// `os.path.realpath(strict=False)` stops resolving there and reads the rest lexically.
 /// Then `escape -> s/s/s/s/lll…/../..` leaves the root while a lexical reading stays
-/// inside, and a hardlink and a file (or a file under `escape`) write the decoy. Every name
+/// inside, and a hardlink and a file (or a file under `escape`) write the decoy; or, with
+/// no `escape` link, the members that write the decoy spell `s/s/s/s/lll…/../..` in their
+/// own name or hardlink target. Every name
 /// and target the archive writes is at most 4015 bytes, so it passes a 4096-byte name
 /// limit; each member after the directory is 1 of at most 10.
 pub(super) fn path_max_chain(rng: &mut Rng, seq: &mut Seq) {
@@ -73,10 +75,18 @@ pub(super) fn path_max_chain(rng: &mut Rng, seq: &mut Seq) {
     let long = format!("{short}/{}", "l".repeat(254));
     seq.symlink(&long, ups(LEVELS));
     let (dir, tail) = decoy_in_dir(rng);
-    let escape = choose(rng, &["escape", "out", "x"]);
     // `long` resolves to the root, so the rest is spelled from depth 0.
-    seq.symlink(escape, join(&long, aim_relative(rng, 0, dir)));
-    let through = join(escape, &tail);
+    let aimed = join(&long, aim_relative(rng, 0, dir));
+    // Through a link to that place (as the published exploit does), or spelled out in the
+    // members that write there, one member fewer.
+    let escape = if one_in(rng, 2) {
+        let escape = choose(rng, &["escape", "out", "x"]);
+        seq.symlink(escape, &aimed);
+        escape.as_bytes().to_vec()
+    } else {
+        aimed
+    };
+    let through = join(&escape, &tail);
     match rng.below(3) {
         0 => {
             seq.hardlink("flag", &through);
@@ -88,7 +98,7 @@ pub(super) fn path_max_chain(rng: &mut Rng, seq: &mut Seq) {
         _ => {
             seq.hardlink("flag", &through);
             seq.file("flag");
-            seq.file(join(escape, "snapconf-new"));
+            seq.file(join(&escape, "snapconf-new"));
         }
     }
 }

@@ -4,7 +4,10 @@
 //! target if the extractor promised none, and no symlink whose resolution (from where it
 //! sits, through the other symlinks of the tree, as the kernel would follow them) leaves
 //! the root if it promised none ([`snapconf_producers::LinkPromises`]: Python's `data`
-//! filter promises both, the reference what its policy refuses). Such a link is a
+//! filter promises both, the reference what its policy refuses, a plugged-in backend what
+//! its `[profile]` refuses, mapped through the reference policy of that profile). A link
+//! the prior workspace held at the same path with the same target was left, not written,
+//! and is not counted. Such a link is a
 //! security bug even when nothing outside has changed yet: the next consumer of the tree
 //! (a build, the next hydration through it) follows it. Evidence:
 //! [`Evidence::promises`], a successful outcome and the root after the step.
@@ -46,6 +49,15 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
         let NodeKind::Symlink { target } = &node.kind else {
             continue;
         };
+        // A link the prior workspace held at the same path with the same target was left
+        // in place, not written: the promise is about what the extractor writes.
+        if ev
+            .prior
+            .and_then(|w0| w0.nodes.get(path))
+            .is_some_and(|n| n.kind == node.kind)
+        {
+            continue;
+        }
         let t = target.as_bytes();
         let line = || format!("`{} -> {}`", path.escaped(), escape(t));
         if t.starts_with(b"/") {
@@ -157,5 +169,31 @@ mod tests {
         );
         assert!(!leaves_root(&t, b"x", b"missing/../d"));
         assert!(!leaves_root(&t, b"x", b"loop"));
+    }
+
+    /// Only links the extractor wrote count: one the prior workspace held at the same path
+    /// with the same target was left in place; one re-pointed, or new, was written.
+    #[test]
+    fn links_left_from_the_prior_are_not_counted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::os::unix::fs::symlink("../old", root.join("kept")).expect("symlink");
+        std::os::unix::fs::symlink("../new", root.join("moved")).expect("symlink");
+        std::os::unix::fs::symlink("../new", root.join("written")).expect("symlink");
+        let prior = tree(&[("kept", Some("../old")), ("moved", Some("../old"))]);
+        let outcome = Outcome::Success;
+        let mut ev = Evidence::hydration("hydration", &outcome, &root);
+        ev.prior = Some(&prior);
+        ev.promises = Some(snapconf_producers::LinkPromises {
+            no_absolute_symlinks: true,
+            no_escaping_symlinks: true,
+        });
+        let v = judge(&ev).expect("judged");
+        assert_eq!(v.len(), 1, "{v:?}");
+        let observed = v[0].observed.as_deref().unwrap_or_default();
+        assert!(observed.contains("`moved -> ../new`"), "{observed}");
+        assert!(observed.contains("`written -> ../new`"), "{observed}");
+        assert!(!observed.contains("kept"), "{observed}");
     }
 }

@@ -67,9 +67,10 @@ pub struct FuzzArgs {
     /// Seed of the mutation generator (default: drawn from the clock and printed)
     #[arg(long, env = "SNAPCONF_SEED")]
     pub seed: Option<u64>,
-    /// Profile: `default` or a path to a TOML file
-    #[arg(long, default_value = "default", env = "SNAPCONF_PROFILE")]
-    pub profile: String,
+    /// Profile: `default` or a path to a TOML file (default: the `--backend` file's
+    /// `[profile]`, else `default`)
+    #[arg(long, env = "SNAPCONF_PROFILE")]
+    pub profile: Option<String>,
     /// Directory holding seeds/ and adversarial/ (default: `corpora` here if it exists,
     /// else the checkout's `corpora/` this binary was built from)
     #[arg(long, env = "SNAPCONF_CORPORA")]

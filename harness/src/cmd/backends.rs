@@ -2,7 +2,9 @@
 
 use super::Usage;
 use snapconf_harness::model::backend_profile::backend_profile;
+use snapconf_harness::model::policy_map::hydration_policy;
 use snapconf_harness::model::profile::Profile;
+use snapconf_producers::adapters::reference::link_promises;
 use snapconf_producers::Backend;
 use std::path::PathBuf;
 
@@ -21,7 +23,13 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Backend>, Usage> {
     let mut out: Vec<Backend> = Vec::new();
     for path in paths {
         let b = Backend::load(path).map_err(|e| Usage(e.to_string()))?;
-        backend_profile(b.description()).map_err(|e| Usage(e.to_string()))?;
+        let profile = backend_profile(b.description()).map_err(|e| Usage(e.to_string()))?;
+        // What the profile refuses, its extractor promises never to leave in a root
+        // (`escaping-link`): the links the reference under that profile's policy refuses.
+        let b = match profile {
+            Some(p) => b.with_link_promises(link_promises(&hydration_policy(&p, None))),
+            None => b,
+        };
         if builtin.iter().any(|n| n == b.name()) || out.iter().any(|o| o.name() == b.name()) {
             return Err(Usage(format!(
                 "backend `{}`: key `name`: `{}` is already taken by another adapter",

@@ -8,7 +8,6 @@ use snapconf_harness::exit;
 use snapconf_harness::fuzz::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::model::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -58,6 +57,26 @@ pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
     Ok(out)
 }
 
+/// What a fuzz finding's `repro.sh` passes back besides `--extractor` and `--replay`: the
+/// `--backend` files and the `--profile` of this session, absolute where they are paths,
+/// so that the script runs from anywhere.
+fn replay_args(a: &FuzzArgs) -> String {
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.into());
+    let backends: Vec<PathBuf> = a.backends.iter().map(|b| absolute(b)).collect();
+    let mut args = snapconf_harness::run::repro::backend_args(&backends);
+    if let Some(p) = &a.profile {
+        // A built-in profile's name stays a name; a file becomes an absolute path.
+        let p = if std::path::Path::new(p).exists() {
+            absolute(std::path::Path::new(p)).display().to_string()
+        } else {
+            p.clone()
+        };
+        args.push_str(" --profile ");
+        args.push_str(&snapconf_harness::run::repro::shell_word(&p));
+    }
+    args
+}
+
 pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -71,8 +90,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     let Some(name) = a.extractor.clone() else {
         return Err(Usage("pass --extractor NAME or --parsers".into()).into());
     };
-    let profile = Profile::load(&a.profile).map_err(|e| Usage(e.to_string()))?;
     let backends = super::backends::load(&a.backends)?;
+    let profile = super::backends::profile(a.profile.as_deref(), &backends)?;
     let chosen = adapters::extractors(
         std::slice::from_ref(&name),
         reference_policy(&profile, None),
@@ -130,6 +149,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         jobs: a
             .jobs
             .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
+        replay_args: replay_args(&a),
     };
     if let Some(dir) = &a.replay {
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;

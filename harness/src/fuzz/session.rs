@@ -52,6 +52,11 @@ pub struct FuzzOptions {
     /// its own (worker `k` draws from `seed + k`), sharing the causes found: a cause is
     /// kept and shrunk once whichever worker finds it.
     pub jobs: usize,
+    /// What `repro.sh` passes back to `snapconf fuzz` besides `--extractor` and `--replay`
+    /// so that the finding replays the same way: ` --backend 'FILE'` for a backend's
+    /// extractor, ` --profile 'P'` when one was given; shell-quoted words, each after a
+    /// space. Empty for a built-in extractor under the default profile.
+    pub replay_args: String,
 }
 
 /// Distinct causes kept per check in one session: a behaviour the extractor documents
@@ -509,6 +514,7 @@ fn shrink_and_write(
         &min,
         &hit,
         &opts.bin,
+        &opts.replay_args,
     )?;
     Ok(Some(finding))
 }
@@ -519,6 +525,7 @@ fn write_reproducer(
     archive: &[u8],
     hit: &Hit,
     bin: &Path,
+    replay_args: &str,
 ) -> Result<(), HarnessError> {
     if dir.exists() {
         crate::workspace::materialise::remove_tree(dir)
@@ -553,11 +560,11 @@ fn write_reproducer(
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\
-         exec \"$SNAPCONF\" fuzz --extractor {ex} --profile {profile} --replay \"$here\"\n",
+         exec \"$SNAPCONF\" fuzz --extractor {ex}{args} --replay \"$here\"\n",
         check = f.check,
-        ex = f.extractor,
-        profile = f.profile,
-        bin = bin.display(),
+        ex = crate::run::repro::shell_word(&f.extractor),
+        args = replay_args,
+        bin = crate::run::repro::shell_word(&bin.display().to_string()),
     );
     w("repro.sh", script.as_bytes())?;
     use std::os::unix::fs::PermissionsExt;

@@ -87,11 +87,8 @@ pub fn write_case_dir(
         } else {
             tools.join(", ")
         },
-        bin = shell_quote(&bin.display().to_string()),
-        backend_args = backends
-            .iter()
-            .map(|b| format!(" --backend {}", shell_quote(&b.display().to_string())))
-            .collect::<String>(),
+        bin = shell_word(&bin.display().to_string()),
+        backend_args = backend_args(backends),
     );
     write("repro.sh", &script)?;
     use std::os::unix::fs::PermissionsExt;
@@ -144,6 +141,20 @@ pub fn reproduces(meta: &FindingMeta, outcome: &CaseOutcome) -> bool {
     outcome.has(meta.check, meta.extractor.as_deref())
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+/// `s` as one POSIX shell word ([`snapconf_producers::backend::shell_quote`], on text).
+pub fn shell_word(s: &str) -> String {
+    String::from_utf8_lossy(&snapconf_producers::backend::shell_quote(s.as_bytes())).into_owned()
+}
+
+/// ` --backend 'FILE'` for each of `backends`, shell-quoted: what a `repro.sh` (of `run` or
+/// `fuzz`) passes back so that a backend's finding replays without `SNAPCONF_BACKEND`.
+pub fn backend_args(backends: &[std::path::PathBuf]) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    backends
+        .iter()
+        .map(|b| {
+            let quoted = snapconf_producers::backend::shell_quote(b.as_os_str().as_bytes());
+            format!(" --backend {}", String::from_utf8_lossy(&quoted))
+        })
+        .collect()
 }

@@ -25,6 +25,7 @@ pub struct Backend {
     desc: Arc<BackendDescription>,
     worker: Option<Arc<Worker>>,
     verdicts: Arc<Verdicts>,
+    promises: crate::LinkPromises,
 }
 
 /// The capture side of a [`Backend`].
@@ -62,7 +63,16 @@ impl Backend {
             desc: Arc::new(desc),
             worker,
             verdicts: Arc::new(Verdicts::default()),
+            promises: crate::LinkPromises::default(),
         }
+    }
+
+    /// The same backend, its extractor promising `promises` about the links it leaves in
+    /// the root (what its `[profile]` refuses: the harness reads the profile and says so;
+    /// without this, nothing is promised).
+    pub fn with_link_promises(mut self, promises: crate::LinkPromises) -> Self {
+        self.promises = promises;
+        self
     }
 
     /// The description.
@@ -326,6 +336,10 @@ impl Extractor for BackendExtractor {
             main,
             ("recover", d.recover.as_ref()),
         ])
+    }
+
+    fn link_promises(&self) -> crate::LinkPromises {
+        self.0.promises
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {

@@ -137,6 +137,14 @@ pub trait Extractor: Send + Sync {
     fn in_process(&self) -> bool {
         false
     }
+    /// True if snapconf's adapter empties the root before the tool runs (the common,
+    /// non-atomic clear-then-extract resume path, [`crate::clear::clear_root`]) rather than
+    /// the tool itself deciding what to do with what the root holds. An
+    /// `atomic-hydration` finding then says that the adapter cleared the root, so that it
+    /// is read as the verdict on that resume path, not on the tool. Default `false`.
+    fn clears_root(&self) -> bool {
+        false
+    }
     /// What the extractor promises about the links it writes ([`LinkPromises`]); nothing
     /// by default.
     fn link_promises(&self) -> LinkPromises {

@@ -35,9 +35,20 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
         (None, Outcome::Hang { .. }) => "hung hydration changed".to_string(),
         (None, _) => "refused hydration changed".to_string(),
     };
+    // When snapconf's adapter emptied the root itself (the clear-then-extract resume path
+    // it models), the finding is about that path, and says so.
+    let cleared = ev
+        .cleared_by
+        .map(|name| {
+            format!(
+                " (snapconf's `{name}` adapter emptied the root before the tool ran: \
+                 clear then extract)"
+            )
+        })
+        .unwrap_or_default();
     let violation = |first: &str, observed: String| Violation {
         check: Check::ATOMIC_HYDRATION,
-        message: format!("{step} the prior workspace: {first}"),
+        message: format!("{step} the prior workspace: {first}{cleared}"),
         expected: Some(listing(w0)),
         observed: Some(observed),
     };
@@ -75,4 +86,36 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             listing(now)
         ),
     )])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::observe::observe;
+
+    /// A refused hydration that emptied the root is a finding either way; when snapconf's
+    /// adapter did the emptying (clear then extract), the message says so, and only then.
+    #[test]
+    fn a_root_cleared_by_the_adapter_is_said_to_be() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("a"), b"prior").expect("write");
+        let prior = observe(&root).expect("observe");
+        std::fs::remove_file(root.join("a")).expect("rm");
+        let outcome = Outcome::Refused {
+            message: "tar: exited with status 2".into(),
+        };
+        for cleared in [Some("gnu-tar"), None] {
+            let mut ev = Evidence::hydration("hydration", &outcome, &root);
+            ev.prior = Some(&prior);
+            ev.cleared_by = cleared;
+            let v = judge(&ev).expect("judged");
+            assert_eq!(v.len(), 1, "{v:?}");
+            let said = v[0]
+                .message
+                .contains("snapconf's `gnu-tar` adapter emptied the root");
+            assert_eq!(said, cleared.is_some(), "{}", v[0].message);
+        }
+    }
 }

@@ -91,6 +91,9 @@ pub struct Evidence<'a> {
     pub also_intact: Option<&'a AlsoIntact<'a>>,
     /// What the extractor promises about the links it writes (`escaping-link`).
     pub promises: Option<snapconf_producers::LinkPromises>,
+    /// The extractor's name when snapconf's own adapter emptied the root before the tool
+    /// ran ([`snapconf_producers::Extractor::clears_root`]); `atomic-hydration` says so.
+    pub cleared_by: Option<&'a str>,
     /// The reference's judgement of the archive's safety (`fuzz`).
     pub judged: Option<&'a Judged>,
     /// The reference's own two readings (the `extract_reference` oracle).
@@ -118,6 +121,7 @@ impl<'a> Evidence<'a> {
             prior_unchanged: None,
             also_intact: None,
             promises: None,
+            cleared_by: None,
             judged: None,
             reference: None,
             listings: &[],

@@ -261,6 +261,7 @@ fn one(
     ev.outside = &outside;
     ev.stragglers = &left;
     ev.prior = Some(&w0);
+    ev.cleared_by = ex.clears_root().then(|| ex.name());
     if plan.kind == FaultKind::Kill {
         ev.also_intact = Some(&complete_new);
     }

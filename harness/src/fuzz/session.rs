@@ -212,6 +212,7 @@ fn execute(
     ev.prior = Some(&w0);
     ev.profile = Some(&opts.profile);
     ev.judged = judged.as_ref();
+    ev.cleared_by = ex.clears_root().then(|| ex.name());
     ev.promises = Some(ex.link_promises());
     Ok((checks::judge(&opts.checks, &ev)?, accepted))
 }

@@ -386,6 +386,7 @@ fn hydrate_and_check(
     ev.expected = Some(expected_tree);
     ev.profile = Some(&env.profile);
     ev.prior = prior;
+    ev.cleared_by = ex.clears_root().then(|| ex.name());
     ev.promises = Some(ex.link_promises());
     out.record(Some(ex.name()), judge(&env.checks, &ev)?);
     Ok(())

@@ -128,6 +128,10 @@ impl Extractor for BsdtarExtractor {
         "bsdtar"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         bsdtar_availability()
     }

@@ -210,6 +210,10 @@ impl Extractor for BusyboxTarExtractor {
         "busybox-tar"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         busybox_availability()
     }

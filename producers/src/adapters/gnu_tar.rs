@@ -237,6 +237,10 @@ impl Extractor for GnuTarExtractor {
         "gnu-tar"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         gnu_tar_availability()
     }

@@ -46,6 +46,10 @@ impl Extractor for PythonDataExtractor {
         "python-data"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         python_availability()
     }

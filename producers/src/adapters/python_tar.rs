@@ -22,6 +22,10 @@ impl Extractor for PythonTarExtractor {
         "python-tar"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         python_availability()
     }

@@ -94,6 +94,10 @@ impl Extractor for TarRsExtractor {
         "tar-rs"
     }
 
+    fn clears_root(&self) -> bool {
+        true
+    }
+
     fn availability(&self) -> Availability {
         Availability::Available {
             version: TAR_CRATE_VERSION.to_owned(),

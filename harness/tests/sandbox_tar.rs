@@ -74,6 +74,7 @@ fn list_names_the_opt_in_variants() {
     for (kind, name) in [
         ("producer", "gnu-tar-lnk"),
         ("producer", "gnu-tar-lnk-gz"),
+        ("producer", "gnu-tar-lnk-zst"),
         ("producer", "busybox-tar-gz"),
         ("producer", "bsdtar-gz"),
         ("extractor", "gnu-tar-merge"),
@@ -142,10 +143,11 @@ fn gnu_tar_defaults_find_late_failure_shrunk_to_two_entries() {
     );
 }
 
-/// The gzip'd `gnu-tar-lnk-gz` archive is the same tree: against `reference` it finds the
-/// same `late-failure` cases as `gnu-tar-lnk`, and `gnu-tar` restores it.
+/// The gzip'd `gnu-tar-lnk-gz` and zstd `gnu-tar-lnk-zst` archives are the same tree:
+/// against `reference` they find the same `late-failure` cases as `gnu-tar-lnk`, and
+/// `gnu-tar` restores them.
 #[test]
-fn gzip_variant_finds_what_the_plain_one_finds() {
+fn compressed_variants_find_what_the_plain_one_finds() {
     if !gnu_tar() {
         return;
     }
@@ -158,7 +160,7 @@ fn gzip_variant_finds_what_the_plain_one_finds() {
             "--seed",
             "1",
             "--producers",
-            "gnu-tar-lnk,gnu-tar-lnk-gz",
+            "gnu-tar-lnk,gnu-tar-lnk-gz,gnu-tar-lnk-zst",
             "--extractors",
             "reference,gnu-tar",
             "--shrink-total",
@@ -178,11 +180,13 @@ fn gzip_variant_finds_what_the_plain_one_finds() {
             .unwrap_or_else(|| panic!("no {producer} x {extractor} in {report:#}"))
     };
     for extractor in ["reference", "gnu-tar"] {
-        assert_eq!(
-            row("gnu-tar-lnk-gz", extractor),
-            row("gnu-tar-lnk", extractor),
-            "{extractor}"
-        );
+        for compressed in ["gnu-tar-lnk-gz", "gnu-tar-lnk-zst"] {
+            assert_eq!(
+                row(compressed, extractor),
+                row("gnu-tar-lnk", extractor),
+                "{compressed} x {extractor}"
+            );
+        }
     }
 }
 

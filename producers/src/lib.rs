@@ -19,7 +19,7 @@ pub use adapters::busybox_tar::{
     BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
 };
 pub use adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer, TarCompression,
 };
 pub use adapters::python_data::PythonDataExtractor;
 pub use adapters::python_tar::PythonTarExtractor;

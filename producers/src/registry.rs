@@ -8,7 +8,7 @@ use crate::adapters::busybox_tar::{
     BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
 };
 use crate::adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkGzProducer, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer,
+    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer, TarCompression,
 };
 use crate::adapters::python_data::PythonDataExtractor;
 use crate::adapters::python_tar::PythonTarExtractor;
@@ -35,6 +35,7 @@ pub struct UnknownAdapter {
 pub const OPT_IN: &[&str] = &[
     "gnu-tar-lnk",
     "gnu-tar-lnk-gz",
+    "gnu-tar-lnk-zst",
     "busybox-tar-gz",
     "bsdtar-gz",
     "gnu-tar-merge",
@@ -54,7 +55,14 @@ pub fn all_producers() -> Vec<Box<dyn Producer>> {
     let mut all: Vec<Box<dyn Producer>> = Vec::new();
     for p in producers() {
         let variants: Vec<Box<dyn Producer>> = match p.name() {
-            "gnu-tar" => vec![Box::new(GnuTarLnkProducer), Box::new(GnuTarLnkGzProducer)],
+            "gnu-tar" => [
+                TarCompression::None,
+                TarCompression::Gzip,
+                TarCompression::Zstd,
+            ]
+            .into_iter()
+            .map(|compression| Box::new(GnuTarLnkProducer { compression }) as Box<dyn Producer>)
+            .collect(),
             "busybox-tar" => vec![Box::new(BusyboxTarGzProducer)],
             "bsdtar" => vec![Box::new(BsdtarGzProducer)],
             _ => Vec::new(),

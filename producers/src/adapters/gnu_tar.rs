@@ -36,8 +36,9 @@
 //! `/`; member names start with `./`, and no name holds `/./`, so `./EX` still matches
 //! only `./EX` and what is under it), and no `--hard-dereference`: the second and later
 //! names of a hardlinked inode are stored as LNK members naming the first. `gnu-tar-lnk-gz`
-//! runs `tar czf` instead (the same archive, gzip'd). Neither is in the default set of a
-//! run (`--producers gnu-tar-lnk` or `--producers all` asks for them).
+//! runs `tar czf` instead (the same archive, gzip'd), `gnu-tar-lnk-zst` `tar --zstd -cf`
+//! (zstd, as backends that snapshot with `--zstd` do). None is in the default set of a run
+//! (`--producers gnu-tar-lnk` or `--producers all` asks for them).
 //!
 //! # Hydrate
 //! ```text
@@ -77,14 +78,25 @@ pub struct GnuTarProducer;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarExtractor;
 
-/// The `gnu-tar-lnk` producer: GNU tar with its defaults (LNK members for second names).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GnuTarLnkProducer;
+/// How a `gnu-tar-lnk` producer compresses its archive, as backends pass it to GNU tar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TarCompression {
+    /// `tar cf`: a plain tar.
+    None,
+    /// `tar czf`: gzip'd (GNU tar runs `gzip`).
+    Gzip,
+    /// `tar --zstd -cf`: zstd-compressed (GNU tar runs `zstd`; GNU tar 1.31 and later).
+    Zstd,
+}
 
-/// The `gnu-tar-lnk-gz` producer: [`GnuTarLnkProducer`] with `z` (`tar czf`, a gzip'd
-/// archive).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GnuTarLnkGzProducer;
+/// The `gnu-tar-lnk` producers: GNU tar with its defaults (LNK members for second names),
+/// the archive plain (`gnu-tar-lnk`), gzip'd (`gnu-tar-lnk-gz`) or zstd-compressed
+/// (`gnu-tar-lnk-zst`).
+#[derive(Clone, Copy, Debug)]
+pub struct GnuTarLnkProducer {
+    /// How the archive is compressed.
+    pub compression: TarCompression,
+}
 
 /// The `gnu-tar-merge` extractor (`tar -xf ARCHIVE -C ROOT` over what the root holds).
 #[derive(Clone, Copy, Debug, Default)]
@@ -128,12 +140,19 @@ pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
     cmd
 }
 
-/// The `gnu-tar-lnk` capture command line for `req` (see the module docs); `tar czf`
-/// (gzip'd) if `gzip`.
-pub fn gnu_tar_defaults_capture_command(req: &CaptureRequest<'_>, gzip: bool) -> Command {
+/// The `gnu-tar-lnk` capture command line for `req` (see the module docs), compressed as
+/// `compression` says.
+pub fn gnu_tar_defaults_capture_command(
+    req: &CaptureRequest<'_>,
+    compression: TarCompression,
+) -> Command {
     let mut cmd = Command::new(GNU_TAR_PROGRAM);
-    cmd.arg(if gzip { "czf" } else { "cf" })
-        .arg(req.archive)
+    match compression {
+        TarCompression::None => cmd.arg("cf"),
+        TarCompression::Gzip => cmd.arg("czf"),
+        TarCompression::Zstd => cmd.arg("--zstd").arg("-cf"),
+    };
+    cmd.arg(req.archive)
         .arg("--directory")
         .arg(req.root)
         .arg("--no-wildcards");
@@ -162,34 +181,32 @@ fn gnu_tar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, Too
 
 impl Producer for GnuTarLnkProducer {
     fn name(&self) -> &str {
-        "gnu-tar-lnk"
+        match self.compression {
+            TarCompression::None => "gnu-tar-lnk",
+            TarCompression::Gzip => "gnu-tar-lnk-gz",
+            TarCompression::Zstd => "gnu-tar-lnk-zst",
+        }
     }
 
     fn availability(&self) -> Availability {
-        gnu_tar_availability()
+        let tar = gnu_tar_availability();
+        // GNU tar runs the compressor as a program of its own.
+        let compressor = match self.compression {
+            TarCompression::None => return tar,
+            TarCompression::Gzip => probe_version("gzip", &["--version"], "apt-get install gzip"),
+            TarCompression::Zstd => probe_version("zstd", &["--version"], "apt-get install zstd"),
+        };
+        match (tar, compressor) {
+            (Availability::Available { version }, Availability::Available { .. }) => {
+                Availability::Available { version }
+            }
+            (Availability::Available { .. }, missing) | (missing, _) => missing,
+        }
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
         run_with_timeout(
-            &mut gnu_tar_defaults_capture_command(req, false),
-            req.scratch,
-            req.timeout,
-        )
-    }
-}
-
-impl Producer for GnuTarLnkGzProducer {
-    fn name(&self) -> &str {
-        "gnu-tar-lnk-gz"
-    }
-
-    fn availability(&self) -> Availability {
-        gnu_tar_availability()
-    }
-
-    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        run_with_timeout(
-            &mut gnu_tar_defaults_capture_command(req, true),
+            &mut gnu_tar_defaults_capture_command(req, self.compression),
             req.scratch,
             req.timeout,
         )

@@ -156,6 +156,31 @@ fn run_as_an_ordinary_user_conforms() {
         // this user cannot read it) and counted; the rest pass.
         assert!(passed >= 50, "{pair:#}");
     }
+    // The tools ran in a private mount namespace (an unprivileged user namespace of this
+    // user's) exactly where this user may make one; otherwise the report says they did not.
+    let userns = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "unshare",
+            "--user",
+            "--map-current-user",
+            "--mount",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    // `notes` is left out of report.json when empty.
+    let said = report["notes"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .any(|n| {
+            n.as_str()
+                .is_some_and(|n| n.contains("without a private mount namespace"))
+        });
+    assert_eq!(said, !userns, "notes: {:#}", report["notes"]);
 }
 
 /// `audit` as uid 65534 of a directory of theirs holding `0000` and `0555` directories and

@@ -305,8 +305,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
 /// say so once (stderr and the report's notes) and go on with the canary checks alone.
 fn isolate() -> Vec<String> {
     match probe_private_mounts() {
-        Ok(()) => {
-            set_private_mounts(true);
+        Ok(ns) => {
+            set_private_mounts(Some(ns));
             Vec::new()
         }
         Err(why) => {

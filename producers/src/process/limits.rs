@@ -10,13 +10,14 @@
 //!
 //! Every external command can also run in a private mount namespace (util-linux
 //! `unshare --mount --propagation private --`, again an exec chain): a mount or unmount made
-//! by a tool under test then stays inside its namespace. That needs `CAP_SYS_ADMIN`; the
-//! harness probes once per run with [`probe_private_mounts`] and turns it on with
-//! [`set_private_mounts`].
+//! by a tool under test then stays inside its namespace. That needs `CAP_SYS_ADMIN`: root
+//! has it; an ordinary user gets it inside an unprivileged user namespace of its own
+//! (`unshare --user --map-current-user`), where the kernel allows those. The harness probes
+//! once per run with [`probe_private_mounts`] and turns it on with [`set_private_mounts`].
 
 use std::ffi::OsString;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 /// The program that applies resource limits (util-linux).
@@ -34,36 +35,84 @@ pub struct Limits {
     pub kill_after: Option<Duration>,
 }
 
-static PRIVATE_MOUNTS: AtomicBool = AtomicBool::new(false);
-
-/// Run every external command from now on in a private mount namespace (`true`), or not.
-/// Process-wide: the harness sets it once per run after [`probe_private_mounts`].
-pub fn set_private_mounts(on: bool) {
-    PRIVATE_MOUNTS.store(on, Ordering::SeqCst);
+/// The private mount namespace external commands run in (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MountNamespace {
+    /// `unshare --mount --propagation private --`: needs `CAP_SYS_ADMIN` (root).
+    Mount,
+    /// `unshare --user --map-current-user --mount --propagation private --`: an
+    /// unprivileged user namespace mapping the caller's own uid and gid to themselves, in
+    /// which the tool may make mounts of its own; for an ordinary user where the kernel
+    /// allows unprivileged user namespaces (`--map-current-user`: util-linux 2.38 and
+    /// later). The tool keeps the caller's uid, so what it may write is unchanged.
+    UserAndMount,
 }
 
-/// True when external commands run in a private mount namespace.
-pub fn private_mounts() -> bool {
-    PRIVATE_MOUNTS.load(Ordering::SeqCst)
+impl MountNamespace {
+    /// The `unshare` arguments, ending with `--`.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            MountNamespace::Mount => &["--mount", "--propagation", "private", "--"],
+            MountNamespace::UserAndMount => &[
+                "--user",
+                "--map-current-user",
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+            ],
+        }
+    }
 }
 
-/// Whether `unshare --mount --propagation private -- true` works here; `Err` says why not
-/// (not root, no `unshare`, a seccomp profile that forbids `unshare(2)`).
-pub fn probe_private_mounts() -> Result<(), String> {
-    let out = Command::new(UNSHARE_PROGRAM)
-        .args(["--mount", "--propagation", "private", "--", "true"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot start `{UNSHARE_PROGRAM}`: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{UNSHARE_PROGRAM} --mount` failed ({}): {}",
+/// 0: none; 1: [`MountNamespace::Mount`]; 2: [`MountNamespace::UserAndMount`].
+static PRIVATE_MOUNTS: AtomicU8 = AtomicU8::new(0);
+
+/// Run every external command from now on in the private mount namespace `ns` (`None`:
+/// in none). Process-wide: the harness sets it once per run after [`probe_private_mounts`].
+pub fn set_private_mounts(ns: Option<MountNamespace>) {
+    let v = match ns {
+        None => 0,
+        Some(MountNamespace::Mount) => 1,
+        Some(MountNamespace::UserAndMount) => 2,
+    };
+    PRIVATE_MOUNTS.store(v, Ordering::SeqCst);
+}
+
+/// The private mount namespace external commands run in, if any.
+pub fn private_mounts() -> Option<MountNamespace> {
+    match PRIVATE_MOUNTS.load(Ordering::SeqCst) {
+        1 => Some(MountNamespace::Mount),
+        2 => Some(MountNamespace::UserAndMount),
+        _ => None,
+    }
+}
+
+/// The private mount namespace that works here: [`MountNamespace::Mount`] if
+/// `unshare --mount … -- true` runs (root), else [`MountNamespace::UserAndMount`] if
+/// that runs (an ordinary user with unprivileged user namespaces); `Err` says why neither
+/// does (no `unshare`, user namespaces disabled, a seccomp profile that forbids
+/// `unshare(2)`).
+pub fn probe_private_mounts() -> Result<MountNamespace, String> {
+    let mut why = Vec::new();
+    for ns in [MountNamespace::Mount, MountNamespace::UserAndMount] {
+        let out = Command::new(UNSHARE_PROGRAM)
+            .args(ns.args())
+            .arg("true")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot start `{UNSHARE_PROGRAM}`: {e}"))?;
+        if out.status.success() {
+            return Ok(ns);
+        }
+        why.push(format!(
+            "`{UNSHARE_PROGRAM} {}` failed ({}): {}",
+            ns.args()[..ns.args().len() - 1].join(" "),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        ));
     }
+    Err(why.join("; "))
 }
 
 /// The command prefix `limits` (and the filesystem view of this thread, or else the private
@@ -77,10 +126,9 @@ pub fn prefix(limits: Option<&Limits>) -> Vec<OsString> {
     if let Some(v) = view {
         p.extend(v);
     }
-    if private_mounts() && !in_view {
-        for a in [UNSHARE_PROGRAM, "--mount", "--propagation", "private", "--"] {
-            p.push(a.into());
-        }
+    if let Some(ns) = private_mounts().filter(|_| !in_view) {
+        p.push(UNSHARE_PROGRAM.into());
+        p.extend(ns.args().iter().map(OsString::from));
     }
     if let Some(n) = limits.and_then(|l| l.fsize) {
         p.push(PRLIMIT_PROGRAM.into());
@@ -134,6 +182,6 @@ mod tests {
         assert_eq!(w.get_program(), "prlimit");
         assert_eq!(args, ["--fsize=100", "--", "tar", "-xf", "a.tar"]);
         assert_eq!(w.get_envs().count(), 1);
-        assert!(prefix(None).is_empty() || private_mounts());
+        assert!(prefix(None).is_empty() || private_mounts().is_some());
     }
 }

@@ -6,7 +6,7 @@
 //! or canary, which a producer could only have read by following a link out of the root.
 //! The root itself stays a directory: a step that removes it or replaces it by a link or a
 //! file has changed what the root's parent holds. Evidence: [`Evidence::outside`],
-//! [`Evidence::root_replaced`] and [`Archived::stored_canaries`].
+//! [`Evidence::root_replaced`] and [`Archived::stored_canaries`](super::Archived::stored_canaries).
 
 use super::{CheckDef, Evidence, Violation};
 use crate::error::HarnessError;

@@ -32,7 +32,7 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 /// Symlinks followed before a resolution is taken for a loop (Linux's `MAXSYMLINKS`).
-const MAX_HOPS: usize = 40;
+pub const MAX_HOPS: usize = 40;
 
 fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let (Some(p), Outcome::Success) = (ev.promises, ev.outcome) else {

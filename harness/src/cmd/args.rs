@@ -75,7 +75,7 @@ pub struct FuzzArgs {
     /// else the checkout's `corpora/` this binary was built from)
     #[arg(long, env = "SNAPCONF_CORPORA")]
     pub corpora: Option<PathBuf>,
-    /// Directory for fuzz.json and cases/ (default: reports/runs/fuzz-<extractor>-<time>-<pid>-seed<seed>)
+    /// Directory for fuzz.json and cases/ (default: `reports/runs/fuzz-<extractor>-<time>-<pid>-seed<seed>`)
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
     /// Timeout for each hydration, in seconds (at least 1)

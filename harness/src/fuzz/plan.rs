@@ -122,7 +122,7 @@ pub struct MemberPlan {
 /// A planned archive.
 #[derive(Arbitrary, Clone, Debug, PartialEq, Eq)]
 pub struct ArchivePlan {
-    /// Members in order (at most [`MAX_MEMBERS`] are used).
+    /// Members in order (at most `MAX_MEMBERS` (16) are used).
     pub members: Vec<MemberPlan>,
     /// Zero blocks at the end (`% 3`: none, one, two).
     pub end_blocks: u8,

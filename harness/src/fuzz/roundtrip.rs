@@ -47,7 +47,7 @@ pub struct FuzzEntry {
 /// A fuzzed workspace.
 #[derive(Arbitrary, Clone, Debug, PartialEq, Eq)]
 pub struct FuzzWorkspace {
-    /// Entries in creation order (at most [`MAX_ENTRIES`] used).
+    /// Entries in creation order (at most `MAX_ENTRIES` (12) used).
     pub entries: Vec<FuzzEntry>,
 }
 

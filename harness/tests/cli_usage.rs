@@ -241,3 +241,37 @@ fn every_python_adapter_probes_the_interpreter_it_runs() {
         );
     }
 }
+
+/// `audit DIR` follows DIR itself when it is a symlink to a directory (as `ls DIR` does),
+/// and audits what is inside; a symlink to a file is still not a directory (exit 2).
+#[test]
+fn audit_follows_a_symlink_given_as_the_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).expect("mkdir");
+    std::fs::write(real.join("f"), b"hi").expect("write");
+    std::os::unix::fs::symlink("real", dir.path().join("link")).expect("symlink");
+    std::os::unix::fs::symlink("real/f", dir.path().join("file-link")).expect("symlink");
+    let report = dir.path().join("report");
+    let (code, out, err) = snapconf(&[
+        "audit",
+        dir.path().join("link").to_str().expect("utf-8"),
+        "--producers",
+        "tar-rs",
+        "--extractors",
+        "reference",
+        "--report-dir",
+        report.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("(1 entries)"),
+        "the one file inside is audited: {err}"
+    );
+    let (code, _, err) = snapconf(&[
+        "audit",
+        dir.path().join("file-link").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a directory"), "{err}");
+}

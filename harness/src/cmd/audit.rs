@@ -16,12 +16,18 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     if !a.dir.is_dir() {
         return Err(Usage(format!("`{}` is not a directory", a.dir.display())).into());
     }
+    // DIR itself may be a symlink to the directory (as `ls DIR` follows it); what is inside
+    // is read as it is, links never followed.
+    let dir = a
+        .dir
+        .canonicalize()
+        .map_err(|e| Usage(format!("cannot resolve `{}`: {e}", a.dir.display())))?;
     let mut exclusions = Vec::new();
     for x in &a.exclude {
         let x = x.trim_start_matches("./").trim_end_matches('/');
         exclusions.push(RelPath::new(x).map_err(|e| Usage(format!("bad --exclude `{x}`: {e}")))?);
     }
-    let spec = spec_from_dir(&a.dir, &exclusions).map_err(Usage)?;
+    let spec = spec_from_dir(&dir, &exclusions).map_err(Usage)?;
     let limits = ShrinkLimits {
         steps: a.shrink.shrink_steps,
         per_finding: Duration::from_secs(a.shrink.shrink_time),

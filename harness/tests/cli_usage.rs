@@ -275,3 +275,42 @@ fn audit_follows_a_symlink_given_as_the_directory() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is not a directory"), "{err}");
 }
+
+/// A report directory another process holds (every `run`, `audit`, `fuzz` and `report
+/// merge` locks its own with `flock` until it exits) is refused with exit 2 before anything
+/// in it is removed or written; once the lock is gone, the same command runs.
+#[test]
+fn a_report_directory_in_use_is_refused() {
+    use rustix::fs::{flock, FlockOperation};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("report");
+    std::fs::create_dir(&report).expect("mkdir");
+    std::fs::write(report.join("report.json"), b"{}").expect("an earlier report");
+    let held = std::fs::File::open(&report).expect("open");
+    flock(&held, FlockOperation::NonBlockingLockExclusive).expect("lock");
+    let args = [
+        "run",
+        "--cases",
+        "1",
+        "--producers",
+        "tar-rs",
+        "--extractors",
+        "reference",
+        "--report-dir",
+        report.to_str().expect("utf-8"),
+    ];
+    let (code, _, err) = snapconf(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is in use by another snapconf process"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(report.join("report.json")).expect("still there"),
+        b"{}",
+        "nothing replaced"
+    );
+    drop(held);
+    let (code, _, err) = snapconf(&args);
+    assert_eq!(code, 0, "{err}");
+}

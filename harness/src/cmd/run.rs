@@ -161,6 +161,11 @@ const REPORT_FILES: [&str; 5] = [
 ///   not after the run.
 pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
     let shown = dir.display();
+    // Two runs never share one report directory: the first holds a lock on it until it
+    // exits, and a second one is refused before it removes or writes anything there.
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        lock_report_dir(dir)?;
+    }
     match std::fs::symlink_metadata(dir) {
         Ok(m) if !m.is_dir() => {
             return Err(Usage(format!(
@@ -209,12 +214,45 @@ pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
         Err(_) => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Usage(format!("cannot create report directory `{shown}`: {e}")))?;
+            lock_report_dir(dir)?;
         }
     }
     let probe = dir.join(".snapconf-write-check");
     std::fs::write(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| Usage(format!("cannot write into report directory `{shown}`: {e}")))
+}
+
+/// Report directories this process writes, each locked (`flock`, exclusive) for as long
+/// as the process lives; the kernel drops the locks when it exits, however it exits.
+static REPORT_LOCKS: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+
+/// Lock the report directory `dir` for this process (see [`REPORT_LOCKS`]); refused (exit
+/// 2) while another process holds it.
+fn lock_report_dir(dir: &Path) -> Result<(), Usage> {
+    use rustix::fs::{flock, FlockOperation};
+    let shown = dir.display();
+    let f = std::fs::File::open(dir)
+        .map_err(|e| Usage(format!("cannot open report directory `{shown}`: {e}")))?;
+    match flock(&f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(Usage(format!(
+                "report directory `{shown}` is in use by another snapconf process; name \
+                 another directory or wait for that one to end"
+            )))
+        }
+        Err(e) => {
+            return Err(Usage(format!(
+                "cannot lock report directory `{shown}`: {e}"
+            )))
+        }
+    }
+    REPORT_LOCKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(f);
+    Ok(())
 }
 
 /// Apply the baseline (if any); write `report.json` (with the causes), `summary.md`,

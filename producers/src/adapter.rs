@@ -87,6 +87,10 @@ pub struct LinkPromises {
     pub no_absolute_symlinks: bool,
     /// No symlink whose resolution, from where it sits, leaves the root.
     pub no_escaping_symlinks: bool,
+    /// No file that shares its inode with a name outside the root (a hardlink member whose
+    /// target resolved outside: Python's `data` filter refuses those, its `tar` filter does
+    /// not check hardlink targets).
+    pub no_outside_hardlinks: bool,
 }
 
 /// Turns (root, exclusions) into an archive, or refuses.

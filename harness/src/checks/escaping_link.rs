@@ -12,8 +12,10 @@
 //! (a build, the next hydration through it) follows it. Evidence:
 //! [`Evidence::promises`], a successful outcome and the root after the step.
 //!
-//! Hardlinks to an inode outside the root are not seen here: the observed tree knows which
-//! names inside the root share an inode, not names outside it.
+//! A regular file whose inode has more links (`st_nlink`) than names in the root shares it
+//! with a name outside: a hardlink member whose target resolved outside. That breaks the
+//! third promise, `no_outside_hardlinks` (Python's `data` filter and the reference make it;
+//! the `tar` filter does not check hardlink targets).
 
 use super::{Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
@@ -38,7 +40,7 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let (Some(p), Outcome::Success) = (ev.promises, ev.outcome) else {
         return Ok(Vec::new());
     };
-    if !p.no_absolute_symlinks && !p.no_escaping_symlinks {
+    if !p.no_absolute_symlinks && !p.no_escaping_symlinks && !p.no_outside_hardlinks {
         return Ok(Vec::new());
     }
     let Some(tree) = ev.root_tree_or_err()? else {
@@ -68,6 +70,11 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             bad.push(format!("{} resolves outside the root", line()));
         }
     }
+    if p.no_outside_hardlinks {
+        if let Some(root) = ev.root {
+            bad.extend(outside_hardlinks(tree, ev.prior, root));
+        }
+    }
     let Some(first) = bad.first() else {
         return Ok(Vec::new());
     };
@@ -81,6 +88,47 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
         expected: Some(format!("no link leaving the root ({p:?})\n")),
         observed: Some(format!("{}\n", bad.join("\n"))),
     }])
+}
+
+/// A line for each regular file of `tree` (observed at `root`) whose inode has more links
+/// than `tree` has names for it (`st_nlink` against its `shared_inodes` group): another
+/// name of it lies outside the root. A file the prior held at that path with the same
+/// content is skipped (left, not written); a file that cannot be `lstat`ed is too (the
+/// tree was just read, so it is not expected).
+fn outside_hardlinks(tree: &Tree, prior: Option<&Tree>, root: &std::path::Path) -> Vec<String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let mut names_inside: std::collections::BTreeMap<&RelPath, u64> = Default::default();
+    for group in &tree.shared_inodes {
+        for p in group {
+            names_inside.insert(p, group.len() as u64);
+        }
+    }
+    let mut out = Vec::new();
+    for (path, node) in &tree.nodes {
+        if !matches!(node.kind, NodeKind::File { .. }) {
+            continue;
+        }
+        if prior
+            .and_then(|w0| w0.nodes.get(path))
+            .is_some_and(|n| n.kind == node.kind)
+        {
+            continue;
+        }
+        let full = root.join(std::ffi::OsStr::from_bytes(path.as_bytes()));
+        let Ok(meta) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        let inside = names_inside.get(path).copied().unwrap_or(1);
+        if meta.nlink() > inside {
+            out.push(format!(
+                "`{}` shares its inode with {} name(s) outside the root",
+                path.escaped(),
+                meta.nlink() - inside
+            ));
+        }
+    }
+    out
 }
 
 /// True if the symlink at `link` (root-relative path bytes) with relative `target`
@@ -188,6 +236,7 @@ mod tests {
         ev.promises = Some(snapconf_producers::LinkPromises {
             no_absolute_symlinks: true,
             no_escaping_symlinks: true,
+            no_outside_hardlinks: true,
         });
         let v = judge(&ev).expect("judged");
         assert_eq!(v.len(), 1, "{v:?}");
@@ -195,5 +244,43 @@ mod tests {
         assert!(observed.contains("`moved -> ../new`"), "{observed}");
         assert!(observed.contains("`written -> ../new`"), "{observed}");
         assert!(!observed.contains("kept"), "{observed}");
+    }
+
+    /// A file sharing its inode with a name outside the root breaks `no_outside_hardlinks`;
+    /// two names of one inode both inside the root do not, nor does a file the prior held
+    /// with the same content, nor anything when nothing was promised.
+    #[test]
+    fn hardlinks_to_an_inode_outside_the_root_are_seen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(dir.path().join("outside"), b"host").expect("write");
+        std::fs::hard_link(dir.path().join("outside"), root.join("escaped")).expect("link");
+        std::fs::write(root.join("a"), b"inside").expect("write");
+        std::fs::hard_link(root.join("a"), root.join("b")).expect("link");
+        std::fs::write(dir.path().join("old"), b"old").expect("write");
+        std::fs::hard_link(dir.path().join("old"), root.join("left")).expect("link");
+        let mut prior = crate::workspace::observe::observe(&root).expect("observe");
+        prior.nodes.retain(|p, _| p.as_bytes() == b"left");
+        let outcome = Outcome::Success;
+        let promises = |no_outside_hardlinks| snapconf_producers::LinkPromises {
+            no_absolute_symlinks: false,
+            no_escaping_symlinks: false,
+            no_outside_hardlinks,
+        };
+        let mut ev = Evidence::hydration("hydration", &outcome, &root);
+        ev.prior = Some(&prior);
+        ev.promises = Some(promises(true));
+        let v = judge(&ev).expect("judged");
+        assert_eq!(v.len(), 1, "{v:?}");
+        let observed = v[0].observed.as_deref().unwrap_or_default();
+        assert_eq!(
+            observed.trim(),
+            "`escaped` shares its inode with 1 name(s) outside the root",
+            "only the link to outside: {observed}"
+        );
+        let mut ev = Evidence::hydration("hydration", &outcome, &root);
+        ev.promises = Some(promises(false));
+        assert!(judge(&ev).expect("judged").is_empty(), "nothing promised");
     }
 }

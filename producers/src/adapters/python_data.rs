@@ -61,6 +61,7 @@ impl Extractor for PythonDataExtractor {
         crate::LinkPromises {
             no_absolute_symlinks: true,
             no_escaping_symlinks: true,
+            no_outside_hardlinks: true,
         }
     }
 

@@ -44,7 +44,8 @@ impl ReferenceExtractor {
 /// What the reference promises about links under `policy`: no absolute symlink unless
 /// absolute symlinks are kept (or rebased with escaping ones kept), no escaping relative
 /// symlink when escaping symlinks are refused (see [`snapconf_extract::AbsoluteSymlinks`]
-/// and [`snapconf_extract::EscapingSymlinks`]).
+/// and [`snapconf_extract::EscapingSymlinks`]), and never a hardlink to an inode outside
+/// the root.
 pub fn link_promises(policy: &snapconf_extract::Policy) -> crate::LinkPromises {
     use snapconf_extract::{AbsoluteSymlinks as A, EscapingSymlinks as E};
     let refuse_escaping = policy.escaping_symlinks == E::Reject;
@@ -55,6 +56,9 @@ pub fn link_promises(policy: &snapconf_extract::Policy) -> crate::LinkPromises {
             A::Keep => false,
         },
         no_escaping_symlinks: refuse_escaping,
+        // Under every policy a hardlink member names an earlier member of the archive,
+        // inside the root, or is refused.
+        no_outside_hardlinks: true,
     }
 }
 

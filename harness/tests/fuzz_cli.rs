@@ -196,7 +196,7 @@ fn every_type_flag_is_listed_alike_by_every_parser() {
     let listed = text.lines().filter(|l| l.ends_with(" 9 member(s)")).count();
     let ran = text
         .lines()
-        .filter(|l| !l.contains("not installed here"))
+        .filter(|l| !l.contains("not installed here") && !l.starts_with("validator"))
         .count();
     assert!(
         listed >= 2,
@@ -224,17 +224,17 @@ fn all_parsers(name: &str) -> (Option<i32>, String) {
     )
 }
 
-/// Property: the reference's refusal of what an archive would write (a dangling hardlink,
-/// for one) is reported on its own line and is no `parser-disagreement` (exit 0 when the
-/// other parsers agree), while a refusal to read the bytes (a payload cut short) where
-/// another parser reads on still is one (exit 1).
+/// Property: the reference's verdict as a validator (a dangling hardlink refused, for one)
+/// is reported on its own line and is no `parser-disagreement` (exit 0 when the parsers
+/// agree), while a refusal to read the bytes (a payload cut short) where another parser
+/// reads on still is one (exit 1), also when a member the validator refuses comes first.
 #[test]
-fn a_safety_refusal_is_not_a_parser_disagreement() {
+fn a_validator_refusal_is_not_a_parser_disagreement() {
     let (code, text) = all_parsers("h02-dangling-hardlink.tar");
     assert!(
-        text.lines().any(|l| l.starts_with("reference")
+        text.lines().any(|l| l.starts_with("validator")
             && l.contains("dangling-hardlink")
-            && l.ends_with("(for safety: not a parser disagreement)")),
+            && l.ends_with("(a verdict, not a parser disagreement)")),
         "{text}"
     );
     assert!(!text.contains("parser-disagreement:"), "{text}");
@@ -252,4 +252,28 @@ fn a_safety_refusal_is_not_a_parser_disagreement() {
         "{text}"
     );
     assert_eq!(code, Some(1), "{text}");
+    // A dangling hardlink first, then a member without the end-of-archive marker: the
+    // validator stops at the first, the parsers still disagree over the second.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dangling-then-cut.tar");
+    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    t.hardlink("h", "nothere").file("b", b"hi");
+    let mut bytes = t.finish();
+    bytes.truncate(bytes.len() - 1024);
+    std::fs::write(&path, bytes).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["check-archive", "--all-parsers"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("parser-disagreement: reference stopped"),
+        "{text}"
+    );
+    assert!(
+        text.contains("validator       the reference refused member `h`"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
 }

@@ -12,7 +12,7 @@
 //! ` link to ` cannot be split exactly from text (a limitation of those listings).
 
 use crate::archive::listing::Member;
-use crate::fuzz::{parsed, reference_listing, tar_crate_listing, ParserListing};
+use crate::fuzz::{parsed, reference_parse_listing, tar_crate_listing, ParserListing};
 use snapconf_extract::MemberKind;
 use snapconf_producers::process::run::run_with_timeout_capturing_stdout;
 use snapconf_producers::{Outcome, ToolError};
@@ -93,7 +93,7 @@ pub fn all_listings(path: &Path, bytes: &[u8]) -> Result<Vec<ParserRun>, Parsers
     let mut out = vec![
         ParserRun {
             parser: "reference",
-            listing: Some(reference_listing(bytes)),
+            listing: Some(reference_parse_listing(bytes)),
         },
         ParserRun {
             parser: "tar-crate",
@@ -111,7 +111,9 @@ pub fn all_listings(path: &Path, bytes: &[u8]) -> Result<Vec<ParserRun>, Parsers
         });
     }
     let parser = "python-tarfile";
-    let py = match run(parser, "python3", &["-I", "-S", "-c", PY_LIST], path)? {
+    // The interpreter the Python adapters run (`SNAPCONF_PYTHON` when set).
+    let python = snapconf_producers::adapters::python::interpreter();
+    let py = match run(parser, python, &["-I", "-S", "-c", PY_LIST], path)? {
         Some(Ok(lines)) => Some(parse_python(parser, &lines)?),
         Some(Err(e)) => Some(ParserListing::Failed(e)),
         None => None,
@@ -142,7 +144,7 @@ pub fn disagreements(runs: &[ParserRun]) -> Vec<String> {
 /// program, or its output could not be read back.
 fn run(
     parser: &'static str,
-    prog: &str,
+    prog: impl AsRef<std::ffi::OsStr>,
     args: &[&str],
     path: &Path,
 ) -> Result<Option<Result<Vec<u8>, String>>, ParsersError> {
@@ -193,10 +195,12 @@ fn unescape(b: &[u8]) -> Vec<u8> {
 }
 
 /// True if `col` looks like an `ls -l` mode string (`-rw-r--r--`, `drwxr-xr-x`, ...). GNU
-/// tar also prints `h` for a hardlink and `C` for a contiguous file (type flag `7`, which
-/// POSIX ustar reserves and every extractor here reads as a regular file).
+/// tar also prints `h` for a hardlink, `C` for a contiguous file (type flag `7`, which
+/// POSIX ustar reserves and every extractor here reads as a regular file), `V` for a volume
+/// label, `M` for a multi-volume continuation, `N` for an old GNU long-names member and `?`
+/// for a type it does not know (it extracts those as regular files).
 fn is_mode(col: &[u8]) -> bool {
-    col.len() == 10 && b"-dlhcbpsC".contains(&col[0])
+    col.len() == 10 && b"-dlhcbpsCVMN?".contains(&col[0])
 }
 
 /// Split `s` at the first occurrence of `pat`.
@@ -230,7 +234,17 @@ fn parse_text(tool: &str, text: &[u8]) -> Vec<Member> {
             }
             continue;
         }
-        let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+        let mut rest = rest.strip_prefix(b" ").unwrap_or(rest);
+        // GNU tar follows the name of a member of a type it does not know with
+        // ` unknown file type 'X'`: cut on a `?` line only, where GNU tar writes it.
+        if tool == "gnu-tar" && cols.first().is_some_and(|c| c.first() == Some(&b'?')) {
+            let note = b" unknown file type ";
+            if let Some(i) = rest.windows(note.len()).rposition(|w| w == note) {
+                if rest.ends_with(b"'") {
+                    rest = &rest[..i];
+                }
+            }
+        }
         rows.push((cols, rest.to_vec()));
     }
     let mut out = Vec::new();
@@ -343,17 +357,19 @@ mod tests {
     }
 
     /// Every first letter GNU tar's listing gives a member type is read as that type: a
-    /// contiguous file (`C`, type `7`) is a file, not the continuation of the name before.
+    /// contiguous file (`C`, type `7`) is a file, not the continuation of the name before,
+    /// and a member of a type GNU tar does not know (`?`, followed by its annotation) is
+    /// one member of its own name.
     #[test]
     fn gnu_type_letters_are_read() {
         let l = parse_text(
             "gnu-tar",
-            b"Crw-r--r-- 0/0               3 1970-01-01 00:00 c7
-             hrw-r--r-- 0/0               0 1970-01-01 00:00 h link to c7
-             drwxr-xr-x 0/0               0 1970-01-01 00:00 d/
-             prw-r--r-- 0/0               0 1970-01-01 00:00 p
-             -rw-r--r-- 0/0               1 1970-01-01 00:00 f
-",
+            b"Crw-r--r-- 0/0               3 1970-01-01 00:00 c7\n\
+              hrw-r--r-- 0/0               0 1970-01-01 00:00 h link to c7\n\
+              drwxr-xr-x 0/0               0 1970-01-01 00:00 d/\n\
+              prw-r--r-- 0/0               0 1970-01-01 00:00 p\n\
+              -rw-r--r-- 0/0               1 1970-01-01 00:00 f\n\
+              ?rw-r--r-- 0/0               0 1970-01-01 00:00 z unknown file type 'Z'\n",
         );
         let kinds: Vec<_> = l.iter().map(|m| (m.name.clone(), m.kind)).collect();
         assert_eq!(
@@ -364,6 +380,7 @@ mod tests {
                 (b"d".to_vec(), MemberKind::Dir),
                 (b"p".to_vec(), MemberKind::Fifo),
                 (b"f".to_vec(), MemberKind::File),
+                (b"z".to_vec(), MemberKind::File),
             ]
         );
     }

@@ -109,10 +109,10 @@ fn members_json(listing: rx::Listing) -> Vec<MemberJson> {
 }
 
 pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
-    if a.all_parsers {
-        return super::parsers::check_all(&a.file);
-    }
     let policy = policy(&a.policy);
+    if a.all_parsers {
+        return super::parsers::check_all(&a.file, &policy);
+    }
     let input = open(&a.file)?;
     let (verdict, code) = match rx::validate(input, &policy) {
         Ok(listing) => (

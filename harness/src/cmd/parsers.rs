@@ -24,25 +24,38 @@ fn summary_line(r: &ParserRun) -> String {
 }
 
 /// `check-archive --all-parsers FILE`: exit 1 if parsers disagree (in what they list, or one
-/// stops where another reads to the end), 0 otherwise.
+/// stops where another reads to the end), 0 otherwise. `FILE` may be `-` (stdin).
 ///
-/// A refusal of the reference for what the archive would write (a `..` name, a link
-/// traversed, a dangling hardlink: a reason that is not one of parsing,
-/// `snapconf_extract::Reason::is_parsing`) is printed on its own line and is no
-/// disagreement: the other parsers are then compared among themselves. A refusal to read
-/// (`malformed`, `truncated`, `unsupported`) where another parser reads on is one.
+/// The reference's listing is its parser's reading of the bytes alone
+/// ([`snapconf_harness::fuzz::reference_parse_listing`]: no policy), compared like every
+/// other parser's. Its verdict as a validator under `policy` (the command's policy flags)
+/// is printed on a line of its own and is no disagreement: a refusal for what a readable
+/// archive would write (`..`, a dangling hardlink) is the validator's job, and a refusal of
+/// an early member does not hide a later member that the parsers read differently.
 ///
 /// A compressed archive (gzip, zstd, xz: the reference's one detection,
 /// `snapconf_extract::compression`) is decompressed once, under the default limits, and
 /// every parser lists the tar inside it: the comparison is of tar parsing, and not every
 /// parser decompresses (the `tar` crate, BusyBox without its gzip applet). One that cannot
 /// be decompressed is listed as it is.
-pub fn check_all(file: &Path) -> anyhow::Result<i32> {
+pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Result<i32> {
     use snapconf_extract::compression::{tar_stream, Compression};
     use std::io::Read;
-    let bytes = std::fs::read(file)
-        .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
     let scratch = tempfile::tempdir()?;
+    let (file, bytes) = if file == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Usage(format!("cannot read the archive from stdin: {e}")))?;
+        let path = scratch.path().join("stdin.tar");
+        std::fs::write(&path, &bytes)?;
+        (path, bytes)
+    } else {
+        let bytes = std::fs::read(file)
+            .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
+        (file.to_path_buf(), bytes)
+    };
+    let file = file.as_path();
     let decompressed = match tar_stream(&bytes[..], &snapconf_extract::Limits::default()) {
         Ok((kind, mut stream)) if kind != Compression::None => {
             let mut tar = Vec::new();
@@ -73,6 +86,18 @@ pub fn check_all(file: &Path) -> anyhow::Result<i32> {
     };
     for r in &runs {
         outln!("{}", summary_line(r));
+    }
+    // The reference as a validator, under this command's policy: its own question.
+    let tar = decompressed.as_ref().map_or(&bytes[..], |(_, t)| &t[..]);
+    match snapconf_extract::validate(tar, policy) {
+        Ok(l) => outln!(
+            "validator       the reference accepts it ({} member(s)) under the policy flags",
+            l.members.len()
+        ),
+        Err(e) => outln!(
+            "validator       the reference {e} under the policy flags (a verdict, not a \
+             parser disagreement)"
+        ),
     }
     let d = disagreements(&runs);
     for line in &d {

@@ -27,8 +27,8 @@ pub use failure::OracleFailure;
 pub use judge::{host_safe, judge, privileged_or_special, safety_policy, Judged, UNSAFE_REASONS};
 pub use mutate::{mutate, Mutation};
 pub use parsers::{
-    parsed, permissive_policy, reference_listing, reference_vs_tar_crate, tar_crate_listing,
-    ParserListing,
+    parsed, permissive_policy, reference_listing, reference_parse_listing, reference_vs_tar_crate,
+    tar_crate_listing, ParserListing,
 };
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
 pub use records::{Record, Records};

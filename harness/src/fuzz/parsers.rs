@@ -61,6 +61,23 @@ pub fn reference_listing(bytes: &[u8]) -> ParserListing {
     }
 }
 
+/// The reference parser's reading of the bytes alone (`snapconf_extract::list_tar`: PAX and
+/// GNU long names folded in, no policy): the members, or the structural fault
+/// (`truncated`, `malformed`, a limit) where it stops. What `check-archive --all-parsers`
+/// compares with the other parsers; the reference's verdict as a validator is another
+/// question, asked apart.
+pub fn reference_parse_listing(tar: &[u8]) -> ParserListing {
+    match snapconf_extract::list_tar(tar) {
+        Ok(l) => ParserListing::Members(
+            l.members
+                .iter()
+                .map(|m| Member::new(&m.name, m.kind, m.link_target.as_deref(), m.size))
+                .collect(),
+        ),
+        Err(e) => ParserListing::Failed(e.to_string()),
+    }
+}
+
 /// Cut `b` at its first NUL byte (a C string's end).
 fn c_str(b: &[u8]) -> &[u8] {
     b.split(|&c| c == 0).next().unwrap_or_default()

@@ -310,6 +310,28 @@ fn a_report_directory_in_use_is_refused() {
         b"{}",
         "nothing replaced"
     );
+    // Nor inside it, nor around it: a directory within a held one, and one that holds a
+    // held one in its `cases/` (which a run would otherwise remove as an old report's).
+    let inner = report.join("cases");
+    let inside = [&args[..8], &[inner.to_str().expect("utf-8")]].concat();
+    let (code, _, err) = snapconf(&inside);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("which another snapconf process is writing"),
+        "{err}"
+    );
+    assert!(!inner.exists(), "nothing made inside the held directory");
+    drop(held);
+    let outer = dir.path().join("outer");
+    let nested = outer.join("cases/held");
+    std::fs::create_dir_all(&nested).expect("mkdir");
+    let held = std::fs::File::open(&nested).expect("open");
+    flock(&held, FlockOperation::NonBlockingLockExclusive).expect("lock");
+    let around = [&args[..8], &[outer.to_str().expect("utf-8")]].concat();
+    let (code, _, err) = snapconf(&around);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not removing it"), "{err}");
+    assert!(nested.exists(), "the held directory is still there");
     drop(held);
     let (code, _, err) = snapconf(&args);
     assert_eq!(code, 0, "{err}");

@@ -162,9 +162,27 @@ const REPORT_FILES: [&str; 5] = [
 pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
     let shown = dir.display();
     // Two runs never share one report directory: the first holds a lock on it until it
-    // exits, and a second one is refused before it removes or writes anything there.
+    // exits, and a second one is refused before it removes or writes anything there; nor
+    // does one write inside another's (an ancestor locked), nor remove one that sits in
+    // its own (`cases/` or below locked).
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if let Some(other) = absolute.ancestors().skip(1).find(|a| held_elsewhere(a)) {
+        return Err(Usage(format!(
+            "report directory `{shown}` is inside `{}`, which another snapconf process is \
+             writing; name a directory outside it",
+            other.display()
+        )));
+    }
     if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
         lock_report_dir(dir)?;
+        let cases = dir.join("cases");
+        if let Some(inner) = locked_below(&cases) {
+            return Err(Usage(format!(
+                "report directory `{shown}` holds `{}`, which another snapconf process is \
+                 writing; not removing it",
+                inner.display()
+            )));
+        }
     }
     match std::fs::symlink_metadata(dir) {
         Ok(m) if !m.is_dir() => {
@@ -253,6 +271,42 @@ fn lock_report_dir(dir: &Path) -> Result<(), Usage> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push(f);
     Ok(())
+}
+
+/// True if another process holds a report-directory lock on `dir` (a shared lock is
+/// refused, then released at once); false for anything that is not a directory we can open.
+fn held_elsewhere(dir: &Path) -> bool {
+    use rustix::fs::{flock, FlockOperation};
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(dir) else {
+        return false;
+    };
+    match flock(&f, FlockOperation::NonBlockingLockShared) {
+        Err(rustix::io::Errno::WOULDBLOCK) => true,
+        Ok(()) => {
+            let _ = flock(&f, FlockOperation::Unlock);
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// The first directory at or below `dir` (walked without following links) that another
+/// process holds as its report directory; `None` when there is none, or `dir` is not a
+/// directory.
+fn locked_below(dir: &Path) -> Option<std::path::PathBuf> {
+    if held_elsewhere(dir) {
+        return Some(dir.to_path_buf());
+    }
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries.flatten().find_map(|e| {
+        e.file_type()
+            .ok()
+            .filter(std::fs::FileType::is_dir)
+            .and_then(|_| locked_below(&e.path()))
+    })
 }
 
 /// Apply the baseline (if any); write `report.json` (with the causes), `summary.md`,

@@ -187,6 +187,24 @@ fn seeds_alone_find_an_escape_in_an_unprotected_extractor() {
     );
 }
 
+/// How many zombie processes have `parent` as their parent (`/proc/*/stat`).
+fn zombie_children(parent: i32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid ...`; comm may hold spaces, so read after its `)`.
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+                return false;
+            };
+            let mut f = rest.split_whitespace();
+            f.next() == Some("Z") && f.next().and_then(|p| p.parse().ok()) == Some(parent)
+        })
+        .count()
+}
+
 /// A signal ends a fuzz session at the next execution: exit 130 and no jail, mount or
 /// process left behind (a session killed mid-hydration used to leave its jail).
 #[test]
@@ -219,6 +237,13 @@ fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
         .expect("spawn snapconf fuzz");
     std::thread::sleep(Duration::from_millis(2500));
     let pid = rustix::process::Pid::from_child(&child);
+    // Every execution's processes are reaped as it ends: no zombie piles up under the
+    // session (one per execution once exhausted the machine's process ids in minutes).
+    let zombies = zombie_children(pid.as_raw_nonzero().get());
+    assert!(
+        zombies < 8,
+        "{zombies} zombie children of the session after 2.5 s"
+    );
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     let status = support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGTERM");
     assert_eq!(status.code(), Some(130), "exit 130 after SIGTERM");

@@ -124,10 +124,12 @@ fn run_captured(
     let deadline = kill_after.unwrap_or(timeout);
     let io_err = |context: String| move |source| ToolError::Io { context, source };
     let mut prefix = crate::process::limits::prefix(limits);
-    // A step of its own reaper (not inside a filesystem view, whose PID namespace ends
-    // with the tool): it enforces the deadline and names the stragglers.
+    // A step of its own reaper, outermost (around a filesystem view's `bwrap` too): it
+    // enforces the deadline, names the stragglers and reaps whatever the step's processes
+    // leave (bwrap's own exited children are reparented to it, not left as zombies of
+    // this process, which would run out of process ids within minutes of fuzzing).
     let reaper = match crate::process::reaper::program() {
-        Some(program) if crate::process::view::current().is_none() => {
+        Some(program) => {
             let report = tempfile::Builder::new()
                 .prefix(".reaper-")
                 .tempfile_in(scratch)

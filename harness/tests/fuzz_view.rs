@@ -75,6 +75,7 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         checks: Check::ALL.to_vec(),
         view: true,
         jobs: 1,
+        server: true,
     })
 }
 

@@ -166,6 +166,7 @@ fn a_toy_check_reaches_fuzz() {
         checks: checks(),
         view: false,
         jobs: 1,
+        server: true,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

@@ -128,6 +128,35 @@ impl Extractor for ChildReference {
         Some(vec![self.bin.clone()])
     }
 
+    /// `BIN serve-hydrate` with the same policy flags: `hydrate` per request, in one
+    /// process (see `snapconf serve-hydrate`).
+    fn server_command(&self) -> Option<Command> {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("serve-hydrate").args(&self.flags);
+        Some(cmd)
+    }
+
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut snapconf_producers::process::server::Server,
+    ) -> Result<Outcome, ToolError> {
+        if req.limits.is_some() {
+            return self.hydrate(req);
+        }
+        let mut shown = Command::new(&self.bin);
+        shown
+            .arg("hydrate")
+            .args(&self.flags)
+            .arg(req.archive)
+            .arg(req.root);
+        server.request(
+            &shown,
+            &[req.archive.as_os_str(), req.root.as_os_str()],
+            req.timeout,
+        )
+    }
+
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
         Ok(Some(match rx::recover(req.root) {
             Ok(()) => Outcome::Success,

@@ -160,8 +160,14 @@ impl Server {
                 self.kill();
                 RunEnd::TimedOut
             }
-            // The server died with the request: the request's process died with it.
-            Answer::Gone => RunEnd::Status(self.kill().unwrap_or(ExitStatus::from_raw(9))),
+            // The server died with the request (`bwrap` exits 128 + the signal that
+            // ended what it ran): the request's process died with it, whatever killed it.
+            Answer::Gone => {
+                let status = self.kill();
+                let how = status.map_or_else(|| "is gone".to_owned(), |s| format!("ended ({s})"));
+                let message = format!("`{rendered}` never answered: its server {how}");
+                return Ok(Outcome::Hang { message });
+            }
         };
         Ok(classify(&rendered, timeout, ended, &mut self.capture))
     }

@@ -29,6 +29,7 @@ use snapconf_producers::{Extractor, HydrateRequest};
 use std::path::{Path, PathBuf};
 
 /// A worker's persistent state for one extractor; see the module docs.
+#[derive(Default)]
 pub(super) struct Persist {
     enabled: bool,
     live: Option<Live>,
@@ -38,6 +39,8 @@ pub(super) struct Persist {
     pub(super) rebuilds: u64,
     /// Time spent per phase of the executions ([`Phases`]).
     pub(super) phases: Phases,
+    /// Archives run through the extractor by this worker, either path, shrinking included.
+    pub(super) runs: u64,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -90,22 +93,13 @@ impl Persist {
             opts.view && opts.server && ex.view_paths().is_some() && ex.server_command().is_some();
         Persist {
             enabled,
-            live: None,
-            starts: 0,
-            rebuilds: 0,
-            phases: Phases::default(),
+            ..Persist::default()
         }
     }
 
     /// A worker that runs every execution one-shot (replay, shrinking checks in tests).
     pub(super) fn one_shot() -> Persist {
-        Persist {
-            enabled: false,
-            live: None,
-            starts: 0,
-            rebuilds: 0,
-            phases: Phases::default(),
-        }
+        Persist::default()
     }
 
     /// Whether executions go through the server.

@@ -119,6 +119,8 @@ pub struct FuzzSummary {
     pub refused: u64,
     /// Extractor acceptances.
     pub accepted: u64,
+    /// Archives run through the extractor in all, the shrinking's included.
+    pub extractor_runs: u64,
     /// Persistent servers started ([`FuzzOptions::server`]): one per worker, and one more
     /// after each that died or hung.
     pub server_starts: u64,
@@ -162,6 +164,7 @@ fn execute(
     opts: &FuzzOptions,
     persist: &mut Persist,
 ) -> Result<(Vec<Hit>, bool), HarnessError> {
+    persist.runs += 1;
     if persist.enabled() {
         return persist.execute(bytes, ex, opts);
     }
@@ -409,6 +412,7 @@ pub fn fuzz(
                         summary.accepted += part.accepted;
                         summary.refused += part.refused;
                         summary.server_starts += part.server_starts;
+                        summary.extractor_runs += part.extractor_runs;
                         summary.view_rebuilds += part.view_rebuilds;
                         summary.phases.add(&part.phases);
                     }
@@ -507,6 +511,7 @@ fn worker(
         }
     }
     summary.server_starts = persist.starts;
+    summary.extractor_runs = persist.runs;
     summary.view_rebuilds = persist.rebuilds;
     summary.phases = persist.phases;
     Ok(summary)

@@ -7,7 +7,7 @@
 mod support;
 
 use snapconf_harness::checks::Check;
-use snapconf_harness::fuzz::{verdicts, DrawnVerdict, FuzzOptions};
+use snapconf_harness::fuzz::{verdicts, DrawnVerdict, FuzzOptions, Verdicts};
 use snapconf_harness::model::profile::Profile;
 use snapconf_producers::adapters::python::python_command;
 use snapconf_producers::process::run::run_limited;
@@ -112,13 +112,8 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
     })
 }
 
-/// `n` draws of `seed` through `ex` both ways: (server, one-shot), each with the servers
-/// it started.
-fn both(
-    ex: &dyn Extractor,
-    seed: u64,
-    n: usize,
-) -> Option<((Vec<DrawnVerdict>, u64), (Vec<DrawnVerdict>, u64))> {
+/// `n` draws of `seed` through `ex` both ways: (server, one-shot).
+fn both(ex: &dyn Extractor, seed: u64, n: usize) -> Option<(Verdicts, Verdicts)> {
     let served = verdicts(ex, &options(seed, true)?, n).expect("served");
     let one_shot = verdicts(ex, &options(seed, false)?, n).expect("one-shot");
     Some((served, one_shot))
@@ -149,28 +144,31 @@ fn the_server_path_gives_the_one_shot_verdicts() {
         &snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None),
     );
     let cases: [(&dyn Extractor, usize); 3] = [
-        (&PythonDataExtractor, 50),
+        (&PythonDataExtractor, 100),
         (&python_tar::PythonTarExtractor, 30),
         (&reference, 80),
     ];
     for (ex, n) in cases {
-        let Some(((served, starts), (one_shot, none))) = both(ex, 7, n) else {
+        let Some((s, o)) = both(ex, 7, n) else {
             return;
         };
-        assert_same(ex.name(), &served, &one_shot);
+        let (served, one_shot, starts) = (&s.drawn, &o.drawn, s.server_starts);
+        assert_same(ex.name(), served, one_shot);
         assert!(starts >= 1, "{}: the server path used a server", ex.name());
         assert_eq!(
-            none,
+            o.server_starts,
             0,
-            "{}: the one-shot path started no server",
+            "{}: one-shot started no server",
             ex.name()
         );
         let findings = served.iter().filter(|v| !v.checks.is_empty()).count();
         let accepted = served.iter().filter(|v| v.accepted).count();
         eprintln!(
-            "{}: {} archives, {accepted} accepted, {findings} with findings, {starts} server start(s)",
+            "{}: {} archives, {accepted} accepted, {findings} with findings, {starts} server start(s), {} restore(s), {} view(s) laid out again",
             ex.name(),
-            served.len()
+            served.len(),
+            s.view_restores,
+            s.view_rebuilds
         );
         assert!(accepted > 0, "{}: some archive was accepted", ex.name());
     }
@@ -195,7 +193,8 @@ with tarfile.open(sys.argv[1]) as t:
     let Some(opts) = options(3, true) else {
         return;
     };
-    let (served, starts) = verdicts(&ex, &opts, 40).expect("runs");
+    let run = verdicts(&ex, &opts, 40).expect("runs");
+    let (served, starts) = (&run.drawn, run.server_starts);
     let killed: Vec<usize> = served
         .iter()
         .enumerate()
@@ -215,10 +214,7 @@ with tarfile.open(sys.argv[1]) as t:
     // view laid out again after a change outside the root (a `containment` finding).
     let last_killed = u64::from(killed.last() == Some(&(served.len() - 1)));
     let kills = killed.len() as u64;
-    let relaid = served
-        .iter()
-        .filter(|v| v.checks.contains(&Check::CONTAINMENT))
-        .count() as u64;
+    let relaid = run.view_rebuilds;
     assert!(
         (1 + kills - last_killed..=1 + kills + relaid).contains(&starts),
         "{starts} server starts for {kills} kills and {relaid} views laid out again"
@@ -247,10 +243,15 @@ else:
         name: "python-retype",
         script: RETYPE,
     };
-    let Some(((served, _), (one_shot, _))) = both(&ex, 11, 12) else {
+    let Some((s, o)) = both(&ex, 11, 12) else {
         return;
     };
-    assert_same("retype", &served, &one_shot);
+    let (served, one_shot) = (&s.drawn, &o.drawn);
+    assert_same("retype", served, one_shot);
+    assert!(
+        s.view_restores >= 1,
+        "removing the root's parent is restored, not only laid out again"
+    );
     assert!(served.len() >= 10, "every draw ran: {}", served.len());
     for (i, v) in served.iter().enumerate() {
         assert!(!v.checks.is_empty(), "draw {i} is a finding");

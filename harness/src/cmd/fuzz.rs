@@ -180,8 +180,10 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     );
     if summary.server_starts > 0 {
         eprintln!(
-            "snapconf fuzz: {} persistent server start(s), {} view(s) laid out again",
-            summary.server_starts, summary.view_rebuilds
+            "snapconf fuzz: {} persistent server start(s); {} change(s) outside the root restored, {} view(s) laid out again",
+            summary.server_starts,
+            summary.view_restores - summary.view_rebuilds.min(summary.view_restores),
+            summary.view_rebuilds
         );
         let p = &summary.phases;
         eprintln!(

@@ -36,6 +36,6 @@ pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
 pub use session::{
     fuzz, replay_finding, verdicts, DrawnVerdict, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary,
-    MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
+    Verdicts, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
 };
 pub use signature::{shape, signature};

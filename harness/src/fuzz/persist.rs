@@ -18,8 +18,9 @@
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
 //! namespace ends with it.
 
-use super::session::{scratch_beside, write_prior, Before, FuzzOptions, Hit};
+use super::session::{scratch_beside, write_prior, Before, FuzzOptions, Executed};
 use crate::error::{HarnessError, IoContext};
+use crate::jail::restore::Laid;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::workspace::materialise::remove_tree;
@@ -35,7 +36,10 @@ pub(super) struct Persist {
     live: Option<Live>,
     /// Servers started (the first, and one after each death, hang or rebuild).
     pub(super) starts: u64,
-    /// Jails laid out anew because something outside the root changed.
+    /// Executions that changed something outside the root ([`Laid::restore`] ran).
+    pub(super) restores: u64,
+    /// Jails laid out anew because something outside the root changed and could not be
+    /// restored.
     pub(super) rebuilds: u64,
     /// Time spent per phase of the executions ([`Phases`]).
     pub(super) phases: Phases,
@@ -81,6 +85,7 @@ struct Live {
     view: View,
     archive: PathBuf,
     root: PathBuf,
+    laid: Laid,
     jail: Jail,
 }
 
@@ -113,7 +118,7 @@ impl Persist {
         bytes: &[u8],
         ex: &dyn Extractor,
         opts: &FuzzOptions,
-    ) -> Result<(Vec<Hit>, bool), HarnessError> {
+    ) -> Result<Executed, HarnessError> {
         let mut clock = std::time::Instant::now();
         let mut lap = || {
             let now = std::time::Instant::now();
@@ -157,10 +162,17 @@ impl Persist {
         self.phases.hydrate += lap();
         // Nothing outlives the request: the server kills the tool's process group, and a
         // killed server takes its PID namespace with it.
-        let (judged, clean) =
+        let (judged, dirty) =
             before.judge(&live.jail, &live.root, bytes, &outcome, &[], ex, opts)?;
         self.phases.judge += lap();
-        if clean && reset_root(&live.root).is_ok() {
+        let restored = match &dirty {
+            None => true,
+            Some(now) => {
+                self.restores += 1;
+                live.laid.restore(&live.jail, now).unwrap_or(false)
+            }
+        };
+        if restored && reset_root(&live.root).is_ok() {
             self.live = Some(live);
         } else {
             drop(live);
@@ -184,12 +196,15 @@ impl Live {
         let root = view.root();
         write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
         let scratch = scratch_beside(&jail)?;
+        let laid = Laid::record(&jail, &root, &archive, view.mount_points())
+            .ctx(|| "cannot record the laid-out jail".into())?;
         Ok(Live {
             server: None,
             scratch,
             view,
             archive,
             root,
+            laid,
             jail,
         })
     }

@@ -124,7 +124,10 @@ pub struct FuzzSummary {
     /// Persistent servers started ([`FuzzOptions::server`]): one per worker, and one more
     /// after each that died or hung.
     pub server_starts: u64,
-    /// Kept views laid out anew because an execution changed something outside the root.
+    /// Executions through a kept view that changed something outside the root, after
+    /// which the jail was restored ([`crate::jail::restore`]) or laid out anew.
+    pub view_restores: u64,
+    /// Kept views laid out anew because a change outside the root could not be restored.
     pub view_rebuilds: u64,
     /// Seconds the persistent executions of all workers spent per phase (zero when every
     /// execution was one-shot).
@@ -136,6 +139,9 @@ pub struct FuzzSummary {
 
 /// A finding of one execution (before shrinking): a violation of one check.
 pub(super) type Hit = Violation;
+
+/// What an execution found: its violations, and whether the extractor accepted.
+pub(super) type Executed = (Vec<Hit>, bool);
 
 /// The small prior every execution hydrates over: a file, a directory with a file, and a
 /// link planted by the prior at the decoy in the root's parent (an extractor that writes
@@ -163,7 +169,7 @@ fn execute(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
     persist: &mut Persist,
-) -> Result<(Vec<Hit>, bool), HarnessError> {
+) -> Result<Executed, HarnessError> {
     persist.runs += 1;
     if persist.enabled() {
         return persist.execute(bytes, ex, opts);
@@ -235,8 +241,9 @@ impl Before {
     }
 
     /// Judge a hydration of `bytes` into `root` that ended with `outcome`, leaving the
-    /// processes `left`: the violations and whether the extractor accepted, and whether
-    /// anything outside the root changed (besides the root's parent's timestamps).
+    /// processes `left`: the violations and whether the extractor accepted, and the
+    /// snapshot of the jail after it when anything outside the root changed (besides the
+    /// root's parent's timestamps), `None` when nothing did.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn judge(
         self,
@@ -247,7 +254,7 @@ impl Before {
         left: &[String],
         ex: &dyn Extractor,
         opts: &FuzzOptions,
-    ) -> Result<((Vec<Hit>, bool), bool), HarnessError> {
+    ) -> Result<(Executed, Option<crate::jail::Snapshot>), HarnessError> {
         let now = jail
             .snapshot_whole(root)
             .ctx(|| "cannot observe the jail".into())?;
@@ -269,7 +276,7 @@ impl Before {
         ev.judged = judged.as_ref();
         ev.promises = Some(ex.link_promises());
         let hits = checks::judge(&opts.checks, &ev)?;
-        Ok(((hits, accepted), outside.is_empty()))
+        Ok(((hits, accepted), (!outside.is_empty()).then_some(now)))
     }
 }
 
@@ -414,6 +421,7 @@ pub fn fuzz(
                         summary.server_starts += part.server_starts;
                         summary.extractor_runs += part.extractor_runs;
                         summary.view_rebuilds += part.view_rebuilds;
+                        summary.view_restores += part.view_restores;
                         summary.phases.add(&part.phases);
                     }
                     Err(e) => {
@@ -513,6 +521,7 @@ fn worker(
     summary.server_starts = persist.starts;
     summary.extractor_runs = persist.runs;
     summary.view_rebuilds = persist.rebuilds;
+    summary.view_restores = persist.restores;
     summary.phases = persist.phases;
     Ok(summary)
 }
@@ -561,7 +570,6 @@ pub struct DrawnVerdict {
 /// each run through `ex` as the session runs it (through the persistent server when
 /// [`FuzzOptions::server`] and `ex` has one; one-shot otherwise), with no shrinking: what
 /// tests compare to tell the two paths agree. Inputs the session would skip are left out.
-/// Also returns the servers started.
 ///
 /// # Errors
 /// No base archives, or a fault of snapconf itself.
@@ -569,7 +577,7 @@ pub fn verdicts(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
     n: usize,
-) -> Result<(Vec<DrawnVerdict>, u64), HarnessError> {
+) -> Result<Verdicts, HarnessError> {
     let bases: Vec<(String, Records)> = opts
         .bases
         .iter()
@@ -593,7 +601,26 @@ pub fn verdicts(
             checks: hits.iter().map(|h| h.check).collect(),
         });
     }
-    Ok((out, persist.starts))
+    Ok(Verdicts {
+        drawn: out,
+        server_starts: persist.starts,
+        view_restores: persist.restores,
+        view_rebuilds: persist.rebuilds,
+    })
+}
+
+/// What [`verdicts`] ran: each input's verdict, and the counts of [`FuzzSummary`]'s
+/// fields of the same names.
+#[derive(Clone, Debug)]
+pub struct Verdicts {
+    /// Each input run, in draw order.
+    pub drawn: Vec<DrawnVerdict>,
+    /// Persistent servers started.
+    pub server_starts: u64,
+    /// Executions that changed something outside the root.
+    pub view_restores: u64,
+    /// Views laid out again.
+    pub view_rebuilds: u64,
 }
 
 /// Hits of one check that may wait for their shrink in one worker.

@@ -18,7 +18,7 @@
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
 //! namespace ends with it.
 
-use super::session::{scratch_beside, write_prior, Before, FuzzOptions, Executed};
+use super::session::{scratch_beside, write_prior, Before, Executed, FuzzOptions};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::restore::Laid;
 use crate::jail::view::View;

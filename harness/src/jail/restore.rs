@@ -257,3 +257,79 @@ fn set_mtime(p: &Path, mtime: (i64, i64)) -> io::Result<()> {
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jail::view::View;
+
+    /// Every regular file's content outside `skip`, and the snapshot fields a restore
+    /// brings back.
+    #[allow(clippy::type_complexity)]
+    fn state(
+        jail: &Jail,
+        root: &Path,
+        skip: &[Vec<u8>],
+    ) -> Vec<(Vec<u8>, String, Option<Vec<u8>>)> {
+        let snap = jail.snapshot_whole(root).expect("snapshot");
+        snap.0
+            .iter()
+            .filter(|(k, _)| !under_any(k, skip) && *k != parent_of(&skip[0]))
+            .map(|(k, v)| {
+                let fields = format!(
+                    "{} {:o} {} {}:{} {:?} {:?}",
+                    v.kind, v.mode, v.size, v.uid, v.gid, v.mtime, v.target
+                );
+                let content = (v.kind == "file").then(|| std::fs::read(at(jail, k)).expect("read"));
+                (k.clone(), fields, content)
+            })
+            .collect()
+    }
+
+    /// Writes through decoys, a chmod, a removed decoy, new entries at the top and deeper,
+    /// a directory replaced by a link and a hardlink to a decoy are all put back (content,
+    /// mode, times, kinds, and nothing more); touching a mount point is not, and says so.
+    #[test]
+    fn what_an_execution_changed_outside_the_root_is_put_back() {
+        let jail = Jail::new(None).expect("jail");
+        let archive = jail.archive();
+        std::fs::write(&archive, b"").expect("archive");
+        let view = View::prepare(&jail, &[], std::slice::from_ref(&archive)).expect("view");
+        let root = view.root();
+        std::fs::write(root.join("a"), b"prior").expect("prior");
+        let mut laid = Laid::record(&jail, &root, &archive, view.mount_points()).expect("record");
+        let skip = laid.skip.clone();
+        let before = state(&jail, &root, &skip);
+        // Later mtimes than the layout's, so that a missing restore of times shows.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let top = jail.path();
+        std::fs::write(top.join("etc/passwd"), b"root::0:0::/:/bin/sh\n").expect("write");
+        std::fs::set_permissions(
+            top.join("tmp/decoy"),
+            std::fs::Permissions::from_mode(0o4777),
+        )
+        .expect("chmod");
+        std::fs::remove_file(top.join("home/user/decoy")).expect("rm");
+        std::fs::write(top.join("x"), b"new").expect("new");
+        std::fs::create_dir_all(top.join("tmp/new/deeper")).expect("mkdir");
+        std::fs::remove_dir_all(top.join("out/decoy")).expect("rm dir");
+        std::os::unix::fs::symlink("/etc", top.join("out/decoy")).expect("symlink");
+        std::fs::hard_link(top.join("out/target"), root.join("hl")).expect("hardlink");
+        std::fs::write(top.join("dev/x"), b"in a directory holding a mount point").expect("dev");
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(laid.restore(&jail, &now).expect("restore"), "restored");
+        assert_eq!(state(&jail, &root, &skip), before, "as laid out");
+        // Nothing to do: still as laid out.
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(laid.restore(&jail, &now).expect("restore"));
+        assert_eq!(state(&jail, &root, &skip), before);
+        // A mount point removed, or re-typed: the view holds it; lay out anew.
+        std::fs::remove_dir(top.join("usr")).expect("rm usr");
+        std::fs::write(top.join("usr"), b"").expect("usr as a file");
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(
+            !laid.restore(&jail, &now).expect("restore"),
+            "not restorable"
+        );
+    }
+}

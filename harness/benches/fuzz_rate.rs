@@ -9,7 +9,9 @@
 //! `SNAPCONF_BENCH_TIME` sets each session's seconds (default 10), `SNAPCONF_BENCH_ROUNDS`
 //! the rounds (default 1), `SNAPCONF_BENCH_SEED` the seed (default 5),
 //! `SNAPCONF_BENCH_EXTRACTORS` the extractors (comma-separated; default every built-in one
-//! that is available here). Sessions run over the checkout's `corpora/`. Goals (issue 18):
+//! that is available here), `SNAPCONF_BENCH_ARGS` extra arguments for every session (say
+//! `--timeout 2`: python-tar's FIFO members hang each until the timeout). Sessions run
+//! over the checkout's `corpora/`. Goals (issue 18):
 //! python-data at least 200 executions/s with `-j 2`, the reference at least 1,000/s.
 
 use std::collections::BTreeMap;
@@ -48,6 +50,9 @@ fn main() {
     let chosen: Vec<String> = var("SNAPCONF_BENCH_EXTRACTORS")
         .map(|v| v.split(',').map(str::to_owned).collect())
         .unwrap_or_else(|| DEFAULT.iter().map(|s| (*s).to_owned()).collect());
+    let extra: Vec<String> = var("SNAPCONF_BENCH_ARGS")
+        .map(|a| a.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
     let bin = env!("CARGO_BIN_EXE_snapconf");
     let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
     let mut rates: BTreeMap<(String, &str, &str), Vec<Rate>> = BTreeMap::new();
@@ -77,7 +82,8 @@ fn main() {
                         .arg("--corpora")
                         .arg(&corpora)
                         .arg("--report-dir")
-                        .arg(dir.path());
+                        .arg(dir.path())
+                        .args(&extra);
                     if *mode == "one-shot" && SERVED.contains(&ex.as_str()) {
                         cmd.arg("--one-shot");
                     }

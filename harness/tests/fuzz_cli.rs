@@ -163,3 +163,65 @@ fn a_session_never_writes_into_someone_elses_directory() {
         .collect();
     assert_eq!(names, ["notes.txt"], "nothing written");
 }
+
+/// A finding of a backend's extractor (`--backend FILE --extractor NAME`) writes a
+/// `repro.sh` that passes the backend again, so that it runs the finding (exit 0 or 1)
+/// instead of exiting 2 on an unknown extractor.
+#[test]
+fn a_backend_findings_repro_passes_the_backend() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let backend = manifest.join("../producers/backends/pytar.toml");
+    let run = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["fuzz", "--extractor", "pytar", "--time", "6", "--seed", "3"])
+        .arg("--backend")
+        .arg(&backend)
+        .arg("--corpora")
+        .arg(manifest.join("../corpora"))
+        .arg("--report-dir")
+        .arg(out.path())
+        .output()
+        .expect("run snapconf");
+    if run.status.code() == Some(3) {
+        support::skip::skip(
+            &format!(
+                "backend `pytar` did not run: {}",
+                String::from_utf8_lossy(&run.stderr).trim()
+            ),
+            "apt-get install python3",
+        );
+        return;
+    }
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "pytar has findings: {}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    let cases: Vec<_> = std::fs::read_dir(out.path().join("cases"))
+        .expect("cases")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!cases.is_empty());
+    let absolute = std::fs::canonicalize(&backend).expect("backend path");
+    for case in &cases {
+        let script = std::fs::read_to_string(case.join("repro.sh")).expect("repro.sh");
+        assert!(
+            script.contains(&format!("--backend '{}'", absolute.display())),
+            "{}: {script}",
+            case.display()
+        );
+    }
+    let again = Command::new("sh")
+        .arg(cases[0].join("repro.sh"))
+        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .output()
+        .expect("run repro.sh");
+    assert!(
+        matches!(again.status.code(), Some(0 | 1)),
+        "repro.sh runs the finding: {:?}: {}",
+        again.status.code(),
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

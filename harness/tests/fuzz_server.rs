@@ -109,6 +109,7 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         view: true,
         jobs: 1,
         server,
+        backends: Vec::new(),
     })
 }
 
@@ -262,5 +263,71 @@ else:
                 v.checks
             );
         }
+    }
+}
+
+/// Processes whose command line mentions `needle` (a jail directory: every `bwrap` and
+/// server of a session names its jail).
+fn processes_naming(needle: &std::path::Path) -> Vec<String> {
+    let needle = needle.as_os_str().as_encoded_bytes();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.windows(needle.len()).any(|w| w == needle) {
+            found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    found
+}
+
+/// A signal ends a session whose workers run servers (`-j 2`): exit 130, and no jail, no
+/// `bwrap` and no server left behind.
+#[test]
+fn a_signal_ends_a_served_session_leaving_nothing_behind() {
+    use std::process::Stdio;
+    if options(1, true).is_none() {
+        return;
+    }
+    for ex in ["python-data", "reference"] {
+        let tmp = tempfile::tempdir().expect("scratch");
+        let (jail, report) = (tmp.path().join("jail"), tmp.path().join("report"));
+        std::fs::create_dir(&jail).expect("jail dir");
+        let corpora = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpora");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+            .args(["fuzz", "--extractor", ex, "--time", "120", "--seed", "1"])
+            .args(["-j", "2"])
+            .arg("--corpora")
+            .arg(&corpora)
+            .arg("--jail-dir")
+            .arg(&jail)
+            .arg("--report-dir")
+            .arg(&report)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn snapconf fuzz");
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !processes_naming(&jail).is_empty(),
+            "{ex}: the session runs servers in its jails"
+        );
+        let pid = rustix::process::Pid::from_child(&child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+        let status =
+            support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGTERM");
+        assert_eq!(status.code(), Some(130), "{ex}: exit 130 after SIGTERM");
+        let left: Vec<_> = std::fs::read_dir(&jail)
+            .expect("jail dir")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{ex}: jails left behind: {left:?}");
+        let running = processes_naming(&jail);
+        assert!(
+            running.is_empty(),
+            "{ex}: processes left behind: {running:?}"
+        );
     }
 }

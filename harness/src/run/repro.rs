@@ -144,6 +144,7 @@ pub fn reproduces(meta: &FindingMeta, outcome: &CaseOutcome) -> bool {
     outcome.has(meta.check, meta.extractor.as_deref())
 }
 
-fn shell_quote(s: &str) -> String {
+/// `s` as one single-quoted `sh` word.
+pub(crate) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }

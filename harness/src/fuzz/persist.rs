@@ -5,13 +5,14 @@
 //! An execution writes the archive in place (the view mounts it read-only by inode, so it
 //! must stay the same file), observes the prior and the whole jail, sends the archive to
 //! the server, and judges the hydration with exactly the code of the one-shot path
-//! ([`super::session`]'s `Before`). Then the jail is reset to its laid-out state: when
-//! nothing outside the root changed (what `containment` compares: every entry of the view
-//! outside the root, metadata included; only the root's parent may have new timestamps),
-//! the root is removed and the prior written again, which is all a hydration can have
-//! changed. When anything outside changed, or the reset fails, the jail, the view and the
-//! server are dropped and the next execution lays out new ones, as the one-shot path does
-//! for every archive.
+//! ([`super::session`]'s `Before`). Then the jail is reset to its laid-out state: the
+//! root is removed and the prior written again; when something outside the root changed
+//! too (what `containment` compares: every entry of the view outside the root, metadata
+//! included; only the root's parent may have new timestamps), that is put back first from
+//! what the after-snapshot shows changed ([`Laid::restore`]). When the restore is in doubt
+//! (a mount point touched, a check after it that fails) or the reset fails, the jail, the
+//! view and the server are dropped and the next execution lays out new ones, as the
+//! one-shot path does for every archive.
 //!
 //! A server that died or was killed at a request's timeout (a hang, a crash) is started
 //! again for the next execution; that request alone is affected. The server never sees the

@@ -381,14 +381,7 @@ pub fn fuzz(
     opts: &FuzzOptions,
     on_event: &mut dyn FnMut(FuzzEvent),
 ) -> Result<FuzzSummary, HarnessError> {
-    let bases: Vec<(String, Records)> = opts
-        .bases
-        .iter()
-        .map(|(l, b)| (l.clone(), Records::parse(b)))
-        .collect();
-    if bases.is_empty() {
-        return Err(HarnessError::Other("no base archives to mutate".into()));
-    }
+    let bases = parsed_bases(opts)?;
     let start = Instant::now();
     let causes = std::sync::Mutex::new(Causes::default());
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -558,6 +551,21 @@ fn draw(
     }
 }
 
+/// `opts.bases`, parsed into records.
+///
+/// # Errors
+/// There are none.
+fn parsed_bases(opts: &FuzzOptions) -> Result<Vec<(String, Records)>, HarnessError> {
+    if opts.bases.is_empty() {
+        return Err(HarnessError::Other("no base archives to mutate".into()));
+    }
+    Ok(opts
+        .bases
+        .iter()
+        .map(|(l, b)| (l.clone(), Records::parse(b)))
+        .collect())
+}
+
 /// One input's verdict, from [`verdicts`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DrawnVerdict {
@@ -581,14 +589,7 @@ pub fn verdicts(
     opts: &FuzzOptions,
     n: usize,
 ) -> Result<Verdicts, HarnessError> {
-    let bases: Vec<(String, Records)> = opts
-        .bases
-        .iter()
-        .map(|(l, b)| (l.clone(), Records::parse(b)))
-        .collect();
-    if bases.is_empty() {
-        return Err(HarnessError::Other("no base archives to mutate".into()));
-    }
+    let bases = parsed_bases(opts)?;
     let mut rng = Rng::new(opts.seed);
     let mut persist = Persist::new(ex, opts);
     let mut out = Vec::new();

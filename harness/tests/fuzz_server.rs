@@ -109,7 +109,6 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         view: true,
         jobs: 1,
         server,
-        backends: Vec::new(),
     })
 }
 

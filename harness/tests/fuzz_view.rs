@@ -76,7 +76,6 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         view: true,
         jobs: 1,
         server: true,
-        backends: Vec::new(),
     })
 }
 

@@ -167,7 +167,6 @@ fn a_toy_check_reaches_fuzz() {
         view: false,
         jobs: 1,
         server: true,
-        backends: Vec::new(),
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

@@ -128,12 +128,6 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         checks: snapconf_harness::checks::Check::ALL.to_vec(),
         view,
         server: !a.one_shot,
-        // Absolute, so that `repro.sh` finds them from any directory.
-        backends: a
-            .backends
-            .iter()
-            .map(|b| std::fs::canonicalize(b).unwrap_or_else(|_| b.clone()))
-            .collect(),
         jobs: a
             .jobs
             .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),

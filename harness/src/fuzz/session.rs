@@ -59,9 +59,6 @@ pub struct FuzzOptions {
     /// other extractor) one process and one fresh view per archive. The checks see the
     /// same either way; `--one-shot` turns it off.
     pub server: bool,
-    /// The backend descriptions (`--backend FILE`) the extractor came from, if it is a
-    /// backend's: `repro.sh` passes them again, so that its extractor name resolves.
-    pub backends: Vec<PathBuf>,
 }
 
 /// Distinct causes kept per check in one session: a behaviour the extractor documents
@@ -696,7 +693,6 @@ fn shrink_and_write(
         &min,
         &hit,
         &opts.bin,
-        &opts.backends,
     )?;
     Ok(Some(finding))
 }
@@ -707,7 +703,6 @@ fn write_reproducer(
     archive: &[u8],
     hit: &Hit,
     bin: &Path,
-    backends: &[PathBuf],
 ) -> Result<(), HarnessError> {
     if dir.exists() {
         crate::workspace::materialise::remove_tree(dir)
@@ -742,11 +737,7 @@ fn write_reproducer(
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\
-         exec \"$SNAPCONF\" fuzz --extractor {ex} --profile {profile}{backend} --replay \"$here\"\n",
-        backend = backends
-            .iter()
-            .map(|b| format!(" --backend {}", crate::run::repro::shell_quote(&b.to_string_lossy())))
-            .collect::<String>(),
+         exec \"$SNAPCONF\" fuzz --extractor {ex} --profile {profile} --replay \"$here\"\n",
         check = f.check,
         ex = f.extractor,
         profile = f.profile,

@@ -144,7 +144,6 @@ pub fn reproduces(meta: &FindingMeta, outcome: &CaseOutcome) -> bool {
     outcome.has(meta.check, meta.extractor.as_deref())
 }
 
-/// `s` as one single-quoted `sh` word.
-pub(crate) fn shell_quote(s: &str) -> String {
+fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }

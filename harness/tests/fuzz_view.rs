@@ -76,6 +76,7 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         view: true,
         jobs: 1,
         replay_args: String::new(),
+        server: true,
     })
 }
 

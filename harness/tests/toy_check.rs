@@ -167,6 +167,7 @@ fn a_toy_check_reaches_fuzz() {
         view: false,
         jobs: 1,
         replay_args: String::new(),
+        server: true,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

@@ -164,6 +164,27 @@ pub trait Extractor: Send + Sync {
         None
     }
 
+    /// The persistent server this extractor can run as ([`crate::process::server`]): the
+    /// command to start (inside the fuzzer's filesystem view) that then runs one
+    /// hydration per request. `None` (the default) for an extractor without one: each
+    /// hydration is then a process of its own.
+    fn server_command(&self) -> Option<std::process::Command> {
+        None
+    }
+
+    /// Run one hydration through `server` (started from [`Extractor::server_command`]),
+    /// doing what [`Extractor::hydrate`] does: the same steps before the tool (clearing
+    /// the root), the same script or code, the same arguments, and outcomes that read the
+    /// same. The default ignores the server and calls [`Extractor::hydrate`].
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut crate::process::server::Server,
+    ) -> Result<Outcome, ToolError> {
+        let _ = server;
+        self.hydrate(req)
+    }
+
     /// The backend's recovery step after a killed hydration of `req.root` (e.g. the
     /// reference extractor's `recover`: finish or roll back a half-done swap). `Ok(None)`
     /// when the adapter declares none (the default).

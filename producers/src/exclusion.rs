@@ -20,6 +20,14 @@ pub fn trim_slashes(ex: &[u8]) -> &[u8] {
     &ex[..end]
 }
 
+/// Append `bytes` to `text` as lowercase hex, two digits a byte: how byte strings are
+/// handed to helper scripts and servers (Python reads them with `bytes.fromhex`).
+pub(crate) fn push_hex(text: &mut String, bytes: &[u8]) {
+    for b in bytes {
+        text.push_str(&format!("{b:02x}"));
+    }
+}
+
 /// Write `exclusions` to `path`, one per line, each hex-encoded (lower case), so any byte
 /// string (newlines, non-UTF-8) survives a line-oriented reader.
 ///
@@ -28,9 +36,7 @@ pub fn trim_slashes(ex: &[u8]) -> &[u8] {
 pub fn write_hex_lines(path: &Path, exclusions: &[Vec<u8>]) -> Result<(), ToolError> {
     let mut text = String::new();
     for ex in exclusions {
-        for b in ex {
-            text.push_str(&format!("{b:02x}"));
-        }
+        push_hex(&mut text, ex);
         text.push('\n');
     }
     std::fs::File::create(path)

@@ -42,6 +42,10 @@ pub enum Command {
     /// Same reader, checks and policy defaults as `hydrate`, so the two agree on every
     /// input (compressed ones included); nothing is written.
     CheckArchive(CheckArchiveArgs),
+    /// The fuzzer's persistent reference server: `hydrate` once per request line
+    /// (`ARCHIVE ROOT`, each hex-encoded) read from stdin, answering `exit N` on stdout
+    #[command(hide = true)]
+    ServeHydrate(ServeHydrateArgs),
     /// Manage the baseline of known causes
     #[command(subcommand)]
     Baseline(BaselineCommand),
@@ -102,6 +106,11 @@ pub struct FuzzArgs {
     /// skipped, as they are when the view cannot be built here.
     #[arg(long, env = "SNAPCONF_FUZZ_NO_VIEW")]
     pub no_view: bool,
+    /// Start one process (and lay out one view) per archive even for an extractor with a
+    /// persistent server (python-data, python-tar, the reference): slower, the checks see
+    /// the same
+    #[arg(long, env = "SNAPCONF_FUZZ_ONE_SHOT")]
+    pub one_shot: bool,
     /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
     #[arg(long)]
     pub replay: Option<PathBuf>,
@@ -357,6 +366,12 @@ pub struct HydrateArgs {
     pub archive: PathBuf,
     /// The workspace root to replace
     pub root: PathBuf,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeHydrateArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
 }

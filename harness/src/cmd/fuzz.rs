@@ -146,6 +146,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         bin,
         checks: snapconf_harness::checks::Check::ALL.to_vec(),
         view,
+        server: !a.one_shot,
         jobs: a
             .jobs
             .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
@@ -176,6 +177,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     // A signal ends the session at the next execution, so no jail is left behind.
     snapconf_harness::jail::cleanup::install_stop_handler()
         .map_err(|e| anyhow::anyhow!("cannot install the signal handler: {e}"))?;
+    let began = std::time::Instant::now();
     let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
         FuzzEvent::Found(f) => eprintln!("found {}: {} ({})", f.check, f.message, f.case_dir),
     })?;
@@ -185,15 +187,30 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         report_dir.join("fuzz.json"),
         serde_json::to_string_pretty(&summary)?,
     )?;
+    let secs = began.elapsed().as_secs_f64().max(1e-3);
     outln!(
-        "{} executions ({} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
+        "{} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
         summary.executions,
+        summary.executions as f64 / secs,
         summary.accepted,
         summary.refused,
         summary.skipped_unsafe_for_host,
         summary.findings.len(),
         report_dir.display()
     );
+    if summary.server_starts > 0 {
+        eprintln!(
+            "snapconf fuzz: {} persistent server start(s); {} change(s) outside the root restored, {} view(s) laid out again",
+            summary.server_starts,
+            summary.view_restores - summary.view_rebuilds.min(summary.view_restores),
+            summary.view_rebuilds
+        );
+        let p = &summary.phases;
+        eprintln!(
+            "snapconf fuzz: seconds per phase (all workers): lay out {:.2}, server start {:.2}, before {:.2}, hydrate {:.2}, judge {:.2}, reset {:.2}",
+            p.lay_out, p.start, p.before, p.hydrate, p.judge, p.reset
+        );
+    }
     for f in &summary.findings {
         outln!(
             "  {}: {} -> {}",

@@ -1,7 +1,7 @@
 //! `snapconf hydrate` and `snapconf check-archive`: the reference extractor on the command
 //! line, so a backend in any language can replace its `tar -xf` with it.
 
-use super::args::{CheckArchiveArgs, HydrateArgs};
+use super::args::{CheckArchiveArgs, HydrateArgs, ServeHydrateArgs};
 use super::policy_flags::policy;
 use super::Usage;
 use serde::Serialize;
@@ -39,32 +39,85 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
         })?;
         rx::hydrate_file(&file, &a.root, &policy)
     };
+    Ok(report_hydration(result, &a.root))
+}
+
+/// What `hydrate` prints (on stderr) and exits with for `result`, a hydration of `root`.
+fn report_hydration(result: Result<rx::HydrateReport, rx::HydrateError>, root: &Path) -> i32 {
     match result {
         Ok(report) => {
             eprintln!(
                 "hydrated `{}`: {} members, {} bytes",
-                a.root.display(),
+                root.display(),
                 report.members,
                 report.bytes
             );
             if let Some(why) = &report.leftover {
                 eprintln!(
                     "warning: {why}; later hydrations of `{}` fail until it is removed",
-                    a.root.display()
+                    root.display()
                 );
             }
-            Ok(exit::OK)
+            exit::OK
         }
         Err(e) => {
             match e.reason() {
                 Some(code) => {
-                    eprintln!("refused ({code}): {e}; `{}` is unchanged", a.root.display())
+                    eprintln!("refused ({code}): {e}; `{}` is unchanged", root.display())
                 }
-                None => eprintln!("failed: {e}; `{}` is unchanged", a.root.display()),
+                None => eprintln!("failed: {e}; `{}` is unchanged", root.display()),
             }
-            Ok(exit::FINDINGS)
+            exit::FINDINGS
         }
     }
+}
+
+/// `snapconf serve-hydrate`: the fuzzer's persistent reference server
+/// ([`snapconf_producers::process::server`]). Each stdin line is `ARCHIVE ROOT`, both
+/// hex-encoded; each gets what `snapconf hydrate ARCHIVE ROOT` (same policy flags) prints
+/// on stderr, and `exit N` on stdout with the exit code that command would have. It runs
+/// in this process: the caller kills the whole server at a request's timeout, and a crash
+/// ends the server (the request is then a hang and the caller starts another). A panic in
+/// the extractor answers `exit 101`, as the panicking command would exit. Ends at the end
+/// of stdin; a malformed line ends it with exit 2.
+pub fn serve(a: ServeHydrateArgs) -> anyhow::Result<i32> {
+    use std::io::{BufRead, Write};
+    use std::os::unix::ffi::OsStringExt;
+    let policy = policy(&a.policy);
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.split(b'\n') {
+        let line = line?;
+        let fields: Option<Vec<std::path::PathBuf>> = line
+            .split(|&b| b == b' ')
+            .map(|f| {
+                hex::decode(f)
+                    .ok()
+                    .map(|b| std::ffi::OsString::from_vec(b).into())
+            })
+            .collect();
+        let Some([archive, root]) = fields.as_deref() else {
+            return Err(
+                Usage("serve-hydrate: a request is `ARCHIVE ROOT`, hex-encoded".into()).into(),
+            );
+        };
+        let code = match std::fs::File::open(archive) {
+            Err(e) => {
+                eprintln!(
+                    "snapconf: error: cannot open archive `{}`: {e}",
+                    archive.display()
+                );
+                exit::USAGE
+            }
+            Ok(file) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                report_hydration(rx::hydrate_file(&file, root, &policy), root)
+            }))
+            .unwrap_or(101),
+        };
+        writeln!(stdout, "exit {code}")?;
+        stdout.flush()?;
+    }
+    Ok(exit::OK)
 }
 
 #[derive(Serialize)]

@@ -36,6 +36,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::List(a) => list::list(a),
         Command::Hydrate(a) => hydrate::hydrate(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
+        Command::ServeHydrate(a) => hydrate::serve(a),
         Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),
         Command::Fuzz(a) => fuzz::fuzz(a),
         Command::Report(args::ReportCommand::Merge(a)) => report::merge(a),

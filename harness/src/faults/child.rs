@@ -31,6 +31,19 @@ impl ChildReference {
     }
 }
 
+impl ChildReference {
+    /// `BIN hydrate FLAGS ARCHIVE ROOT` for `req`: what a one-shot run starts, and what a
+    /// request to the server stands for.
+    fn command(&self, req: &HydrateRequest<'_>) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("hydrate")
+            .args(&self.flags)
+            .arg(req.archive)
+            .arg(req.root);
+        cmd
+    }
+}
+
 /// The `snapconf hydrate` flags that select `policy` (see `PolicyArgs`).
 pub fn policy_flags(policy: &rx::Policy) -> Vec<OsString> {
     use rx::{AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Modes, SpecialFiles};
@@ -108,12 +121,7 @@ impl Extractor for ChildReference {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("hydrate")
-            .args(&self.flags)
-            .arg(req.archive)
-            .arg(req.root);
-        run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+        run_limited(&mut self.command(req), req.scratch, req.timeout, req.limits)
     }
 
     fn honours_limits(&self) -> bool {
@@ -126,6 +134,29 @@ impl Extractor for ChildReference {
 
     fn view_paths(&self) -> Option<Vec<PathBuf>> {
         Some(vec![self.bin.clone()])
+    }
+
+    /// `BIN serve-hydrate` with the same policy flags: `hydrate` per request, in one
+    /// process (see `snapconf serve-hydrate`).
+    fn server_command(&self) -> Option<Command> {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("serve-hydrate").args(&self.flags);
+        Some(cmd)
+    }
+
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut snapconf_producers::process::server::Server,
+    ) -> Result<Outcome, ToolError> {
+        if req.limits.is_some() {
+            return self.hydrate(req);
+        }
+        server.request(
+            &self.command(req),
+            &[req.archive.as_os_str(), req.root.as_os_str()],
+            req.timeout,
+        )
     }
 
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {

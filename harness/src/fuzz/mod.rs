@@ -11,6 +11,7 @@ mod failure;
 mod judge;
 mod mutate;
 mod parsers;
+mod persist;
 mod plan;
 mod records;
 mod reference;
@@ -35,7 +36,7 @@ pub use records::{Record, Records};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
 pub use session::{
-    fuzz, replay_finding, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary, MAX_CAUSES_PER_CHECK,
-    MAX_SHRINKS_PER_CHECK,
+    fuzz, replay_finding, verdicts, DrawnVerdict, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary,
+    Verdicts, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
 };
 pub use signature::{shape, signature};

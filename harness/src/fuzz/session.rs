@@ -4,6 +4,7 @@
 use super::attack::attack;
 use super::judge::{host_safe, judge};
 use super::mutate::{mutate, Mutation};
+use super::persist::Persist;
 use super::records::Records;
 use super::signature::signature;
 use crate::checks::{self, Check, Evidence, Violation};
@@ -57,6 +58,12 @@ pub struct FuzzOptions {
     /// extractor, ` --profile 'P'` when one was given; shell-quoted words, each after a
     /// space. Empty for a built-in extractor under the default profile.
     pub replay_args: String,
+    /// Run an extractor that has a persistent server
+    /// ([`snapconf_producers::Extractor::server_command`]) through it, one server and one
+    /// kept view per worker ([`super::persist`]), when in a view; else (and for every
+    /// other extractor) one process and one fresh view per archive. The checks see the
+    /// same either way; `--one-shot` turns it off.
+    pub server: bool,
 }
 
 /// Distinct causes kept per check in one session: a behaviour the extractor documents
@@ -117,18 +124,34 @@ pub struct FuzzSummary {
     pub refused: u64,
     /// Extractor acceptances.
     pub accepted: u64,
+    /// Archives run through the extractor in all, the shrinking's included.
+    pub extractor_runs: u64,
+    /// Persistent servers started ([`FuzzOptions::server`]): one per worker, and one more
+    /// after each that died or hung.
+    pub server_starts: u64,
+    /// Executions through a kept view that changed something outside the root, after
+    /// which the jail was restored ([`crate::jail::restore`]) or laid out anew.
+    pub view_restores: u64,
+    /// Kept views laid out anew because a change outside the root could not be restored.
+    pub view_rebuilds: u64,
+    /// Seconds the persistent executions of all workers spent per phase (zero when every
+    /// execution was one-shot).
+    pub phases: super::persist::Phases,
     /// Each distinct cause found ([`FuzzFinding::cause`]; at most
     /// [`MAX_CAUSES_PER_CHECK`] per check), in order of discovery.
     pub findings: Vec<FuzzFinding>,
 }
 
 /// A finding of one execution (before shrinking): a violation of one check.
-type Hit = Violation;
+pub(super) type Hit = Violation;
+
+/// What an execution found: its violations, and whether the extractor accepted.
+pub(super) type Executed = (Vec<Hit>, bool);
 
 /// The small prior every execution hydrates over: a file, a directory with a file, and a
 /// link planted by the prior at the decoy in the root's parent (an extractor that writes
 /// through it changes the decoy: `containment`).
-fn write_prior(root: &Path) -> std::io::Result<()> {
+pub(super) fn write_prior(root: &Path) -> std::io::Result<()> {
     std::fs::write(root.join("a"), b"old a\n")?;
     std::fs::create_dir(root.join("d"))?;
     std::fs::write(root.join("d/f"), b"old d/f\n")?;
@@ -142,13 +165,20 @@ fn runnable(bytes: &[u8], ex: &dyn Extractor, opts: &FuzzOptions) -> bool {
     (opts.view && ex.view_paths().is_some()) || host_safe(bytes)
 }
 
-/// Run `bytes` through `ex` once in a fresh jail over the small prior and judge the
-/// hydration with the session's checks; the violations and whether the extractor accepted.
+/// Run `bytes` through `ex` once over the small prior and judge the hydration with the
+/// session's checks; the violations and whether the extractor accepted. Through the
+/// worker's persistent server and view when `persist` has one ([`Persist`]), else in a
+/// fresh jail (and view) with a process of its own; the checks see the same either way.
 fn execute(
     bytes: &[u8],
     ex: &dyn Extractor,
     opts: &FuzzOptions,
-) -> Result<(Vec<Hit>, bool), HarnessError> {
+    persist: &mut Persist,
+) -> Result<Executed, HarnessError> {
+    persist.runs += 1;
+    if persist.enabled() {
+        return persist.execute(bytes, ex, opts);
+    }
     let jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
     let archive = jail.archive();
     std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
@@ -162,21 +192,14 @@ fn execute(
     .ctx(|| "cannot lay out the filesystem view".into())?;
     let root = view.root();
     write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
-    let w0 = observe(&root).ctx(|| "cannot observe the prior".into())?;
     // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
     // view shows the tool the whole jail, and every entry of it is compared.
-    let scratch_dir = tempfile::Builder::new()
-        .prefix("snapconf-scratch-")
-        .tempdir_in(jail.path().parent().unwrap_or(jail.path()))
-        .ctx(|| "cannot create scratch".into())?;
-    let scratch = scratch_dir.path().to_path_buf();
-    let last = jail
-        .snapshot_whole(&root)
-        .ctx(|| "cannot observe the jail".into())?;
+    let scratch_dir = scratch_beside(&jail)?;
+    let before = Before::take(&jail, &root)?;
     let req = HydrateRequest {
         archive: &archive,
         root: &root,
-        scratch: &scratch,
+        scratch: scratch_dir.path(),
         limits: None,
         timeout: opts.timeout,
     };
@@ -193,28 +216,74 @@ fn execute(
         }
         None => stragglers(ex.in_process()),
     };
-    let now = jail
-        .snapshot_whole(&root)
-        .ctx(|| "cannot observe the jail".into())?;
-    let rel = jail.rel(&root);
-    // The root's parent may be touched by a staging sibling that is gone again.
-    let parent = rel
-        .iter()
-        .rposition(|&b| b == b'/')
-        .map_or(&rel[..0], |i| &rel[..i]);
-    let outside = last.changes_touching(&now, &[&rel], &[parent]);
-    let accepted = matches!(outcome, Outcome::Success);
-    // The reference's judgement costs a parse: only an accepted archive needs it.
-    let judged = accepted.then(|| judge(bytes, &opts.profile));
-    let mut ev = Evidence::hydration("hydration", &outcome, &root);
-    ev.outside = &outside;
-    ev.stragglers = &left;
-    ev.prior = Some(&w0);
-    ev.profile = Some(&opts.profile);
-    ev.judged = judged.as_ref();
-    ev.cleared_by = ex.clears_root().then(|| ex.name());
-    ev.promises = Some(ex.link_promises());
-    Ok((checks::judge(&opts.checks, &ev)?, accepted))
+    let (judged, _) = before.judge(&jail, &root, bytes, &outcome, &left, ex, opts)?;
+    Ok(judged)
+}
+
+/// A scratch directory beside `jail` (outside it: the view shows the tool the whole jail).
+pub(super) fn scratch_beside(jail: &Jail) -> Result<tempfile::TempDir, HarnessError> {
+    tempfile::Builder::new()
+        .prefix("snapconf-scratch-")
+        .tempdir_in(jail.path().parent().unwrap_or(jail.path()))
+        .ctx(|| "cannot create scratch".into())
+}
+
+/// What an execution observes before the hydration: the prior workspace and the whole
+/// jail.
+pub(super) struct Before {
+    w0: crate::model::tree::Tree,
+    last: crate::jail::Snapshot,
+}
+
+impl Before {
+    /// Observe the prior in `root` and snapshot the whole jail.
+    pub(super) fn take(jail: &Jail, root: &Path) -> Result<Before, HarnessError> {
+        let w0 = observe(root).ctx(|| "cannot observe the prior".into())?;
+        let last = jail
+            .snapshot_whole(root)
+            .ctx(|| "cannot observe the jail".into())?;
+        Ok(Before { w0, last })
+    }
+
+    /// Judge a hydration of `bytes` into `root` that ended with `outcome`, leaving the
+    /// processes `left`: the violations and whether the extractor accepted, and the
+    /// snapshot of the jail after it when anything outside the root changed (besides the
+    /// root's parent's timestamps), `None` when nothing did.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn judge(
+        self,
+        jail: &Jail,
+        root: &Path,
+        bytes: &[u8],
+        outcome: &Outcome,
+        left: &[String],
+        ex: &dyn Extractor,
+        opts: &FuzzOptions,
+    ) -> Result<(Executed, Option<crate::jail::Snapshot>), HarnessError> {
+        let now = jail
+            .snapshot_whole(root)
+            .ctx(|| "cannot observe the jail".into())?;
+        let rel = jail.rel(root);
+        // The root's parent may be touched by a staging sibling that is gone again.
+        let parent = rel
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(&rel[..0], |i| &rel[..i]);
+        let outside = self.last.changes_touching(&now, &[&rel], &[parent]);
+        let accepted = matches!(outcome, Outcome::Success);
+        // The reference's judgement costs a parse: only an accepted archive needs it.
+        let judged = accepted.then(|| judge(bytes, &opts.profile));
+        let mut ev = Evidence::hydration("hydration", outcome, root);
+        ev.outside = &outside;
+        ev.stragglers = left;
+        ev.prior = Some(&self.w0);
+        ev.profile = Some(&opts.profile);
+        ev.judged = judged.as_ref();
+        ev.cleared_by = ex.clears_root().then(|| ex.name());
+        ev.promises = Some(ex.link_promises());
+        let hits = checks::judge(&opts.checks, &ev)?;
+        Ok(((hits, accepted), (!outside.is_empty()).then_some(now)))
+    }
 }
 
 /// The smallest archive that still gives a hit of `check` ([`super::shrink::shrink_archive`]:
@@ -225,6 +294,7 @@ fn shrink(
     check: Check,
     ex: &dyn Extractor,
     opts: &FuzzOptions,
+    persist: &mut Persist,
     session_end: Instant,
 ) -> Result<Vec<u8>, HarnessError> {
     let mut runs = 0;
@@ -240,7 +310,11 @@ fn shrink(
         }
         runs += 1;
         Ok(Some(
-            runnable(b, ex, opts) && execute(b, ex, opts)?.0.iter().any(|h| h.check == check),
+            runnable(b, ex, opts)
+                && execute(b, ex, opts, persist)?
+                    .0
+                    .iter()
+                    .any(|h| h.check == check),
         ))
     })
 }
@@ -291,14 +365,7 @@ pub fn fuzz(
     opts: &FuzzOptions,
     on_event: &mut dyn FnMut(FuzzEvent),
 ) -> Result<FuzzSummary, HarnessError> {
-    let bases: Vec<(String, Records)> = opts
-        .bases
-        .iter()
-        .map(|(l, b)| (l.clone(), Records::parse(b)))
-        .collect();
-    if bases.is_empty() {
-        return Err(HarnessError::Other("no base archives to mutate".into()));
-    }
+    let bases = parsed_bases(opts)?;
     let start = Instant::now();
     let causes = std::sync::Mutex::new(Causes::default());
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -331,6 +398,11 @@ pub fn fuzz(
                         summary.skipped_unsafe_for_host += part.skipped_unsafe_for_host;
                         summary.accepted += part.accepted;
                         summary.refused += part.refused;
+                        summary.server_starts += part.server_starts;
+                        summary.extractor_runs += part.extractor_runs;
+                        summary.view_rebuilds += part.view_rebuilds;
+                        summary.view_restores += part.view_restores;
+                        summary.phases.add(&part.phases);
                     }
                     Err(e) => {
                         first_error.get_or_insert(e);
@@ -371,6 +443,7 @@ fn worker(
     let mut iteration = 0u64;
     let mut pending: Vec<Pending> = Vec::new();
     let mut shrinking = Duration::ZERO;
+    let mut persist = Persist::new(ex, opts);
     // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
     // execution, whose jail is then removed like any other.
     let go = || {
@@ -380,31 +453,12 @@ fn worker(
     };
     while go() {
         iteration += 1;
-        // Half the inputs (a quarter without a view, where most attacks cannot run) are
-        // drawn from the attack classes, sometimes mutated further; the rest are
-        // structural mutations of a base archive.
-        let attack_share = if opts.view { 2 } else { 4 };
-        let (label, bytes, mutations) = if rng.below(attack_share) == 0 {
-            let (drawn, class, description) = attack(&mut rng);
-            let label = format!("attack/{}: {description}", class.id());
-            match rng.below(3) {
-                0 => {
-                    let (b, m) = mutate(&Records::parse(&drawn), &mut rng, 1);
-                    (label, b, m)
-                }
-                _ => (label, drawn, Vec::new()),
-            }
-        } else {
-            let (label, base) = &bases[rng.below(bases.len())];
-            let n = 1 + rng.below(4);
-            let (b, m) = mutate(base, &mut rng, n);
-            (label.clone(), b, m)
-        };
+        let (label, bytes, mutations) = draw(&mut rng, bases, opts);
         if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
         }
-        let (hits, accepted) = execute(&bytes, ex, opts)?;
+        let (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
         summary.executions += 1;
         if accepted {
             summary.accepted += 1;
@@ -435,16 +489,126 @@ fn worker(
             }
             let p = pending.remove(0);
             let began = Instant::now();
-            let written = shrink_and_write(ex, opts, causes, p, seed, &start)?;
+            let written = shrink_and_write(ex, opts, &mut persist, causes, p, seed, &start)?;
             shrinking += began.elapsed();
             if let Some(finding) = written {
                 if tx.send(WorkerNote::Found(Box::new(finding))).is_err() {
-                    return Ok(summary);
+                    break;
                 }
             }
         }
     }
+    summary.server_starts = persist.starts;
+    summary.extractor_runs = persist.runs;
+    summary.view_rebuilds = persist.rebuilds;
+    summary.view_restores = persist.restores;
+    summary.phases = persist.phases;
     Ok(summary)
+}
+
+/// The next input of a worker drawing from `rng`: its label, bytes and the mutations
+/// applied. Half the inputs (a quarter without a view, where most attacks cannot run) are
+/// drawn from the attack classes, sometimes mutated further; the rest are structural
+/// mutations of a base archive. Depends on `rng` and `opts.view` alone, never on timing
+/// or outcomes, so a seed always gives the same sequence.
+fn draw(
+    rng: &mut Rng,
+    bases: &[(String, Records)],
+    opts: &FuzzOptions,
+) -> (String, Vec<u8>, Vec<Mutation>) {
+    let attack_share = if opts.view { 2 } else { 4 };
+    if rng.below(attack_share) == 0 {
+        let (drawn, class, description) = attack(rng);
+        let label = format!("attack/{}: {description}", class.id());
+        match rng.below(3) {
+            0 => {
+                let (b, m) = mutate(&Records::parse(&drawn), rng, 1);
+                (label, b, m)
+            }
+            _ => (label, drawn, Vec::new()),
+        }
+    } else {
+        let (label, base) = &bases[rng.below(bases.len())];
+        let n = 1 + rng.below(4);
+        let (b, m) = mutate(base, rng, n);
+        (label.clone(), b, m)
+    }
+}
+
+/// `opts.bases`, parsed into records.
+///
+/// # Errors
+/// There are none.
+fn parsed_bases(opts: &FuzzOptions) -> Result<Vec<(String, Records)>, HarnessError> {
+    if opts.bases.is_empty() {
+        return Err(HarnessError::Other("no base archives to mutate".into()));
+    }
+    Ok(opts
+        .bases
+        .iter()
+        .map(|(l, b)| (l.clone(), Records::parse(b)))
+        .collect())
+}
+
+/// One input's verdict, from [`verdicts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrawnVerdict {
+    /// The archive run.
+    pub archive: Vec<u8>,
+    /// Whether the extractor accepted it.
+    pub accepted: bool,
+    /// The checks it violated, in the order judged.
+    pub checks: Vec<Check>,
+}
+
+/// The first `n` inputs worker 0 of a session of `opts` draws (`opts.bases`, `opts.seed`),
+/// each run through `ex` as the session runs it (through the persistent server when
+/// [`FuzzOptions::server`] and `ex` has one; one-shot otherwise), with no shrinking: what
+/// tests compare to tell the two paths agree. Inputs the session would skip are left out.
+///
+/// # Errors
+/// No base archives, or a fault of snapconf itself.
+pub fn verdicts(
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    n: usize,
+) -> Result<Verdicts, HarnessError> {
+    let bases = parsed_bases(opts)?;
+    let mut rng = Rng::new(opts.seed);
+    let mut persist = Persist::new(ex, opts);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let (_, bytes, _) = draw(&mut rng, &bases, opts);
+        if !runnable(&bytes, ex, opts) {
+            continue;
+        }
+        let (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        out.push(DrawnVerdict {
+            archive: bytes,
+            accepted,
+            checks: hits.iter().map(|h| h.check).collect(),
+        });
+    }
+    Ok(Verdicts {
+        drawn: out,
+        server_starts: persist.starts,
+        view_restores: persist.restores,
+        view_rebuilds: persist.rebuilds,
+    })
+}
+
+/// What [`verdicts`] ran: each input's verdict, and the counts of [`FuzzSummary`]'s
+/// fields of the same names.
+#[derive(Clone, Debug)]
+pub struct Verdicts {
+    /// Each input run, in draw order.
+    pub drawn: Vec<DrawnVerdict>,
+    /// Persistent servers started.
+    pub server_starts: u64,
+    /// Executions that changed something outside the root.
+    pub view_restores: u64,
+    /// Views laid out again.
+    pub view_rebuilds: u64,
 }
 
 /// Hits of one check that may wait for their shrink in one worker.
@@ -464,6 +628,7 @@ struct Pending {
 fn shrink_and_write(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
+    persist: &mut Persist,
     causes: &std::sync::Mutex<Causes>,
     p: Pending,
     seed: u64,
@@ -480,12 +645,12 @@ fn shrink_and_write(
     if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
         return Ok(None);
     }
-    let min = shrink(&bytes, hit.check, ex, opts, *start + opts.time)?;
+    let min = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time)?;
     let cause = signature(&min);
     let Some(n) = lock().keep(hit.check, &cause) else {
         return Ok(None);
     };
-    let (again, _) = execute(&min, ex, opts)?;
+    let (again, _) = execute(&min, ex, opts, persist)?;
     let hit = again
         .into_iter()
         .find(|h| h.check == hit.check)
@@ -592,7 +757,8 @@ pub fn replay_finding(
             ex.name()
         )));
     }
-    Ok(execute(&bytes, ex, opts)?
+    // One-shot: a reproducer runs as it would with no session around it.
+    Ok(execute(&bytes, ex, opts, &mut Persist::one_shot())?
         .0
         .into_iter()
         .map(|h| (h.check, h.message))

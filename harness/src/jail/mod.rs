@@ -7,6 +7,7 @@ pub mod fuzz_jail;
 mod layout;
 mod memo;
 mod pool;
+pub mod restore;
 mod snapshot;
 pub mod view;
 pub mod view_layout;

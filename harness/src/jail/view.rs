@@ -61,6 +61,7 @@ const KEPT_CAPABILITIES: [&str; 6] = [
 pub struct View {
     jail: PathBuf,
     prefix: Vec<OsString>,
+    mounts: Vec<PathBuf>,
 }
 
 /// Whether bwrap can build a view here, tried in a jail under `base` (see
@@ -133,10 +134,12 @@ impl View {
         }
         let mut p: Vec<OsString> = vec![BWRAP_PROGRAM.into()];
         p.extend(namespace_flags().into_iter().map(OsString::from));
+        let mut mounts = Vec::new();
         let mut bind = |flag: &str, from: &Path, to: &Path| {
             p.push(flag.into());
             p.push(from.into());
             p.push(to.into());
+            mounts.push(mount_point(&top, to));
         };
         bind("--bind", &top, Path::new("/"));
         // The jail at its own host path too; the mount point is a directory of the jail.
@@ -191,15 +194,24 @@ impl View {
         p.push("--chdir".into());
         p.push("/".into());
         p.push("--".into());
+        mounts.sort();
+        mounts.dedup();
         Ok(View {
             jail: top,
             prefix: p,
+            mounts,
         })
     }
 
     /// The hydration root (host path): `VIEW_ROOT` in the jail.
     pub fn root(&self) -> PathBuf {
         self.jail.join(VIEW_ROOT)
+    }
+
+    /// Where the view mounts something, as host paths in the jail (the jail itself first):
+    /// entries a reset must never remove or replace, since a running view holds them.
+    pub fn mount_points(&self) -> &[PathBuf] {
+        &self.mounts
     }
 
     /// The command prefix that runs a tool in the view (for

@@ -15,26 +15,38 @@ use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError
 use crate::adapters::python::{python_availability, python_command};
 use crate::clear::clear_root;
 use crate::process::run::run_limited;
+use crate::process::server::{Server, SERVE_PYTHON_PY};
 use std::ffi::OsStr;
+use std::process::Command;
 
 /// The embedded extraction script, shared with `python-tar`.
 pub const EXTRACT_TARFILE_PY: &str = include_str!("../../scripts/extract_tarfile.py");
 
-/// Clear `req.root`, then run the extraction script with the named PEP 706 filter.
+/// Clear `req.root`, then run the extraction script with the named PEP 706 filter: as a
+/// request to `server` when one is given (and no fault limits are asked for), else as a
+/// process of its own. Both run the same script with the same arguments.
 pub(crate) fn extract_with_filter(
     req: &HydrateRequest<'_>,
     filter: &str,
+    server: Option<&mut Server>,
 ) -> Result<Outcome, ToolError> {
     clear_root(req.root)?;
-    let mut cmd = python_command(
-        EXTRACT_TARFILE_PY,
-        &[
-            req.archive.as_os_str(),
-            req.root.as_os_str(),
-            OsStr::new(filter),
-        ],
-    );
-    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
+    let args = [
+        req.archive.as_os_str(),
+        req.root.as_os_str(),
+        OsStr::new(filter),
+    ];
+    let mut cmd = python_command(EXTRACT_TARFILE_PY, &args);
+    match server {
+        Some(server) if req.limits.is_none() => server.request(&cmd, &args, req.timeout),
+        _ => run_limited(&mut cmd, req.scratch, req.timeout, req.limits),
+    }
+}
+
+/// The persistent server of the Python extractors: `python3 -I -S -c <serve_python.py>
+/// <extract_tarfile.py>`, which forks a child per request running the extraction script.
+pub(crate) fn extract_server() -> Command {
+    python_command(SERVE_PYTHON_PY, &[OsStr::new(EXTRACT_TARFILE_PY)])
 }
 
 /// The `python-data` extractor.
@@ -70,7 +82,19 @@ impl Extractor for PythonDataExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        extract_with_filter(req, "data")
+        extract_with_filter(req, "data", None)
+    }
+
+    fn server_command(&self) -> Option<Command> {
+        Some(extract_server())
+    }
+
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut Server,
+    ) -> Result<Outcome, ToolError> {
+        extract_with_filter(req, "data", Some(server))
     }
 
     fn honours_limits(&self) -> bool {

@@ -11,7 +11,9 @@
 
 use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
 use crate::adapters::python::python_availability;
-use crate::adapters::python_data::extract_with_filter;
+use crate::adapters::python_data::{extract_server, extract_with_filter};
+use crate::process::server::Server;
+use std::process::Command;
 
 /// The `python-tar` extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,7 +37,19 @@ impl Extractor for PythonTarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        extract_with_filter(req, "tar")
+        extract_with_filter(req, "tar", None)
+    }
+
+    fn server_command(&self) -> Option<Command> {
+        Some(extract_server())
+    }
+
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut Server,
+    ) -> Result<Outcome, ToolError> {
+        extract_with_filter(req, "tar", Some(server))
     }
 
     fn honours_limits(&self) -> bool {

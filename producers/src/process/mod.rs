@@ -5,5 +5,6 @@
 pub mod limits;
 pub mod reaper;
 pub mod run;
+pub mod server;
 pub mod stragglers;
 pub mod view;

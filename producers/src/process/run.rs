@@ -234,23 +234,56 @@ fn run_captured(
             );
             return Ok((Outcome::Hang { message }, stdout));
         }
-        let message = format!(
-            "`{rendered}` did not finish within {} ms; its process group was killed",
-            timeout.as_millis()
-        );
-        return Ok((Outcome::Hang { message }, stdout));
     }
+    let ended = if timed_out {
+        RunEnd::TimedOut
+    } else {
+        RunEnd::Status(status)
+    };
+    let outcome = classify(&rendered, timeout, ended, &mut stderr);
+    Ok((outcome, stdout))
+}
+
+/// How a tool's run ended, for [`classify`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RunEnd {
+    /// It was still running at its timeout (and was killed).
+    TimedOut,
+    /// It ended with this status.
+    Status(ExitStatus),
+}
+
+/// The [`Outcome`] of a run of the command shown as `rendered` that `ended` so, with its
+/// stderr in `stderr`: the one mapping of exits, signals and timeouts to outcomes, shared
+/// by one-shot runs ([`run_limited`]) and requests to a persistent server
+/// ([`crate::process::server`]), so that both read alike.
+pub(crate) fn classify(
+    rendered: &str,
+    timeout: Duration,
+    ended: RunEnd,
+    stderr: &mut File,
+) -> Outcome {
+    let status = match ended {
+        RunEnd::TimedOut => {
+            let message = format!(
+                "`{rendered}` did not finish within {} ms; its process group was killed",
+                timeout.as_millis()
+            );
+            return Outcome::Hang { message };
+        }
+        RunEnd::Status(status) => status,
+    };
     if let Some(signal) = status.signal() {
         let message = format!(
             "`{rendered}` died of signal {signal} ({})",
             signal_name(signal)
         );
-        return Ok((Outcome::Hang { message }, stdout));
+        return Outcome::Hang { message };
     }
-    let outcome = match status.code() {
+    match status.code() {
         Some(0) => Outcome::Success,
         code => {
-            let tail = read_tail(&mut stderr, STDERR_TAIL_BYTES);
+            let tail = read_tail(stderr, STDERR_TAIL_BYTES);
             let code = code.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
             Outcome::Refused {
                 message: format!(
@@ -259,8 +292,7 @@ fn run_captured(
                 ),
             }
         }
-    };
-    Ok((outcome, stdout))
+    }
 }
 
 /// Waits until the child `pid` has exited or `deadline` has passed, without reaping it

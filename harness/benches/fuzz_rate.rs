@@ -1,0 +1,197 @@
+//! Fuzz throughput per built-in extractor: `snapconf fuzz --extractor X` for `-j 1` and
+//! `-j 2`, and for an extractor with a persistent server (python-data, python-tar, the
+//! reference) also with `--one-shot`, all in one run and interleaved round by round, so
+//! that every figure sees the same (shared, noisy) machine. Prints executions per second
+//! (the fuzz loop's archives, as the session's summary counts them), extractor runs per
+//! second (shrinking included), and the ratios `-j 2 / -j 1` and server / one-shot.
+//! Run with `cargo bench -p snapconf-harness --bench fuzz_rate`.
+//!
+//! `SNAPCONF_BENCH_TIME` sets each session's seconds (default 10), `SNAPCONF_BENCH_ROUNDS`
+//! the rounds (default 1), `SNAPCONF_BENCH_SEED` the seed (default 5),
+//! `SNAPCONF_BENCH_EXTRACTORS` the extractors (comma-separated; default every built-in one
+//! that is available here), `SNAPCONF_BENCH_ARGS` extra arguments for every session (say
+//! `--timeout 2`: python-tar's FIFO members hang each until the timeout). Sessions run
+//! over the checkout's `corpora/`. Goals (issue 18):
+//! python-data at least 200 executions/s with `-j 2`, the reference at least 1,000/s.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+/// Extractors with a persistent server: also measured with `--one-shot`.
+const SERVED: [&str; 3] = ["reference", "python-data", "python-tar"];
+/// The built-in extractors measured by default.
+const DEFAULT: [&str; 6] = [
+    "reference",
+    "python-data",
+    "python-tar",
+    "gnu-tar",
+    "bsdtar",
+    "busybox-tar",
+];
+
+/// One session's figures: executions and extractor runs, per second of wall time.
+#[derive(Clone, Copy, Default)]
+struct Rate {
+    executions: f64,
+    runs: f64,
+}
+
+fn main() {
+    let var = |name: &str| std::env::var(name).ok();
+    let time: u64 = var("SNAPCONF_BENCH_TIME")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let rounds: u32 = var("SNAPCONF_BENCH_ROUNDS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let seed = var("SNAPCONF_BENCH_SEED").unwrap_or_else(|| "5".into());
+    let chosen: Vec<String> = var("SNAPCONF_BENCH_EXTRACTORS")
+        .map(|v| v.split(',').map(str::to_owned).collect())
+        .unwrap_or_else(|| DEFAULT.iter().map(|s| (*s).to_owned()).collect());
+    let extra: Vec<String> = var("SNAPCONF_BENCH_ARGS")
+        .map(|a| a.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let bin = env!("CARGO_BIN_EXE_snapconf");
+    let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
+    let mut rates: BTreeMap<(String, &str, &str), Vec<Rate>> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    for round in 0..rounds {
+        for ex in &chosen {
+            if skipped.contains(ex) {
+                continue;
+            }
+            let modes: &[&str] = if SERVED.contains(&ex.as_str()) {
+                &["server", "one-shot"]
+            } else {
+                &["one-shot"]
+            };
+            for mode in modes {
+                for jobs in ["1", "2"] {
+                    let dir = match tempfile::tempdir() {
+                        Ok(d) => d,
+                        Err(e) => {
+                            eprintln!("bench: cannot create a report directory: {e}");
+                            std::process::exit(3);
+                        }
+                    };
+                    let mut cmd = Command::new(bin);
+                    cmd.args(["fuzz", "--extractor", ex, "--seed", &seed, "-j", jobs])
+                        .args(["--time", &time.to_string()])
+                        .arg("--corpora")
+                        .arg(&corpora)
+                        .arg("--report-dir")
+                        .arg(dir.path())
+                        .args(&extra);
+                    if *mode == "one-shot" && SERVED.contains(&ex.as_str()) {
+                        cmd.arg("--one-shot");
+                    }
+                    let started = Instant::now();
+                    let out = match cmd.output() {
+                        Ok(o) => o,
+                        Err(e) => {
+                            eprintln!("bench: cannot run `{bin}`: {e}");
+                            std::process::exit(3);
+                        }
+                    };
+                    let took = started.elapsed().as_secs_f64();
+                    let code = out.status.code().unwrap_or(-1);
+                    if code == 3 {
+                        eprintln!(
+                            "bench: `{ex}` did not run (exit 3; not available here?); skipped: {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        );
+                        skipped.push(ex.clone());
+                        break;
+                    }
+                    if code != 0 && code != 1 {
+                        eprintln!(
+                            "bench: `{ex}` -j {jobs} exited {code}:\n{}",
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                        std::process::exit(3);
+                    }
+                    let summary = read_summary(&dir.path().join("fuzz.json"));
+                    let rate = Rate {
+                        executions: summary.0 / took,
+                        runs: summary.1 / took,
+                    };
+                    println!(
+                        "round {round}: {ex:<12} {mode:<8} -j {jobs}: {:>7.0} executions/s, {:>7.0} runs/s ({:.1} s)",
+                        rate.executions, rate.runs, took
+                    );
+                    rates
+                        .entry((ex.clone(), mode, jobs))
+                        .or_default()
+                        .push(rate);
+                }
+                if skipped.contains(ex) {
+                    break;
+                }
+            }
+        }
+    }
+    let mean = |v: &[Rate]| {
+        let n = v.len().max(1) as f64;
+        Rate {
+            executions: v.iter().map(|r| r.executions).sum::<f64>() / n,
+            runs: v.iter().map(|r| r.runs).sum::<f64>() / n,
+        }
+    };
+    let get = |ex: &str, mode: &'static str, jobs: &'static str| {
+        rates.get(&(ex.to_owned(), mode, jobs)).map(|v| mean(v))
+    };
+    println!();
+    println!(
+        "| extractor | path | `-j 1` | `-j 2` | `-j 2` / `-j 1` | runs/s `-j 1` | runs/s `-j 2` |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    for ex in &chosen {
+        for mode in ["server", "one-shot"] {
+            let (Some(a), Some(b)) = (get(ex, mode, "1"), get(ex, mode, "2")) else {
+                continue;
+            };
+            println!(
+                "| `{ex}` | {mode} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} |",
+                a.executions,
+                b.executions,
+                b.executions / a.executions.max(1e-9),
+                a.runs,
+                b.runs
+            );
+        }
+    }
+    println!();
+    for ex in &chosen {
+        for jobs in ["1", "2"] {
+            if let (Some(s), Some(o)) = (get(ex, "server", jobs), get(ex, "one-shot", jobs)) {
+                println!(
+                    "{ex} -j {jobs}: server / one-shot = {:.1} (executions), {:.1} (runs)",
+                    s.executions / o.executions.max(1e-9),
+                    s.runs / o.runs.max(1e-9)
+                );
+            }
+        }
+    }
+}
+
+/// `(executions, extractor_runs)` of a session's `fuzz.json`.
+fn read_summary(path: &Path) -> (f64, f64) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("bench: cannot read `{}`: {e}", path.display());
+            std::process::exit(3);
+        }
+    };
+    let v: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("bench: `{}` is not JSON: {e}", path.display());
+            std::process::exit(3);
+        }
+    };
+    let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+    (n("executions"), n("extractor_runs"))
+}

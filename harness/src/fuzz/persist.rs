@@ -1,0 +1,225 @@
+//! The persistent path of a fuzz worker: one jail and filesystem view kept for many
+//! executions, with the extractor's server ([`Server`]) running in it, instead of a fresh
+//! jail, view and process per archive.
+//!
+//! An execution writes the archive in place (the view mounts it read-only by inode, so it
+//! must stay the same file), observes the prior and the whole jail, sends the archive to
+//! the server, and judges the hydration with exactly the code of the one-shot path
+//! ([`super::session`]'s `Before`). Then the jail is reset to its laid-out state: the
+//! root is removed and the prior written again; when something outside the root changed
+//! too (what `containment` compares: every entry of the view outside the root, metadata
+//! included; only the root's parent may have new timestamps), that is put back first from
+//! what the after-snapshot shows changed ([`Laid::restore`]). When the restore is in doubt
+//! (a mount point touched, a check after it that fails) or the reset fails, the jail, the
+//! view and the server are dropped and the next execution lays out new ones, as the
+//! one-shot path does for every archive.
+//!
+//! A server that died or was killed at a request's timeout (a hang, a crash) is started
+//! again for the next execution; that request alone is affected. The server never sees the
+//! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
+//! namespace ends with it.
+
+use super::session::{scratch_beside, write_prior, Before, Executed, FuzzOptions};
+use crate::error::{HarnessError, IoContext};
+use crate::jail::restore::Laid;
+use crate::jail::view::View;
+use crate::jail::Jail;
+use crate::workspace::materialise::remove_tree;
+use snapconf_producers::process::server::Server;
+use snapconf_producers::process::view::with_view;
+use snapconf_producers::{Extractor, HydrateRequest};
+use std::path::{Path, PathBuf};
+
+/// A worker's persistent state for one extractor; see the module docs.
+#[derive(Default)]
+pub(super) struct Persist {
+    enabled: bool,
+    live: Option<Live>,
+    /// Servers started (the first, and one after each death, hang or rebuild).
+    pub(super) starts: u64,
+    /// Executions that changed something outside the root ([`Laid::restore`] ran).
+    pub(super) restores: u64,
+    /// Jails laid out anew because something outside the root changed and could not be
+    /// restored.
+    pub(super) rebuilds: u64,
+    /// Time spent per phase of the executions ([`Phases`]).
+    pub(super) phases: Phases,
+    /// Archives run through the extractor by this worker, either path, shrinking included.
+    pub(super) runs: u64,
+}
+
+/// Wall-clock seconds a worker's persistent executions spent in each phase, for the
+/// summary: what limits the rate.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Phases {
+    /// Laying out jails and views (the first, and after each rebuild).
+    pub lay_out: f64,
+    /// Starting servers.
+    pub start: f64,
+    /// Writing the archive, observing the prior and snapshotting the jail before.
+    pub before: f64,
+    /// The request: clearing the root, the tool's run, the answer.
+    pub hydrate: f64,
+    /// Snapshotting the jail after, the reference's judgement and the checks.
+    pub judge: f64,
+    /// Resetting the root to the prior.
+    pub reset: f64,
+}
+
+impl Phases {
+    /// Adds `other` to `self`.
+    pub(super) fn add(&mut self, other: &Phases) {
+        self.lay_out += other.lay_out;
+        self.start += other.start;
+        self.before += other.before;
+        self.hydrate += other.hydrate;
+        self.judge += other.judge;
+        self.reset += other.reset;
+    }
+}
+
+/// A laid-out jail and view, and the server in it. Fields drop in order: the server
+/// (killed) before the jail (removed).
+struct Live {
+    server: Option<Server>,
+    scratch: tempfile::TempDir,
+    view: View,
+    archive: PathBuf,
+    root: PathBuf,
+    laid: Laid,
+    jail: Jail,
+}
+
+impl Persist {
+    /// The persistent path for `ex` in a session of `opts`: used when the session runs in
+    /// a view, asks for servers ([`FuzzOptions::server`]) and `ex` has one
+    /// ([`Extractor::server_command`]); else every execution is one-shot.
+    pub(super) fn new(ex: &dyn Extractor, opts: &FuzzOptions) -> Persist {
+        let enabled =
+            opts.view && opts.server && ex.view_paths().is_some() && ex.server_command().is_some();
+        Persist {
+            enabled,
+            ..Persist::default()
+        }
+    }
+
+    /// A worker that runs every execution one-shot (replay, shrinking checks in tests).
+    pub(super) fn one_shot() -> Persist {
+        Persist::default()
+    }
+
+    /// Whether executions go through the server.
+    pub(super) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// One execution of `bytes` through the server; as the one-shot `execute`.
+    pub(super) fn execute(
+        &mut self,
+        bytes: &[u8],
+        ex: &dyn Extractor,
+        opts: &FuzzOptions,
+    ) -> Result<Executed, HarnessError> {
+        let mut clock = std::time::Instant::now();
+        let mut lap = || {
+            let now = std::time::Instant::now();
+            let spent = (now - clock).as_secs_f64();
+            clock = now;
+            spent
+        };
+        let mut live = match self.live.take() {
+            Some(live) => live,
+            None => Live::lay_out(ex, opts)?,
+        };
+        self.phases.lay_out += lap();
+        if !live.server.as_ref().is_some_and(Server::alive) {
+            live.server = None;
+            let mut cmd = ex
+                .server_command()
+                .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
+            let scratch = live.scratch.path().to_path_buf();
+            let server = with_view(live.view.prefix().to_vec(), || {
+                Server::start(&mut cmd, &scratch)
+            })?;
+            live.server = Some(server);
+            self.starts += 1;
+        }
+        self.phases.start += lap();
+        // In place: the view holds the file's inode, read-only.
+        std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
+        let before = Before::take(&live.jail, &live.root)?;
+        self.phases.before += lap();
+        let req = HydrateRequest {
+            archive: &live.archive,
+            root: &live.root,
+            scratch: live.scratch.path(),
+            limits: None,
+            timeout: opts.timeout,
+        };
+        let outcome = match live.server.as_mut() {
+            Some(server) => ex.hydrate_served(&req, server)?,
+            None => ex.hydrate(&req)?,
+        };
+        self.phases.hydrate += lap();
+        // Nothing outlives the request: the server kills the tool's process group, and a
+        // killed server takes its PID namespace with it.
+        let (judged, dirty) =
+            before.judge(&live.jail, &live.root, bytes, &outcome, &[], ex, opts)?;
+        self.phases.judge += lap();
+        let restored = match &dirty {
+            None => true,
+            Some(now) => {
+                self.restores += 1;
+                live.laid.restore(&live.jail, now).unwrap_or(false)
+            }
+        };
+        if restored && reset_root(&live.root).is_ok() {
+            self.live = Some(live);
+        } else {
+            drop(live);
+            self.rebuilds += 1;
+        }
+        self.phases.reset += lap();
+        Ok(judged)
+    }
+}
+
+impl Live {
+    /// A new jail with the view laid out as the one-shot path lays it out, an (empty)
+    /// archive file to mount, and the prior in the root.
+    fn lay_out(ex: &dyn Extractor, opts: &FuzzOptions) -> Result<Live, HarnessError> {
+        let jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
+        let archive = jail.archive();
+        std::fs::write(&archive, b"").ctx(|| "cannot write the archive".into())?;
+        let paths = ex.view_paths().unwrap_or_default();
+        let view = View::prepare(&jail, &paths, std::slice::from_ref(&archive))
+            .ctx(|| "cannot lay out the filesystem view".into())?;
+        let root = view.root();
+        write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
+        let scratch = scratch_beside(&jail)?;
+        let laid = Laid::record(&jail, &root, &archive, view.mount_points())
+            .ctx(|| "cannot record the laid-out jail".into())?;
+        Ok(Live {
+            server: None,
+            scratch,
+            view,
+            archive,
+            root,
+            laid,
+            jail,
+        })
+    }
+}
+
+/// Bring `root` back to the prior: remove whatever is there (a directory tree, or what
+/// replaced it) and write the prior again.
+fn reset_root(root: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => remove_tree(root)?,
+        Ok(_) => std::fs::remove_file(root)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::create_dir(root)?;
+    write_prior(root)
+}

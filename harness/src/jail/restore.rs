@@ -1,0 +1,335 @@
+//! Putting a kept jail back the way it was laid out, from what a snapshot shows changed:
+//! the fuzzer's persistent path ([`crate::fuzz`]) resets its view this way after an
+//! execution that wrote outside the root, instead of laying out a new jail, view and
+//! server.
+//!
+//! [`Laid`] keeps the snapshot of the jail as laid out (outside the root) and the content
+//! of every regular file in it (decoys, the canary, empty mount points). [`Laid::restore`]
+//! removes what is new, recreates what was removed or changed (kind, content, mode, link
+//! target, then mtime, deepest first), and checks the result: every path the same kind,
+//! mode, size, owner, mtime and link target as laid out, and nothing more or less. New
+//! inodes and ctimes are the only difference, and no check compares them across
+//! executions (each execution snapshots the jail afresh before it runs). It gives up
+//! (`false`: the caller lays out a new jail) when in doubt: a mount point of the view, a
+//! directory holding one, or the jail itself was touched; an owner it cannot recreate; a
+//! file whose content it did not keep; or a check that fails.
+
+use super::{Jail, Snapshot, StatKey};
+use crate::workspace::materialise::remove_tree;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A jail as laid out; see the module docs.
+pub struct Laid {
+    reference: Snapshot,
+    contents: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Jail-relative mount points (never touched by a restore).
+    mounts: Vec<Vec<u8>>,
+    /// Jail-relative paths a restore leaves alone: the root (reset by the caller) and the
+    /// archive (rewritten before every execution).
+    skip: Vec<Vec<u8>>,
+}
+
+impl Laid {
+    /// Record `jail` as laid out now, with the root `root` and the archive `archive`
+    /// (both left alone by restores) and the view's `mounts` (host paths in the jail).
+    ///
+    /// # Errors
+    /// The snapshot or a file's content cannot be read.
+    pub fn record(
+        jail: &Jail,
+        root: &Path,
+        archive: &Path,
+        mounts: &[PathBuf],
+    ) -> io::Result<Laid> {
+        let reference = jail.snapshot_whole(root)?;
+        let skip = vec![jail.rel(root), jail.rel(archive)];
+        let mut contents = BTreeMap::new();
+        for (rel, key) in &reference.0 {
+            if key.kind == "file" && !under_any(rel, &skip) {
+                contents.insert(rel.clone(), std::fs::read(at(jail, rel))?);
+            }
+        }
+        Ok(Laid {
+            reference,
+            contents,
+            mounts: mounts.iter().map(|m| jail.rel(m)).collect(),
+            skip,
+        })
+    }
+
+    /// Bring `jail`, whose snapshot is `now`, back to the laid-out state outside the root;
+    /// `Ok(true)` when done and checked, `Ok(false)` when the jail must be laid out anew.
+    ///
+    /// # Errors
+    /// A failing removal, write or snapshot (the caller then lays out a new jail too).
+    pub fn restore(&mut self, jail: &Jail, now: &Snapshot) -> io::Result<bool> {
+        let parent = parent_of(&self.skip[0]).to_vec();
+        let skip = |p: &[u8]| under_any(p, &self.skip);
+        // Paths whose entry differs, is new or is gone (the root's parent may only have
+        // new times: entries made and removed in it).
+        let mut changed: Vec<Vec<u8>> = Vec::new();
+        for (p, a) in &self.reference.0 {
+            if skip(p) {
+                continue;
+            }
+            match now.0.get(p) {
+                Some(b) if a == b => {}
+                Some(b) if *p == parent && same_node(a, b) => {}
+                _ => changed.push(p.clone()),
+            }
+        }
+        let new: Vec<Vec<u8>> = now
+            .0
+            .keys()
+            .filter(|p| !skip(p) && !self.reference.0.contains_key(*p))
+            .cloned()
+            .collect();
+        let (uid, gid) = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
+        for p in changed.iter().chain(&new) {
+            // The jail itself, a mount point or a directory on the way to one may have new
+            // times (an entry made or removed in it), but stays the node it is.
+            let held = self
+                .mounts
+                .iter()
+                .any(|m| under_any(m, std::slice::from_ref(p)));
+            let same = match (self.reference.0.get(p), now.0.get(p)) {
+                (Some(a), Some(b)) => same_node(a, b),
+                _ => false,
+            };
+            if held && !same {
+                return Ok(false);
+            }
+        }
+        for p in &changed {
+            let Some(want) = self.reference.0.get(p) else {
+                return Ok(false);
+            };
+            if (want.uid, want.gid) != (uid, gid)
+                || (want.kind == "file" && !self.contents.contains_key(p))
+                || !matches!(want.kind, "file" | "dir" | "symlink")
+            {
+                return Ok(false);
+            }
+        }
+        // Remove what is new (outermost first: what is under a removed path goes with it).
+        let mut gone: Vec<&Vec<u8>> = Vec::new();
+        for p in &new {
+            if gone.iter().any(|g| under_any(p, std::slice::from_ref(*g))) {
+                continue;
+            }
+            remove_any(&at(jail, p))?;
+            gone.push(p);
+        }
+        // Recreate what changed, parents before children (sorted order).
+        changed.sort();
+        let mut replaced: Vec<&Vec<u8>> = Vec::new();
+        for p in &changed {
+            let want = &self.reference.0[p];
+            let path = at(jail, p);
+            let unchanged_dir = now
+                .0
+                .get(p)
+                .is_some_and(|b| want.kind == "dir" && same_node(want, b))
+                && !replaced
+                    .iter()
+                    .any(|r| under_any(p, std::slice::from_ref(*r)));
+            if unchanged_dir {
+                // A directory whose entries changed: its entries are handled on their own,
+                // its times below.
+                continue;
+            }
+            if std::fs::symlink_metadata(&path).is_ok() {
+                remove_any(&path)?;
+            }
+            replaced.push(p);
+            match want.kind {
+                // What it held as laid out is gone from `now`, so in `changed` too.
+                "dir" => std::fs::create_dir(&path)?,
+                "file" => std::fs::write(&path, &self.contents[p])?,
+                _ => {
+                    let target = want.target.as_deref().unwrap_or_default();
+                    std::os::unix::fs::symlink(OsStr::from_bytes(target), &path)?;
+                }
+            }
+            if want.kind != "symlink" {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(want.mode))?;
+            }
+        }
+        // Times last, deepest first: making an entry changes its directory's mtime.
+        let mut timed: Vec<&Vec<u8>> = changed.iter().collect();
+        for p in changed.iter().chain(&new) {
+            let dir = parent_of(p);
+            if let Some((k, _)) = self.reference.0.get_key_value(dir) {
+                if !skip(k) {
+                    timed.push(k);
+                }
+            }
+        }
+        timed.sort();
+        timed.dedup();
+        for p in timed.iter().rev() {
+            let want = &self.reference.0[*p];
+            set_mtime(&at(jail, p), want.mtime)?;
+        }
+        let fresh = jail.snapshot_whole(&at(jail, &self.skip[0]))?;
+        let alike = |a: &StatKey, b: &StatKey| {
+            (a.kind, a.mode, a.size, a.uid, a.gid, a.mtime, &a.target)
+                == (b.kind, b.mode, b.size, b.uid, b.gid, b.mtime, &b.target)
+        };
+        let keys =
+            |s: &Snapshot| -> Vec<Vec<u8>> { s.0.keys().filter(|k| !skip(k)).cloned().collect() };
+        if keys(&fresh) != keys(&self.reference) {
+            return Ok(false);
+        }
+        for (p, a) in &self.reference.0 {
+            if skip(p) || *p == parent {
+                continue;
+            }
+            if !fresh.0.get(p).is_some_and(|b| alike(a, b)) {
+                return Ok(false);
+            }
+        }
+        self.reference = fresh;
+        Ok(true)
+    }
+}
+
+/// The host path of jail-relative `rel`.
+fn at(jail: &Jail, rel: &[u8]) -> PathBuf {
+    if rel.is_empty() {
+        jail.path().to_path_buf()
+    } else {
+        jail.path().join(OsStr::from_bytes(rel))
+    }
+}
+
+/// `p` is one of `dirs` or under one.
+fn under_any(p: &[u8], dirs: &[Vec<u8>]) -> bool {
+    dirs.iter()
+        .any(|d| p == d.as_slice() || (p.len() > d.len() && p.starts_with(d) && p[d.len()] == b'/'))
+}
+
+/// The directory holding jail-relative `p` (empty for the jail's own entries).
+fn parent_of(p: &[u8]) -> &[u8] {
+    p.iter()
+        .rposition(|&b| b == b'/')
+        .map_or(&p[..0], |i| &p[..i])
+}
+
+/// The same node: kind, mode, inode and owner.
+fn same_node(a: &StatKey, b: &StatKey) -> bool {
+    (a.kind, a.mode, a.ino, a.uid, a.gid) == (b.kind, b.mode, b.ino, b.uid, b.gid)
+}
+
+/// Remove whatever is at `p` (a tree, a file, a link).
+fn remove_any(p: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => remove_tree(p),
+        Ok(_) => std::fs::remove_file(p),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Set `p`'s mtime (and atime) to `mtime` (seconds, nanoseconds), not following a link.
+fn set_mtime(p: &Path, mtime: (i64, i64)) -> io::Result<()> {
+    let t = rustix::fs::Timespec {
+        tv_sec: mtime.0,
+        tv_nsec: mtime.1 as _,
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: t,
+        last_modification: t,
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        p,
+        &times,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jail::view::View;
+
+    /// Every regular file's content outside `skip`, and the snapshot fields a restore
+    /// brings back.
+    #[allow(clippy::type_complexity)]
+    fn state(
+        jail: &Jail,
+        root: &Path,
+        skip: &[Vec<u8>],
+    ) -> Vec<(Vec<u8>, String, Option<Vec<u8>>)> {
+        let snap = jail.snapshot_whole(root).expect("snapshot");
+        snap.0
+            .iter()
+            .filter(|(k, _)| !under_any(k, skip) && *k != parent_of(&skip[0]))
+            .map(|(k, v)| {
+                let fields = format!(
+                    "{} {:o} {} {}:{} {:?} {:?}",
+                    v.kind, v.mode, v.size, v.uid, v.gid, v.mtime, v.target
+                );
+                let content = (v.kind == "file").then(|| std::fs::read(at(jail, k)).expect("read"));
+                (k.clone(), fields, content)
+            })
+            .collect()
+    }
+
+    /// Writes through decoys, a chmod, a removed decoy, new entries at the top and deeper,
+    /// a directory replaced by a link and a hardlink to a decoy are all put back (content,
+    /// mode, times, kinds, and nothing more); touching a mount point is not, and says so.
+    #[test]
+    fn what_an_execution_changed_outside_the_root_is_put_back() {
+        let jail = Jail::new(None).expect("jail");
+        let archive = jail.archive();
+        std::fs::write(&archive, b"").expect("archive");
+        let view = View::prepare(&jail, &[], std::slice::from_ref(&archive)).expect("view");
+        let root = view.root();
+        std::fs::write(root.join("a"), b"prior").expect("prior");
+        let mut laid = Laid::record(&jail, &root, &archive, view.mount_points()).expect("record");
+        let skip = laid.skip.clone();
+        let before = state(&jail, &root, &skip);
+        // Later mtimes than the layout's, so that a missing restore of times shows.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let top = jail.path();
+        std::fs::write(top.join("etc/passwd"), b"root::0:0::/:/bin/sh\n").expect("write");
+        std::fs::set_permissions(
+            top.join("tmp/decoy"),
+            std::fs::Permissions::from_mode(0o4777),
+        )
+        .expect("chmod");
+        std::fs::remove_file(top.join("home/user/decoy")).expect("rm");
+        std::fs::write(top.join("x"), b"new").expect("new");
+        std::fs::create_dir_all(top.join("tmp/new/deeper")).expect("mkdir");
+        std::fs::remove_dir_all(top.join("out/decoy")).expect("rm dir");
+        std::os::unix::fs::symlink("/etc", top.join("out/decoy")).expect("symlink");
+        std::fs::hard_link(top.join("out/target"), root.join("hl")).expect("hardlink");
+        std::fs::write(top.join("dev/x"), b"in a directory holding a mount point").expect("dev");
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(laid.restore(&jail, &now).expect("restore"), "restored");
+        assert_eq!(state(&jail, &root, &skip), before, "as laid out");
+        // Nothing to do: still as laid out.
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(laid.restore(&jail, &now).expect("restore"));
+        assert_eq!(state(&jail, &root, &skip), before);
+        // A mount point removed, or re-typed: the view holds it; lay out anew.
+        std::fs::remove_dir(top.join("usr")).expect("rm usr");
+        std::fs::write(top.join("usr"), b"").expect("usr as a file");
+        let now = jail.snapshot_whole(&root).expect("snapshot");
+        assert!(
+            !laid.restore(&jail, &now).expect("restore"),
+            "not restorable"
+        );
+    }
+}

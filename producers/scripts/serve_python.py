@@ -1,0 +1,79 @@
+"""snapconf persistent Python server: run one script many times, one forked child a request.
+
+usage: serve_python.py SCRIPT
+
+Started once (inside the fuzzer's filesystem view) with the source of an adapter's script
+(extract_tarfile.py) as SCRIPT. It imports tarfile once; for every request it forks a
+child that runs SCRIPT exactly as `python3 -I -S -c SCRIPT ARGS...` would (sys.argv is
+["-c", ARGS...], __name__ is "__main__", an uncaught exception prints its traceback and
+exits 1), so a request and a one-shot run of the adapter do the same thing.
+
+Protocol, one line each way:
+    request  (stdin):  ARG ARG ...       each argument hex-encoded (any bytes round-trip)
+    response (stdout): exit N | signal N
+The child's stdout and stderr go to the server's stderr (the caller's capture file); its
+stdin is closed. The child leads a process group of its own, which is killed with SIGKILL
+once it has ended, so nothing it started outlives the request. The server ends at the end
+of its stdin.
+"""
+
+import os
+import signal
+import sys
+import tarfile  # noqa: F401  imported once, before any fork: what the server saves
+import traceback
+
+
+def child(code, args):
+    os.setpgid(0, 0)
+    os.close(0)
+    os.dup2(2, 1)
+    sys.argv = ["-c"] + args
+    status = 0
+    try:
+        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
+    except SystemExit as e:
+        if e.code is None:
+            status = 0
+        elif isinstance(e.code, int):
+            status = e.code
+        else:
+            print(e.code, file=sys.stderr)
+            status = 1
+    except BaseException as e:  # what the interpreter does with an uncaught exception
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status & 0xFF)
+
+
+def main():
+    code = compile(sys.argv[1], "<string>", "exec")
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        args = [os.fsdecode(bytes.fromhex(a.decode())) for a in line.split()]
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            child(code, args)
+        # Kill the child's group while the child is an unreaped zombie (its pid, and so its
+        # group id, cannot be reused yet), then reap it.
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            reply = "signal %d\n" % os.WTERMSIG(status)
+        else:
+            reply = "exit %d\n" % os.WEXITSTATUS(status)
+        out.write(reply.encode())
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

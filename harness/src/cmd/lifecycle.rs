@@ -105,7 +105,7 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
     for p in &report.pairs {
         let found: Vec<String> = p.findings.iter().map(|(c, n)| format!("{c} {n}")).collect();
         outln!(
-            "  {} x {}: {} sequences, {} passed, {} turns, {} captures refused, {} restores{}",
+            "  {} x {}: {} sequences, {} passed, {} turns, {} captures refused, {} restores, {} faulted restores{}",
             p.producer,
             p.extractor,
             p.sequences,
@@ -113,6 +113,7 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
             p.turns,
             p.refused,
             p.restores,
+            p.faulted,
             if found.is_empty() {
                 String::new()
             } else {

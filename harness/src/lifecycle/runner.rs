@@ -78,6 +78,8 @@ pub struct PairRow {
     /// Captures the producer refused.
     pub refused: u64,
     pub restores: u64,
+    /// Faulted restores (`--faults`).
+    pub faulted: u64,
     /// Sequences failing each check, by check id.
     pub findings: BTreeMap<String, u64>,
 }
@@ -183,6 +185,7 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
             row.turns += out.turns as u64;
             row.refused += out.refused as u64;
             row.restores += out.restores as u64;
+            row.faulted += out.faulted as u64;
             if out.findings.is_empty() {
                 row.passed += 1;
             }

@@ -34,6 +34,8 @@ pub struct SequenceOutcome {
     pub restores: usize,
     /// Entries the machine could not create (char devices when not root), over all turns.
     pub skipped_entries: usize,
+    /// Faulted restores run (`--faults`: each fault over each warm restore).
+    pub faulted: usize,
 }
 
 /// An accepted checkpoint: its turn, its archive in the jail, and what restoring it must
@@ -88,6 +90,7 @@ pub fn run_sequence(
     }
     counts.findings = out.findings;
     counts.skipped_entries = out.skipped_entries;
+    counts.faulted = out.faults.len();
     Ok(counts)
 }
 
@@ -344,6 +347,11 @@ impl Session<'_> {
                 env: self.env,
             };
             crate::faults::run_faults(self.jail, last, &step, self.out)?;
+            // The fault runs leave their roots; the next step compares from here.
+            *last = self
+                .jail
+                .snapshot()
+                .ctx(|| "cannot observe the jail".into())?;
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
-    if !ev.session.is_some_and(|s| s.restore.is_some()) {
+    if ev.session.is_none_or(|s| s.restore.is_none()) {
         return Ok(Vec::new());
     }
     roundtrip::differs(ev, Check::CHECKPOINT_RESTORE)

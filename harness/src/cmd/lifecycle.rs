@@ -105,10 +105,15 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
     for p in &report.pairs {
         let found: Vec<String> = p.findings.iter().map(|(c, n)| format!("{c} {n}")).collect();
         outln!(
-            "  {} x {}: {} sequences, {} passed, {} turns, {} captures refused, {} restores, {} faulted restores{}",
+            "  {} x {}: {} sequences ({:.1}/s on one worker), {} passed, {} turns, {} captures refused, {} restores, {} faulted restores{}",
             p.producer,
             p.extractor,
             p.sequences,
+            if p.seconds > 0.0 {
+                p.sequences as f64 / p.seconds
+            } else {
+                0.0
+            },
             p.passed,
             p.turns,
             p.refused,

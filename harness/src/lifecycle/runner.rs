@@ -80,6 +80,10 @@ pub struct PairRow {
     pub restores: u64,
     /// Faulted restores (`--faults`).
     pub faulted: u64,
+    /// Wall seconds of this pair's sequences, added up over the workers (each sequence
+    /// timed on the worker that ran it): `sequences / seconds` is the pair's rate on one
+    /// worker, measured side by side with the other pairs of the run.
+    pub seconds: f64,
     /// Sequences failing each check, by check id.
     pub findings: BTreeMap<String, u64>,
 }
@@ -149,11 +153,12 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
     let work = |u: &Unit,
                 env: &Env,
                 _: &dyn Fn(())|
-     -> Result<(Sequence, SequenceOutcome), HarnessError> {
+     -> Result<(Sequence, SequenceOutcome, f64), HarnessError> {
         let seq = draw_sequence(&opts.gen, opts.seed, u.index, opts.max_turns)
             .map_err(HarnessError::Other)?;
+        let t = Instant::now();
         let out = run_pair(opts, u.pair, &seq, env, None)?;
-        Ok((seq, out))
+        Ok((seq, out, t.elapsed().as_secs_f64()))
     };
     let mut rows: BTreeMap<(usize, usize), PairRow> = BTreeMap::new();
     for &(p, x) in &pairs {
@@ -168,14 +173,14 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
     }
     // Outcomes are added up in unit order, so the first finding of a cell is the same for
     // any `-j`.
-    let mut waiting: BTreeMap<usize, (Sequence, SequenceOutcome)> = BTreeMap::new();
+    let mut waiting: BTreeMap<usize, (Sequence, SequenceOutcome, f64)> = BTreeMap::new();
     let mut next = 0;
     let mut pending: Vec<Pending> = Vec::new();
     let mut seen: BTreeMap<(usize, usize, Check), ()> = BTreeMap::new();
     run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
         let Delivered::Done(i, r) = d else { return };
         waiting.insert(i, r);
-        while let Some((seq, out)) = waiting.remove(&next) {
+        while let Some((seq, out, secs)) = waiting.remove(&next) {
             let u = &units[next];
             next += 1;
             let Some(row) = rows.get_mut(&u.pair) else {
@@ -186,6 +191,7 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
             row.refused += out.refused as u64;
             row.restores += out.restores as u64;
             row.faulted += out.faulted as u64;
+            row.seconds += secs;
             if out.findings.is_empty() {
                 row.passed += 1;
             }

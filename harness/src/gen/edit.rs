@@ -9,6 +9,7 @@
 //! sequence of edits stays valid when any of them is dropped (what shrinking does).
 
 use super::builder::{Builder, MAX_PATH_BYTES};
+use super::config::GenConfig;
 use super::plan::PLAIN_NAMES;
 use super::rng::Rng;
 use crate::model::bytes::{RawBytes, RelPath};
@@ -262,6 +263,31 @@ pub fn draw_edit(rng: &mut Rng) -> Edit {
     }
 }
 
+/// The edit [`draw_edit`] draws from a generator seeded with `seed`, with what `cfg`
+/// turns off replaced: a FIFO (`fifo_weight = 0`) or an absolute symlink
+/// (`symlink_abs_out_weight = 0`) by a new file, a second name (`hardlink_weight = 0`) by
+/// a change of content. Related priors are drawn with it.
+pub fn edit_for(cfg: &GenConfig, seed: u64) -> Edit {
+    let edit = draw_edit(&mut Rng::new(seed));
+    match edit {
+        Edit::Fifo { dir, name } if cfg.fifo_weight == 0 => Edit::Create {
+            dir,
+            name,
+            content: RawBytes::default(),
+        },
+        Edit::AbsSymlink { dir, name } if cfg.symlink_abs_out_weight == 0 => Edit::Create {
+            dir,
+            name,
+            content: RawBytes::default(),
+        },
+        Edit::Hardlink { file, .. } if cfg.hardlink_weight == 0 => Edit::Modify {
+            file,
+            content: RawBytes(b"changed".to_vec()),
+        },
+        e => e,
+    }
+}
+
 /// The `i`-th (modulo) of `items`; `None` when there are none.
 fn pick<'a, T>(items: &[&'a T], i: u16) -> Option<&'a T> {
     match items.len() {
@@ -417,7 +443,7 @@ fn valid(entries: Vec<Entry>, spec: &WorkspaceSpec) -> Option<WorkspaceSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::{spec_strategy, GenConfig};
+    use crate::gen::spec_strategy;
     use proptest::strategy::{Strategy, ValueTree};
 
     /// Every edit of every drawn workspace gives a valid workspace (or leaves it as it
@@ -447,6 +473,36 @@ mod tests {
         assert!(
             changed > 600,
             "most edits change the workspace: {changed} of 1200"
+        );
+    }
+
+    /// Related priors: under the default weights some priors are W1 moved on (most of
+    /// W1's paths, and something W1 does not have or has differently), and none with the
+    /// weight at 0.
+    #[test]
+    fn some_priors_are_w1_moved_on() {
+        let related = |cfg: &GenConfig| {
+            let strategy = crate::gen::case_strategy(cfg);
+            (0..300u64)
+                .filter(|i| {
+                    let mut runner = crate::run::shrink::case_runner(11, *i);
+                    let case = strategy.new_tree(&mut runner).expect("draw").current();
+                    let w1 = case.spec.with_parents();
+                    let w0 = case.prior.with_parents();
+                    let shared = w1.iter().filter(|e| w0.contains(e)).count();
+                    w1.len() >= 4 && shared * 4 >= w1.len() * 3 && w0 != w1
+                })
+                .count()
+        };
+        let on = related(&GenConfig::default());
+        let off = related(&GenConfig {
+            prior_edited_weight: 0,
+            ..GenConfig::default()
+        });
+        assert!(on >= 10, "edited priors are drawn: {on} of 300");
+        assert!(
+            off * 4 < on,
+            "and rarely otherwise: {off} of 300 without them"
         );
     }
 

@@ -217,13 +217,7 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
         sequences: opts.sequences,
         max_turns: opts.max_turns,
         profile: opts.env.profile.name.clone(),
-        faults: opts
-            .env
-            .faults
-            .kinds
-            .iter()
-            .map(|k| k.to_string())
-            .collect(),
+        faults: fault_names(&opts.env),
         pairs: rows.into_values().collect(),
         findings,
         seconds,
@@ -281,6 +275,11 @@ fn shrink_and_write(
     Ok(found)
 }
 
+/// The run's `--faults`, by name.
+fn fault_names(env: &Env) -> Vec<String> {
+    env.faults.kinds.iter().map(|k| k.to_string()).collect()
+}
+
 /// Whether `out` has a finding of `check` for `extractor` (a capture-side one counts for
 /// every extractor).
 fn has(out: &SequenceOutcome, check: Check, extractor: Option<&str>) -> bool {
@@ -327,13 +326,7 @@ fn write_reproducer(
         seed: opts.seed,
         index: p.index,
         timeout_secs: opts.env.timeout.as_secs(),
-        faults: opts
-            .env
-            .faults
-            .kinds
-            .iter()
-            .map(|k| k.to_string())
-            .collect(),
+        faults: fault_names(&opts.env),
     };
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text)

@@ -13,6 +13,7 @@ pub mod faults;
 pub mod fuzz;
 pub mod gen;
 pub mod jail;
+pub mod lifecycle;
 pub mod model;
 pub mod report;
 pub mod run;

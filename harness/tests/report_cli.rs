@@ -88,7 +88,9 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let (code, first) = run("2", "tar-rs", &dir.path().join("first"), &[]);
+    // Seeds whose first busybox-tar finding is the FIFO cause (with the generator as it
+    // draws today; other seeds find its char-device cause first).
+    let (code, first) = run("5", "tar-rs", &dir.path().join("first"), &[]);
     assert_eq!(code, 1, "{first:#}");
     assert_eq!(first["schema"], 2);
     let cs = causes(&first);
@@ -110,7 +112,7 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
     assert_eq!(b["known"].as_array().map(Vec::len), Some(1), "{b:#}");
     let b = baseline.to_str().expect("utf-8 temp path");
 
-    for (seed, producers) in [("6", "gnu-tar"), ("3", "tar-rs,gnu-tar")] {
+    for (seed, producers) in [("6", "gnu-tar"), ("4", "tar-rs,gnu-tar")] {
         let rd = dir.path().join(format!("known-{seed}"));
         let (code, report) = run(seed, producers, &rd, &["--baseline", b]);
         assert_eq!(
@@ -134,7 +136,7 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
     std::fs::write(&other_path, other.to_string()).expect("write");
     let rd = dir.path().join("new");
     let other_s = other_path.to_str().expect("utf-8 temp path");
-    let (code, report) = run("2", "tar-rs", &rd, &["--baseline", other_s]);
+    let (code, report) = run("5", "tar-rs", &rd, &["--baseline", other_s]);
     assert_eq!(code, 1, "a new cause fails the gate: {report:#}");
     assert_eq!(causes(&report)[0]["known"], false);
     assert_eq!(

@@ -50,6 +50,45 @@ pub struct ReferenceRun<'a> {
     pub hydrated: &'a Result<HydrateReport, snapconf_extract::HydrateError>,
 }
 
+/// How a restore of a session's checkpoint (`snapconf lifecycle`) was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestoreKind {
+    /// Into an empty root: a resume in a new container.
+    Cold,
+    /// Over the live workspace, which has moved on since the checkpoint was taken.
+    Warm,
+    /// Over the live workspace right after its capture was refused: the last good
+    /// checkpoint, which must come back without anything of the failed turn.
+    AfterRefusal,
+}
+
+impl RestoreKind {
+    /// The restore in words, for messages: `cold restore`, `warm restore`, `restore after
+    /// the refused capture`.
+    pub fn words(self) -> &'static str {
+        match self {
+            RestoreKind::Cold => "cold restore",
+            RestoreKind::Warm => "warm restore",
+            RestoreKind::AfterRefusal => "restore after the refused capture",
+        }
+    }
+}
+
+/// Where one step stands in a session of turns through one backend instance (`snapconf
+/// lifecycle`, docs/design.md "Sessions").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionStep {
+    /// The turn, from 1.
+    pub turn: usize,
+    /// For a restore: the turn whose checkpoint it restores, and how.
+    pub restore: Option<(usize, RestoreKind)>,
+    /// For a capture refused right after a refused turn, of a workspace that holds nothing
+    /// the profile lets a capture refuse: whether a fresh instance of the same producer
+    /// captured the same workspace (`Some(true)`: the session's instance is stuck).
+    pub fresh_capture: Option<bool>,
+}
+
 /// A whole-tree alternative that counts as "intact" after a failed hydration: for a killed
 /// extractor, the complete new tree (`Ok(true)` if `after` is it).
 pub type AlsoIntact<'a> = dyn Fn(&Tree) -> Result<bool, HarnessError> + 'a;
@@ -100,6 +139,9 @@ pub struct Evidence<'a> {
     pub reference: Option<ReferenceRun<'a>>,
     /// Member lists of the same bytes by several parsers, by parser name.
     pub listings: &'a [(&'a str, ParserListing)],
+    /// Where the step stands in a session of turns (`snapconf lifecycle`); `None` for a
+    /// single case.
+    pub session: Option<SessionStep>,
     root_tree: OnceCell<Result<Tree, String>>,
     root_replaced: OnceCell<Option<String>>,
 }
@@ -125,6 +167,7 @@ impl<'a> Evidence<'a> {
             judged: None,
             reference: None,
             listings: &[],
+            session: None,
             root_tree: OnceCell::new(),
             root_replaced: OnceCell::new(),
         }

@@ -73,10 +73,18 @@ impl Check {
     /// refuse.
     pub const ESCAPING_LINK: Check = Check(&super::escaping_link::DEF);
 
+    /// `checkpoint-restore`: a restore of a session's accepted checkpoint (cold, warm over
+    /// the diverged workspace, or after a refused capture) differs from that turn's
+    /// expected tree.
+    pub const CHECKPOINT_RESTORE: Check = Check(&super::checkpoint_restore::DEF);
+    /// `stuck-session`: after a refused capture and the removal of what the profile lets a
+    /// capture refuse, the session's producer still refuses what a fresh instance captures.
+    pub const STUCK_SESSION: Check = Check(&super::stuck_session::DEF);
+
     /// The registry: every built-in check, in report column order. Every driver (`run`,
     /// `--faults`, `fuzz`, `audit`, the fuzz oracles) judges its evidence with this list
     /// unless told otherwise.
-    pub const ALL: [Check; 12] = [
+    pub const ALL: [Check; 14] = [
         Check::LATE_FAILURE,
         Check::ROUNDTRIP,
         Check::ATOMIC_HYDRATION,
@@ -89,6 +97,8 @@ impl Check {
         Check::VERDICT_DISAGREEMENT,
         Check::LISTING_MISMATCH,
         Check::ESCAPING_LINK,
+        Check::CHECKPOINT_RESTORE,
+        Check::STUCK_SESSION,
     ];
 
     /// A check of one's own (a test's toy check, say), from a `'static` definition.

@@ -3,6 +3,7 @@
 //! driver collects and hands to [`judge`].
 
 pub mod atomic_hydration;
+pub mod checkpoint_restore;
 pub mod containment;
 pub mod dangling_link;
 pub mod escaping_link;
@@ -14,11 +15,13 @@ pub mod late_failure;
 pub mod listing_mismatch;
 pub mod parser_disagreement;
 pub mod roundtrip;
+pub mod stuck_session;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 
 use evidence::unlistable;
 pub use evidence::{
-    first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, Step, Violation,
+    first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind, SessionStep,
+    Step, Violation,
 };
 pub use id::{Check, CheckDef};

@@ -52,9 +52,38 @@ pub enum Command {
     /// Work with report directories
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Run sessions: sequences of turns (edits, a capture per turn, cold and warm restores
+    /// of earlier checkpoints) through one backend instance per sequence
+    Lifecycle(LifecycleArgs),
     /// Mutate seed and adversarial archives and run them through an extractor
     /// (`--extractor`), or hunt for parser disagreements (`--parsers`)
     Fuzz(FuzzArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LifecycleArgs {
+    /// Sequences per producer × extractor pair
+    #[arg(long, default_value_t = 100, env = "SNAPCONF_SEQUENCES")]
+    pub sequences: u64,
+    /// Most turns of one sequence (each has 1 to N, drawn from the seed)
+    #[arg(long, default_value_t = 6, env = "SNAPCONF_TURNS",
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub turns: u64,
+    /// Seed of the run (default: drawn from the clock and printed)
+    #[arg(long, env = "SNAPCONF_SEED")]
+    pub seed: Option<u64>,
+    /// Faults to inject into every warm restore, comma-separated: truncate, corrupt,
+    /// efbig, enospc, kill, or all (default: none)
+    #[arg(long, value_delimiter = ',', env = "SNAPCONF_FAULTS")]
+    pub faults: Vec<String>,
+    /// Re-run a lifecycle reproducer directory (`cases/<id>/` of a lifecycle report)
+    /// instead: exit 1 while it reproduces, 0 once fixed
+    #[arg(long, value_name = "CASE_DIR")]
+    pub replay: Option<PathBuf>,
+    #[command(flatten)]
+    pub shrink: ShrinkArgs,
+    #[command(flatten)]
+    pub pairs: PairArgs,
 }
 
 #[derive(Debug, Args)]

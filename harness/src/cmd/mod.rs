@@ -16,6 +16,7 @@ mod backends;
 mod baseline;
 mod fuzz;
 mod hydrate;
+mod lifecycle;
 mod list;
 mod parsers;
 mod policy_flags;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Audit(a) => audit::audit(a),
         Command::Replay(a) => replay::replay(a),
         Command::List(a) => list::list(a),
+        Command::Lifecycle(a) => lifecycle::lifecycle(a),
         Command::Hydrate(a) => hydrate::hydrate(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
         Command::ServeHydrate(a) => hydrate::serve(a),

@@ -137,9 +137,10 @@ pub fn clock_seed() -> u64 {
 }
 
 /// The files of a report directory that a run (or a fuzz session: `fuzz.json`) writes,
-/// besides `cases/`.
-const REPORT_FILES: [&str; 5] = [
+/// besides `cases/` (`lifecycle.json`: a lifecycle run).
+const REPORT_FILES: [&str; 6] = [
     "report.json",
+    "lifecycle.json",
     "summary.md",
     "junit.xml",
     "index.html",
@@ -395,7 +396,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
 
 /// Run external tools in a private mount namespace when the machine allows it; otherwise
 /// say so once (stderr and the report's notes) and go on with the canary checks alone.
-fn isolate() -> Vec<String> {
+pub fn isolate() -> Vec<String> {
     match probe_private_mounts() {
         Ok(ns) => {
             set_private_mounts(Some(ns));

@@ -153,6 +153,13 @@ pub struct GenConfig {
     /// extractor that writes into the live root must not write through it
     /// (`SNAPCONF_GEN_PRIOR_HARDLINK_OUT_WEIGHT`, default 1; none when `hardlink_weight` is 0).
     pub prior_hardlink_out_weight: u32,
+    /// A prior that is W1 itself moved on by 1–3 of a session's edits (`gen/edit.rs`:
+    /// files created, changed, removed, moved, replaced by a directory or a link, ...), the
+    /// workspace a resume finds when it restores over a tree that diverged from the
+    /// checkpoint: stale and extra entries where they bite. One plan of a non-empty prior
+    /// (`SNAPCONF_GEN_PRIOR_EDITED_WEIGHT`, default 1: about one non-empty prior in eight
+    /// holds one; each unit weighs as much as 2 units of `prior_random_weight`).
+    pub prior_edited_weight: u32,
 }
 
 impl Default for GenConfig {
@@ -209,6 +216,7 @@ impl Default for GenConfig {
             prior_dir_at_file_weight: 1,
             prior_stale_file_weight: 2,
             prior_hardlink_out_weight: 1,
+            prior_edited_weight: 1,
         }
     }
 }

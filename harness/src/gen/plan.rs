@@ -293,4 +293,8 @@ pub enum PriorPlan {
     StaleFile { file: Index, content: ContentPlan },
     /// At a W1 regular file: a hardlink to the jail file `{out}/linked`, outside the root.
     HardlinkOut { file: Index },
+    /// The whole of W1 (without its exclusions) moved on by these edits: a diverged
+    /// workspace. The first such plan of a prior is its base; the other plans add what
+    /// still fits, and later `Edited` plans are ignored.
+    Edited { edits: Vec<super::edit::Edit> },
 }

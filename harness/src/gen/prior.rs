@@ -2,6 +2,7 @@
 //! sit exactly where W1 has a directory or a file.
 
 use super::builder::Builder;
+use super::edit::apply_edit;
 use super::plan::PriorPlan;
 use super::resolve::apply_entry;
 use crate::model::bytes::RelPath;
@@ -38,8 +39,25 @@ pub fn resolve_prior(plans: &[PriorPlan], w1: &WorkspaceSpec) -> WorkspaceSpec {
         n => Some(files[i.index(n)].clone()),
     };
     let mut b = Builder::new();
+    // A diverged copy of W1 first, when there is one; the other plans add what still fits.
+    if let Some(edits) = plans.iter().find_map(|p| match p {
+        PriorPlan::Edited { edits } => Some(edits),
+        _ => None,
+    }) {
+        let mut w0 = WorkspaceSpec {
+            entries: w1.entries.clone(),
+            exclusions: Vec::new(),
+        };
+        for e in edits {
+            w0 = apply_edit(&w0, e);
+        }
+        for e in w0.with_parents() {
+            b.add_at(&e.path, e.kind, e.mode);
+        }
+    }
     for plan in plans {
         match plan {
+            PriorPlan::Edited { .. } => {}
             PriorPlan::Random(e) => apply_entry(&mut b, e),
             PriorPlan::SymlinkAtDir { dir, to_out } => {
                 if let Some(at) = pick_dir(dir) {

@@ -5,6 +5,7 @@
 //! `Union` shrinks towards earlier alternatives.
 
 use super::config::GenConfig;
+use super::edit::edit_for;
 use super::plan::{
     ContentPlan, EntryPlan, ExclusionPlan, KindPlan, LinkPlan, ModePlan, NamePlan, Order,
     PriorPlan, SpecPlan, VenvExclusion, VenvPlan, VENV_PARTS,
@@ -263,8 +264,9 @@ pub fn spec_plan_strategy(cfg: &GenConfig) -> SBoxedStrategy<SpecPlan> {
 }
 
 /// Prior plans: empty with weight `prior_empty_weight`, otherwise 1..=`max_prior_entries`
-/// plans, each random (`prior_random_weight`) or hostile (`hostile_prior_weight`, shared out
-/// by the `prior_*_weight`s). Shrinks by removing plans, then to the empty prior.
+/// plans, each random (`prior_random_weight`), hostile (`hostile_prior_weight`, shared out
+/// by the `prior_*_weight`s) or W1 moved on by 1–3 edits (`prior_edited_weight`). Shrinks
+/// by removing plans, then to the empty prior.
 pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
     let hostile_kinds = [
         cfg.prior_symlink_at_dir_weight,
@@ -287,6 +289,13 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
         .min(1 << 20);
     let random = entry_plan_strategy(cfg)
         .prop_map(PriorPlan::Random)
+        .sboxed();
+    let edited_w = cfg.prior_edited_weight.saturating_mul(2).min(1 << 20);
+    let edit_cfg = cfg.clone();
+    let edited = proptest::collection::vec(any::<u64>(), 1..=3)
+        .prop_map(move |seeds| PriorPlan::Edited {
+            edits: seeds.iter().map(|s| edit_for(&edit_cfg, *s)).collect(),
+        })
         .sboxed();
     // Hostile plans resolve to one or two entries (none when W1 has no target for them), a
     // random plan to up to seven: one-entry kinds first, random last, since a union shrinks
@@ -330,15 +339,18 @@ pub fn prior_plans_strategy(cfg: &GenConfig) -> SBoxedStrategy<Vec<PriorPlan>> {
                     .sboxed(),
             ),
             (random_w, random.clone()),
+            // Last: a W1-sized plan, which shrinking drops rather than turns into another.
+            (edited_w, edited),
         ],
         random,
     );
-    let non_empty = if cfg.max_prior_entries == 0 || (random_w == 0 && kinds_sum == 0) {
-        0
-    } else {
-        cfg.prior_random_weight
-            .saturating_add(cfg.hostile_prior_weight)
-    };
+    let non_empty =
+        if cfg.max_prior_entries == 0 || (random_w == 0 && kinds_sum == 0 && edited_w == 0) {
+            0
+        } else {
+            cfg.prior_random_weight
+                .saturating_add(cfg.hostile_prior_weight)
+        };
     weighted(
         vec![
             (cfg.prior_empty_weight, just(Vec::new())),
@@ -400,7 +412,9 @@ pub fn case_strategy(cfg: &GenConfig) -> impl Strategy<Value = Case> + Clone + S
 pub(crate) fn unfiltered_case_strategy(
     cfg: &GenConfig,
 ) -> impl Strategy<Value = Case> + Clone + Send + Sync {
-    (spec_plan_strategy(cfg), prior_plans_strategy(cfg)).prop_map(|(spec_plan, prior_plans)| {
+    // The prior first: it shrinks before W1 does, so a prior that copies W1 (an edited
+    // one) is gone by the time W1's entries are removed and cannot make a removal larger.
+    (prior_plans_strategy(cfg), spec_plan_strategy(cfg)).prop_map(|(prior_plans, spec_plan)| {
         let spec = resolve_spec(&spec_plan);
         let prior = resolve_prior(&prior_plans, &spec);
         Case { spec, prior }

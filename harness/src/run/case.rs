@@ -169,7 +169,7 @@ pub fn run_case(
 /// child (a tool's straggler, say a daemon that left its process group, could otherwise
 /// write into the jail during the next case and be blamed on that case's pair); and no
 /// `containment` or `hang` finding says the jail was changed or a tool was killed.
-fn jail_reusable(
+pub(crate) fn jail_reusable(
     producer: &dyn Producer,
     extractors: &[&dyn Extractor],
     env: &Env,
@@ -219,6 +219,96 @@ fn run_in(
     let mut last = jail
         .snapshot_outside(&src)
         .ctx(|| "cannot observe the jail".into())?;
+    let what = format!("capture by `{}`", producer.name());
+    let captured = capture_and_check(jail, &mut last, &spec, producer, env, &what, None, &mut out)?;
+    let (outcome, members) = (captured.outcome, captured.members);
+    match outcome {
+        Outcome::Success => {}
+        Outcome::Refused { message } => {
+            out.capture = Capture::Refused { message };
+            return Ok(out);
+        }
+        Outcome::Hang { .. } => return Ok(out),
+    }
+    out.capture = Capture::Archived { members };
+    if let Some(dir) = keep {
+        std::fs::copy(&archive, dir.join("archive.tar"))
+            .ctx(|| format!("cannot copy the archive into `{}`", dir.display()))?;
+    }
+
+    // Hydration: into an empty root, then over the prior workspace.
+    for ex in extractors {
+        let root = jail
+            .fresh_dir("h")
+            .ctx(|| "cannot create a hydration root".into())?;
+        let ctx = Step {
+            archive: &archive,
+            root: &root,
+            ex: *ex,
+            expected_tree: &exp.tree,
+            env,
+            what: None,
+            session: None,
+        };
+        hydrate_and_check(jail, &mut last, &ctx, None, &mut out)?;
+        if !case.prior.entries.is_empty() {
+            let root = jail
+                .fresh_dir("h")
+                .ctx(|| "cannot create a hydration root".into())?;
+            let ph0 = jail.placeholders(&root);
+            materialise(&case.prior, &root, &ph0).map_err(|e| HarnessError::Materialise {
+                what: "the prior workspace (prior.json)".into(),
+                message: e.to_string(),
+            })?;
+            let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
+            let ctx = Step {
+                archive: &archive,
+                root: &root,
+                ex: *ex,
+                expected_tree: &exp.tree,
+                env,
+                what: None,
+                session: None,
+            };
+            hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
+        }
+    }
+    let step = crate::faults::FaultStep {
+        case,
+        archive: &archive,
+        expected_tree: &exp.tree,
+        extractors,
+        env,
+    };
+    crate::faults::run_faults(jail, &mut last, &step, &mut out)?;
+    Ok(out)
+}
+
+/// How a capture step ended: the producer's outcome and the number of members the
+/// reference listed in the archive (0 when there is none or it cannot be listed).
+pub(crate) struct Captured {
+    pub(crate) outcome: Outcome,
+    pub(crate) members: usize,
+}
+
+/// Capture the jail's `src/` (holding `spec`, materialised) with `producer` into the
+/// jail's `archive.tar`, list the archive's members and search it for the decoys, and
+/// judge the step with every check of the run (`what` names it, `session` places it in a
+/// session); the violations go to `out` as capture-side findings. `last` is the jail's
+/// state before the capture and becomes the state after it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn capture_and_check(
+    jail: &mut Jail,
+    last: &mut Snapshot,
+    spec: &crate::model::spec::WorkspaceSpec,
+    producer: &dyn Producer,
+    env: &Env,
+    what: &str,
+    session: Option<crate::checks::SessionStep>,
+    out: &mut CaseOutcome,
+) -> Result<Captured, HarnessError> {
+    let src = jail.src();
+    let archive = jail.archive();
     let scratch = jail
         .fresh_dir("scratch-capture")
         .ctx(|| "cannot create scratch".into())?;
@@ -234,9 +324,8 @@ fn run_in(
         scratch: &scratch,
         timeout: env.timeout,
     })?;
-    let what = format!("capture by `{}`", producer.name());
     let left = stragglers(producer.in_process());
-    let outside = outside_changes(jail, &src, &mut last)?;
+    let outside = outside_changes(jail, &src, last)?;
     // The member list and the canary search need the archive; a refused or hung capture
     // may have left none.
     let bytes = match outcome {
@@ -267,7 +356,8 @@ fn run_in(
         .as_deref()
         .map(|b| crate::jail::canary::stored_canaries(b, &canaries))
         .unwrap_or_default();
-    let mut ev = Evidence::capture(&what, &outcome);
+    let mut ev = Evidence::capture(what, &outcome);
+    ev.session = session;
     ev.outside = &outside;
     ev.stragglers = &left;
     if let Some(members) = &members {
@@ -278,78 +368,27 @@ fn run_in(
         });
     }
     out.record(None, judge(&env.checks, &ev)?);
-    match outcome {
-        Outcome::Success => {}
-        Outcome::Refused { message } => {
-            out.capture = Capture::Refused { message };
-            return Ok(out);
-        }
-        Outcome::Hang { .. } => return Ok(out),
-    }
-    out.capture = Capture::Archived {
-        members: members.map_or(0, |m| m.map_or(0, |m| m.len())),
-    };
-    if let Some(dir) = keep {
-        std::fs::copy(&archive, dir.join("archive.tar"))
-            .ctx(|| format!("cannot copy the archive into `{}`", dir.display()))?;
-    }
-
-    // Hydration: into an empty root, then over the prior workspace.
-    for ex in extractors {
-        let root = jail
-            .fresh_dir("h")
-            .ctx(|| "cannot create a hydration root".into())?;
-        let ctx = Step {
-            archive: &archive,
-            root: &root,
-            ex: *ex,
-            expected_tree: &exp.tree,
-            env,
-        };
-        hydrate_and_check(jail, &mut last, &ctx, None, &mut out)?;
-        if !case.prior.entries.is_empty() {
-            let root = jail
-                .fresh_dir("h")
-                .ctx(|| "cannot create a hydration root".into())?;
-            let ph0 = jail.placeholders(&root);
-            materialise(&case.prior, &root, &ph0).map_err(|e| HarnessError::Materialise {
-                what: "the prior workspace (prior.json)".into(),
-                message: e.to_string(),
-            })?;
-            let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            let ctx = Step {
-                archive: &archive,
-                root: &root,
-                ex: *ex,
-                expected_tree: &exp.tree,
-                env,
-            };
-            hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
-        }
-    }
-    let step = crate::faults::FaultStep {
-        case,
-        archive: &archive,
-        expected_tree: &exp.tree,
-        extractors,
-        env,
-    };
-    crate::faults::run_faults(jail, &mut last, &step, &mut out)?;
-    Ok(out)
+    let members = members.map_or(0, |m| m.map_or(0, |m| m.len()));
+    Ok(Captured { outcome, members })
 }
 
 /// One hydration step: which archive, into which root, by which extractor, expecting what.
-struct Step<'a> {
-    archive: &'a Path,
-    root: &'a Path,
-    ex: &'a dyn Extractor,
-    expected_tree: &'a Tree,
-    env: &'a Env,
+pub(crate) struct Step<'a> {
+    pub(crate) archive: &'a Path,
+    pub(crate) root: &'a Path,
+    pub(crate) ex: &'a dyn Extractor,
+    pub(crate) expected_tree: &'a Tree,
+    pub(crate) env: &'a Env,
+    /// The step in words (`None`: "hydration into an empty root" or "hydration over the
+    /// prior workspace").
+    pub(crate) what: Option<&'a str>,
+    /// Where the step stands in a session (`snapconf lifecycle`).
+    pub(crate) session: Option<crate::checks::SessionStep>,
 }
 
 /// Hydrate `step.archive` into `step.root` (empty, or holding the prior `prior`) and
 /// judge the step with every check of the run.
-fn hydrate_and_check(
+pub(crate) fn hydrate_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
     step: &Step<'_>,
@@ -362,11 +401,13 @@ fn hydrate_and_check(
         ex,
         expected_tree,
         env,
+        what,
+        session,
     } = *step;
-    let what = if prior.is_some() {
-        "hydration over the prior workspace"
-    } else {
-        "hydration into an empty root"
+    let what = match (what, prior) {
+        (Some(w), _) => w,
+        (None, Some(_)) => "hydration over the prior workspace",
+        (None, None) => "hydration into an empty root",
     };
     let scratch = jail
         .fresh_dir("scratch-h")
@@ -388,6 +429,7 @@ fn hydrate_and_check(
     ev.prior = prior;
     ev.cleared_by = ex.clears_root().then(|| ex.name());
     ev.promises = Some(ex.link_promises());
+    ev.session = session;
     out.record(Some(ex.name()), judge(&env.checks, &ev)?);
     Ok(())
 }

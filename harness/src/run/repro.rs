@@ -67,7 +67,31 @@ pub fn write_case_dir(
         finding.observed.clone().unwrap_or_default()
     );
     write("observed.txt", &obs)?;
-    let script = format!(
+    let pair = match &meta.extractor {
+        Some(e) => format!("{} x {}", meta.producer, e),
+        None => format!("capture by {}", meta.producer),
+    };
+    let script = repro_script(meta.check, &pair, tools, bin, backends, "replay \"$here\"");
+    write("repro.sh", &script)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755))
+        .ctx(|| "cannot make repro.sh executable".into())?;
+    Ok(())
+}
+
+/// The `repro.sh` of a reproducer of `check` (`pair` in words): it runs `snapconf
+/// {command}` (`$here` is the reproducer's directory) with `--backend` for each of
+/// `backends`, on the binary `bin` (or `SNAPCONF`, or `snapconf` on `PATH`); `tools` are
+/// named in its comment.
+pub fn repro_script(
+    check: Check,
+    pair: &str,
+    tools: &[String],
+    bin: &Path,
+    backends: &[std::path::PathBuf],
+    command: &str,
+) -> String {
+    format!(
         "#!/bin/sh\n\
          # Re-runs snapconf finding `{check}` ({pair}).\n\
          # Exits 1 while the finding reproduces, 0 once it is fixed, 2/3 when it cannot run.\n\
@@ -76,12 +100,7 @@ pub fn write_case_dir(
          here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
          SNAPCONF=${{SNAPCONF:-{bin}}}\n\
          command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\
-         exec \"$SNAPCONF\" replay \"$here\"{backend_args}\n",
-        check = meta.check,
-        pair = match &meta.extractor {
-            Some(e) => format!("{} x {}", meta.producer, e),
-            None => format!("capture by {}", meta.producer),
-        },
+         exec \"$SNAPCONF\" {command}{backend_args}\n",
         tools = if tools.is_empty() {
             "nothing else".to_string()
         } else {
@@ -89,12 +108,7 @@ pub fn write_case_dir(
         },
         bin = shell_word(&bin.display().to_string()),
         backend_args = backend_args(backends),
-    );
-    write("repro.sh", &script)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755))
-        .ctx(|| "cannot make repro.sh executable".into())?;
-    Ok(())
+    )
 }
 
 /// Read a reproducer back: its metadata and case. `Err` names the file.

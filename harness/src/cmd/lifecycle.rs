@@ -1,0 +1,214 @@
+//! `snapconf lifecycle`: sessions of turns through one backend instance, and
+//! `--replay` of their reproducers.
+
+use super::args::LifecycleArgs;
+use super::run::{clock_seed, isolate, setup, ShrinkLimits};
+use super::Usage;
+use anyhow::Context;
+use snapconf_harness::exit;
+use snapconf_harness::faults::{FaultKind, FaultOptions};
+use snapconf_harness::jail::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
+use snapconf_harness::lifecycle::runner::{
+    read_reproducer, replay as replay_sequence, run as run_lifecycle, LifecycleOptions,
+    LifecycleReport,
+};
+use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::run::shrink::ShrinkBudget;
+use std::time::Duration;
+
+pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
+    if let Some(dir) = &a.replay {
+        return replay(&a, dir);
+    }
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
+    if a.sequences == 0 {
+        eprintln!("snapconf: nothing to run: --sequences 0");
+        return Ok(exit::NOTHING_RAN);
+    }
+    let limits = ShrinkLimits {
+        steps: a.shrink.shrink_steps,
+        per_finding: Duration::from_secs(a.shrink.shrink_time),
+        total: Duration::from_secs(a.shrink.shrink_total),
+    };
+    let s = setup(&a.pairs, a.sequences, seed, limits, "lifecycle")?;
+    let mut env = s.opts.env;
+    env.faults = FaultOptions {
+        kinds: faults,
+        bin: std::env::current_exe().ok(),
+    };
+    let opts = LifecycleOptions {
+        sequences: a.sequences,
+        max_turns: a.turns as usize,
+        seed,
+        gen: s.opts.gen,
+        env,
+        shrink: s.opts.shrink,
+        shrink_total: s.opts.shrink_total,
+        report_dir: s.opts.report_dir,
+        producers: s.opts.producers,
+        extractors: s.opts.extractors,
+        backends: s.backends,
+        bin: s.opts.bin,
+        backend_files: s.opts.backend_files,
+        jobs: s.opts.jobs,
+    };
+    let _notes = isolate();
+    install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
+    if opts.producers.is_empty() || opts.extractors.is_empty() {
+        eprintln!(
+            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
+        );
+        return Ok(exit::NOTHING_RAN);
+    }
+    eprintln!(
+        "snapconf: lifecycle: {} sequence(s) of up to {} turn(s) per pair, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",
+        opts.sequences,
+        opts.max_turns,
+        opts.env.profile.name,
+        opts.producers.len(),
+        opts.extractors.len(),
+        opts.jobs
+    );
+    let report = run_lifecycle(&opts).context("the lifecycle run failed")?;
+    let dir = &opts.report_dir;
+    let json = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
+    std::fs::write(dir.join("lifecycle.json"), json + "\n")
+        .with_context(|| format!("cannot write `{}`", dir.join("lifecycle.json").display()))?;
+    print_summary(&report, dir);
+    if stop_requested() {
+        eprintln!("snapconf: interrupted; partial report written");
+        return Ok(INTERRUPTED);
+    }
+    Ok(if report.findings.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}
+
+/// The pairs' counts and each shrunk finding, on stdout.
+fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
+    let rate = |n: u64| {
+        if report.seconds > 0.0 {
+            n as f64 / report.seconds
+        } else {
+            0.0
+        }
+    };
+    let all: u64 = report.pairs.iter().map(|p| p.sequences).sum();
+    outln!(
+        "lifecycle: {all} sequence(s) in {:.1} s ({:.1} sequences/s over every pair)",
+        report.seconds,
+        rate(all)
+    );
+    for p in &report.pairs {
+        let found: Vec<String> = p.findings.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        outln!(
+            "  {} x {}: {} sequences ({:.1}/s on one worker), {} passed, {} turns, {} captures refused, {} restores, {} faulted restores{}",
+            p.producer,
+            p.extractor,
+            p.sequences,
+            if p.seconds > 0.0 {
+                p.sequences as f64 / p.seconds
+            } else {
+                0.0
+            },
+            p.passed,
+            p.turns,
+            p.refused,
+            p.restores,
+            p.faulted,
+            if found.is_empty() {
+                String::new()
+            } else {
+                format!("; failing: {}", found.join(", "))
+            }
+        );
+    }
+    for f in &report.findings {
+        outln!(
+            "{} ({} x {}): {}\n  {} turn(s), {} edit(s), {} initial entr{} ({}); replay: {}",
+            f.check,
+            f.producer,
+            f.extractor,
+            f.message,
+            f.turns,
+            f.edits,
+            f.entries,
+            if f.entries == 1 { "y" } else { "ies" },
+            f.shrink.describe(f.entries),
+            dir.join(&f.case_dir).join("repro.sh").display()
+        );
+    }
+    outln!("report: {}", dir.join("lifecycle.json").display());
+}
+
+/// `snapconf lifecycle --replay DIR`.
+fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
+    let (meta, seq) = read_reproducer(dir).map_err(Usage)?;
+    let backends = super::backends::load(&a.pairs.backends)?;
+    let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
+    let producers = super::adapters::producers(std::slice::from_ref(&meta.producer), &backends)
+        .map_err(|e| Usage(format!("{e}{hint}")))?;
+    let extractors = super::adapters::extractors(
+        std::slice::from_ref(&meta.extractor),
+        reference_policy(&meta.profile, None),
+        &backends,
+    )
+    .map_err(|e| Usage(format!("{e}{hint}")))?;
+    if let Some(s) = producers.skipped.iter().chain(&extractors.skipped).next() {
+        eprintln!(
+            "snapconf: cannot replay: {} (install: {})",
+            s.reason, s.install_hint
+        );
+        return Ok(exit::NOTHING_RAN);
+    }
+    let faults = FaultKind::parse_list(&meta.faults).map_err(|e| Usage(e.to_string()))?;
+    let opts = LifecycleOptions {
+        sequences: 1,
+        max_turns: seq.turns.len(),
+        seed: meta.seed,
+        gen: Default::default(),
+        env: snapconf_harness::run::case::Env {
+            profile: meta.profile.clone(),
+            timeout: Duration::from_secs(meta.timeout_secs.max(1)),
+            jail_base: a
+                .pairs
+                .jail_dir
+                .clone()
+                .or_else(snapconf_harness::jail::default_jail_base),
+            faults: FaultOptions {
+                kinds: faults,
+                bin: std::env::current_exe().ok(),
+            },
+            jails: Default::default(),
+            checks: snapconf_harness::checks::Check::ALL.to_vec(),
+        },
+        shrink: ShrinkBudget::default(),
+        shrink_total: Duration::ZERO,
+        report_dir: dir.to_path_buf(),
+        producers: producers.run,
+        extractors: extractors.run,
+        backends,
+        bin: std::env::current_exe().unwrap_or_else(|_| "snapconf".into()),
+        backend_files: Vec::new(),
+        jobs: 1,
+    };
+    let pair = format!("{} x {}", meta.producer, meta.extractor);
+    let r = replay_sequence(&opts, &meta, &seq).context("the replay failed")?;
+    match r.finding {
+        Some(f) => {
+            outln!("{} ({pair}): {}", meta.check, f.message);
+            if let Some(o) = &f.observed {
+                outln!("{o}");
+            }
+            outln!("reproduces: {} ({pair})", meta.check);
+            Ok(exit::FINDINGS)
+        }
+        None => {
+            outln!("fixed: {} ({pair}) no longer reproduces", meta.check);
+            Ok(exit::OK)
+        }
+    }
+}

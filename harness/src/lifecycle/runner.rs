@@ -1,0 +1,488 @@
+//! The lifecycle run: every sequence through every producer × extractor pair on the `-j`
+//! pool (a backend gets a fresh instance, one worker process, per sequence), the first
+//! finding of each (pair, check) cell shrunk over the sequence and written as a
+//! reproducer, and `lifecycle.json`; and the replay of such a reproducer.
+
+use super::sequence::{draw_sequence, Sequence};
+use super::session::{run_sequence, SequenceOutcome};
+use super::shrink::shrink_sequence;
+use crate::checks::Check;
+use crate::error::{HarnessError, IoContext};
+use crate::gen::GenConfig;
+use crate::model::profile::Profile;
+use crate::run::case::{Env, Finding};
+use crate::run::pool::{run_pool, Delivered, Until};
+use crate::run::shrink::{ShrinkBudget, ShrinkEnd};
+use serde::{Deserialize, Serialize};
+use snapconf_producers::{Backend, Extractor, Producer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Everything a lifecycle run needs.
+pub struct LifecycleOptions {
+    /// Sequences per pair.
+    pub sequences: u64,
+    /// Most turns of one sequence (at least 1).
+    pub max_turns: usize,
+    pub seed: u64,
+    pub gen: GenConfig,
+    pub env: Env,
+    /// Budget for shrinking one finding.
+    pub shrink: ShrinkBudget,
+    /// Wall time all shrinking may take together; later findings are written unshrunk.
+    pub shrink_total: Duration,
+    /// Receives `lifecycle.json` and `cases/`.
+    pub report_dir: PathBuf,
+    pub producers: Vec<Box<dyn Producer>>,
+    pub extractors: Vec<Box<dyn Extractor>>,
+    /// The `--backend`s: a producer or extractor of one of these names runs as a fresh
+    /// instance of it for every sequence.
+    pub backends: Vec<Backend>,
+    /// The binary `repro.sh` calls.
+    pub bin: PathBuf,
+    /// The `--backend` files (absolute), passed back by `repro.sh`.
+    pub backend_files: Vec<PathBuf>,
+    /// Workers running sequences and shrinks at once (`-j`).
+    pub jobs: usize,
+}
+
+/// `lifecycle.json`: what a lifecycle run did and found (schema 1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LifecycleReport {
+    pub schema: u32,
+    pub seed: u64,
+    /// Sequences per pair.
+    pub sequences: u64,
+    pub max_turns: usize,
+    pub profile: String,
+    /// Faults tried over every warm restore (`--faults`).
+    pub faults: Vec<String>,
+    /// One row per pair, by producer then extractor.
+    pub pairs: Vec<PairRow>,
+    /// The first finding of each failing (pair, check) cell, shrunk.
+    pub findings: Vec<LifecycleFinding>,
+    /// Wall seconds of the sequences (without the shrinks).
+    pub seconds: f64,
+}
+
+/// The counts of one pair.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PairRow {
+    pub producer: String,
+    pub extractor: String,
+    pub sequences: u64,
+    /// Sequences without a finding.
+    pub passed: u64,
+    pub turns: u64,
+    /// Captures the producer refused.
+    pub refused: u64,
+    pub restores: u64,
+    /// Faulted restores (`--faults`).
+    pub faulted: u64,
+    /// Wall seconds of this pair's sequences, added up over the workers (each sequence
+    /// timed on the worker that ran it): `sequences / seconds` is the pair's rate on one
+    /// worker, measured side by side with the other pairs of the run.
+    pub seconds: f64,
+    /// Sequences failing each check, by check id.
+    pub findings: BTreeMap<String, u64>,
+}
+
+/// One shrunk finding of a lifecycle run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LifecycleFinding {
+    pub check: Check,
+    pub producer: String,
+    pub extractor: String,
+    /// The producer alone is at fault (a capture-side check).
+    pub capture_side: bool,
+    /// The shrunk sequence's message.
+    pub message: String,
+    /// The sequence it was first seen in.
+    pub index: u64,
+    /// The shrunk sequence: turns, edits, and entries of its initial workspace.
+    pub turns: usize,
+    pub edits: usize,
+    pub entries: usize,
+    pub shrink: ShrinkEnd,
+    /// The reproducer, relative to the report directory.
+    pub case_dir: String,
+}
+
+/// `finding.json` of a lifecycle reproducer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LifecycleMeta {
+    pub schema: u32,
+    pub check: Check,
+    pub producer: String,
+    pub extractor: String,
+    pub profile: Profile,
+    pub message: String,
+    pub seed: u64,
+    pub index: u64,
+    /// Timeout per capture and restore, in seconds.
+    pub timeout_secs: u64,
+    /// The faults of the run (`--faults`), tried over every warm restore again on replay.
+    #[serde(default)]
+    pub faults: Vec<String>,
+}
+
+/// One unit of work: sequence `index` through pair `pair` (producer, extractor numbers).
+struct Unit {
+    index: u64,
+    pair: (usize, usize),
+}
+
+/// A first finding waiting for its shrink.
+struct Pending {
+    index: u64,
+    pair: (usize, usize),
+    sequence: Sequence,
+    finding: Finding,
+}
+
+/// Run the lifecycle matrix. `Err` only for faults of snapconf itself.
+pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
+    let started = Instant::now();
+    let pairs: Vec<(usize, usize)> = (0..opts.producers.len())
+        .flat_map(|p| (0..opts.extractors.len()).map(move |x| (p, x)))
+        .collect();
+    let units: Vec<Unit> = (0..opts.sequences)
+        .flat_map(|index| pairs.iter().map(move |&pair| Unit { index, pair }))
+        .collect();
+    let work = |u: &Unit,
+                env: &Env,
+                _: &dyn Fn(())|
+     -> Result<(Sequence, SequenceOutcome, f64), HarnessError> {
+        let seq = draw_sequence(&opts.gen, opts.seed, u.index, opts.max_turns)
+            .map_err(HarnessError::Other)?;
+        let t = Instant::now();
+        let out = run_pair(opts, u.pair, &seq, env, None)?;
+        Ok((seq, out, t.elapsed().as_secs_f64()))
+    };
+    let mut rows: BTreeMap<(usize, usize), PairRow> = BTreeMap::new();
+    for &(p, x) in &pairs {
+        rows.insert(
+            (p, x),
+            PairRow {
+                producer: opts.producers[p].name().to_string(),
+                extractor: opts.extractors[x].name().to_string(),
+                ..PairRow::default()
+            },
+        );
+    }
+    // Outcomes are added up in unit order, so the first finding of a cell is the same for
+    // any `-j`.
+    let mut waiting: BTreeMap<usize, (Sequence, SequenceOutcome, f64)> = BTreeMap::new();
+    let mut next = 0;
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut seen: BTreeMap<(usize, usize, Check), ()> = BTreeMap::new();
+    run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
+        let Delivered::Done(i, r) = d else { return };
+        waiting.insert(i, r);
+        while let Some((seq, out, secs)) = waiting.remove(&next) {
+            let u = &units[next];
+            next += 1;
+            let Some(row) = rows.get_mut(&u.pair) else {
+                continue;
+            };
+            row.sequences += 1;
+            row.turns += out.turns as u64;
+            row.refused += out.refused as u64;
+            row.restores += out.restores as u64;
+            row.faulted += out.faulted as u64;
+            row.seconds += secs;
+            if out.findings.is_empty() {
+                row.passed += 1;
+            }
+            for f in &out.findings {
+                *row.findings.entry(f.check.id().to_string()).or_default() += 1;
+                if seen.insert((u.pair.0, u.pair.1, f.check), ()).is_none() {
+                    pending.push(Pending {
+                        index: u.index,
+                        pair: u.pair,
+                        sequence: seq.clone(),
+                        finding: f.clone(),
+                    });
+                }
+            }
+        }
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    pending.sort_by_key(|p| (p.finding.check.severity(), p.index, p.pair));
+    let findings = shrink_and_write(opts, &pending)?;
+    Ok(LifecycleReport {
+        schema: 1,
+        seed: opts.seed,
+        sequences: opts.sequences,
+        max_turns: opts.max_turns,
+        profile: opts.env.profile.name.clone(),
+        faults: fault_names(&opts.env),
+        pairs: rows.into_values().collect(),
+        findings,
+        seconds,
+    })
+}
+
+/// Shrink each pending finding (on the pool, most severe first) and write its reproducer.
+fn shrink_and_write(
+    opts: &LifecycleOptions,
+    pending: &[Pending],
+) -> Result<Vec<LifecycleFinding>, HarnessError> {
+    let start = Instant::now();
+    let cases = opts.report_dir.join("cases");
+    let work = |p: &Pending, env: &Env, _: &dyn Fn(())| -> Result<LifecycleFinding, HarnessError> {
+        let check = p.finding.check;
+        let (seq, end) = if start.elapsed() >= opts.shrink_total {
+            (p.sequence.clone(), ShrinkEnd::TotalSpent)
+        } else {
+            let budget = ShrinkBudget {
+                steps: opts.shrink.steps,
+                time: opts
+                    .shrink
+                    .time
+                    .min(opts.shrink_total.saturating_sub(start.elapsed())),
+            };
+            let shrunk = shrink_sequence(
+                p.sequence.clone(),
+                |c: &Sequence| -> Result<bool, HarnessError> {
+                    let out = run_pair(opts, p.pair, c, env, None)?;
+                    Ok(has(&out, check, p.finding.extractor.as_deref()))
+                },
+                budget,
+            )?;
+            (shrunk.sequence, shrunk.end)
+        };
+        write_reproducer(opts, p, &seq, end, env, &cases)
+    };
+    let mut out: Vec<Option<LifecycleFinding>> = vec![None; pending.len()];
+    run_pool(
+        opts.jobs,
+        Until::AllDone,
+        &opts.env,
+        pending,
+        &work,
+        &mut |d| {
+            if let Delivered::Done(i, f) = d {
+                out[i] = Some(f);
+            }
+        },
+    )?;
+    let mut found: Vec<LifecycleFinding> = out.into_iter().flatten().collect();
+    found.sort_by(|a, b| {
+        (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
+    });
+    Ok(found)
+}
+
+/// The run's `--faults`, by name.
+fn fault_names(env: &Env) -> Vec<String> {
+    env.faults.kinds.iter().map(|k| k.to_string()).collect()
+}
+
+/// Whether `out` has a finding of `check` for `extractor` (a capture-side one counts for
+/// every extractor).
+fn has(out: &SequenceOutcome, check: Check, extractor: Option<&str>) -> bool {
+    out.findings
+        .iter()
+        .any(|f| f.check == check && (f.extractor.is_none() || f.extractor.as_deref() == extractor))
+}
+
+/// Write the reproducer of `p`'s finding, shrunk to `seq`: `sequence.json`,
+/// `finding.json`, `expected.txt`, `observed.txt`, the checkpoints, and `repro.sh`
+/// (`snapconf lifecycle --replay`).
+fn write_reproducer(
+    opts: &LifecycleOptions,
+    p: &Pending,
+    seq: &Sequence,
+    end: ShrinkEnd,
+    env: &Env,
+    cases: &Path,
+) -> Result<LifecycleFinding, HarnessError> {
+    let producer = opts.producers[p.pair.0].name().to_string();
+    let extractor = opts.extractors[p.pair.1].name().to_string();
+    let check = p.finding.check;
+    let id = format!("{}__{producer}__{extractor}", check.id());
+    let dir = cases.join(&id);
+    if dir.exists() {
+        crate::workspace::materialise::remove_tree(&dir)
+            .ctx(|| format!("cannot replace `{}`", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).ctx(|| format!("cannot create `{}`", dir.display()))?;
+    let out = run_pair(opts, p.pair, seq, env, Some(&dir))?;
+    let shrunk = out
+        .findings
+        .iter()
+        .find(|f| f.check == check && (f.extractor.is_none() || f.extractor == p.finding.extractor))
+        .cloned()
+        .unwrap_or_else(|| p.finding.clone());
+    let meta = LifecycleMeta {
+        schema: 1,
+        check,
+        producer: producer.clone(),
+        extractor: extractor.clone(),
+        profile: opts.env.profile.clone(),
+        message: shrunk.message.clone(),
+        seed: opts.seed,
+        index: p.index,
+        timeout_secs: opts.env.timeout.as_secs(),
+        faults: fault_names(&opts.env),
+    };
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .ctx(|| format!("cannot write `{}`", dir.join(name).display()))
+    };
+    write(
+        "finding.json",
+        &serde_json::to_string_pretty(&meta).unwrap_or_default(),
+    )?;
+    write(
+        "sequence.json",
+        &serde_json::to_string_pretty(seq).unwrap_or_default(),
+    )?;
+    write(
+        "expected.txt",
+        shrunk
+            .expected
+            .as_deref()
+            .unwrap_or("(no expected tree for this check)\n"),
+    )?;
+    write(
+        "observed.txt",
+        &format!(
+            "{}\n\n{}",
+            shrunk.message,
+            shrunk.observed.clone().unwrap_or_default()
+        ),
+    )?;
+    let script = crate::run::repro::repro_script(
+        check,
+        &format!("{producer} x {extractor}, a session of turns"),
+        &[producer.clone(), extractor.clone()],
+        &opts.bin,
+        &opts.backend_files,
+        "lifecycle --replay \"$here\"",
+    );
+    write("repro.sh", &script)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755))
+        .ctx(|| "cannot make repro.sh executable".into())?;
+    Ok(LifecycleFinding {
+        check,
+        producer,
+        extractor,
+        capture_side: p.finding.extractor.is_none(),
+        message: shrunk.message,
+        index: p.index,
+        turns: seq.turns.len(),
+        edits: seq.edits(),
+        entries: seq.initial.entries.len(),
+        shrink: end,
+        case_dir: format!("cases/{id}"),
+    })
+}
+
+/// Run `seq` through pair `pair`: a producer or extractor that is one of the run's
+/// backends runs as a fresh instance of it (one for both sides when they are the same
+/// backend), so nothing carries over from another sequence.
+fn run_pair(
+    opts: &LifecycleOptions,
+    pair: (usize, usize),
+    seq: &Sequence,
+    env: &Env,
+    keep: Option<&Path>,
+) -> Result<SequenceOutcome, HarnessError> {
+    let builtin_p = opts.producers[pair.0].as_ref();
+    let builtin_x = opts.extractors[pair.1].as_ref();
+    let backend = |name: &str| opts.backends.iter().find(|b| b.name() == name);
+    let pb = backend(builtin_p.name());
+    let xb = backend(builtin_x.name());
+    let p_instance = pb.map(|b| Backend::new(b.description().clone()));
+    let x_instance = match (xb, &p_instance) {
+        (Some(b), Some(p)) if b.name() == p.name() => None,
+        (Some(b), _) => Some(Backend::new(b.description().clone())),
+        (None, _) => None,
+    };
+    let p_side = p_instance.as_ref().map(Backend::producer);
+    let x_side = match (&x_instance, xb, &p_instance) {
+        (Some(x), _, _) => Some(x.extractor()),
+        (None, Some(_), Some(p)) => Some(p.extractor()),
+        _ => None,
+    };
+    let producer: &dyn Producer = match &p_side {
+        Some(p) => p,
+        None => builtin_p,
+    };
+    let extractor: &dyn Extractor = match &x_side {
+        Some(x) => x,
+        None => builtin_x,
+    };
+    run_sequence(
+        seq,
+        producer,
+        extractor,
+        pb.map(Backend::description),
+        env,
+        keep,
+    )
+}
+
+/// The outcome of `snapconf lifecycle --replay`.
+pub struct Replayed {
+    /// The finding's check still fails for the pair.
+    pub reproduces: bool,
+    /// The finding of that check now, if any.
+    pub finding: Option<Finding>,
+}
+
+/// Read a lifecycle reproducer (`finding.json`, `sequence.json`). `Err` names the file.
+pub fn read_reproducer(dir: &Path) -> Result<(LifecycleMeta, Sequence), String> {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .map_err(|e| format!("cannot read `{}`: {e}", dir.join(name).display()))
+    };
+    let meta: LifecycleMeta = serde_json::from_str(&read("finding.json")?)
+        .map_err(|e| format!("`{}`: {e}", dir.join("finding.json").display()))?;
+    let seq: Sequence = serde_json::from_str(&read("sequence.json")?)
+        .map_err(|e| format!("`{}`: {e}", dir.join("sequence.json").display()))?;
+    if seq.turns.is_empty() {
+        return Err(format!(
+            "`{}`: a sequence needs at least one turn",
+            dir.join("sequence.json").display()
+        ));
+    }
+    seq.initial
+        .check()
+        .map_err(|e| format!("`{}`: {e}", dir.join("sequence.json").display()))?;
+    Ok((meta, seq))
+}
+
+/// Replay `seq` once through the first producer and extractor of `opts` (the
+/// reproducer's pair) and say whether `meta`'s check still fails.
+///
+/// # Errors
+/// Faults of snapconf itself; no producer or extractor in `opts`.
+pub fn replay(
+    opts: &LifecycleOptions,
+    meta: &LifecycleMeta,
+    seq: &Sequence,
+) -> Result<Replayed, HarnessError> {
+    if opts.producers.is_empty() || opts.extractors.is_empty() {
+        return Err(HarnessError::Other(
+            "the reproducer's producer or extractor is not available".into(),
+        ));
+    }
+    let out = run_pair(opts, (0, 0), seq, &opts.env, None)?;
+    let finding = out
+        .findings
+        .iter()
+        .find(|f| {
+            f.check == meta.check
+                && (f.extractor.is_none() || f.extractor.as_deref() == Some(&meta.extractor))
+        })
+        .cloned();
+    Ok(Replayed {
+        reproduces: finding.is_some(),
+        finding,
+    })
+}

@@ -1,0 +1,338 @@
+//! `snapconf lifecycle`: sessions of turns through one backend instance, end to end through
+//! the real binary: the stateful example backend's skip-restore bug found, shrunk and
+//! replayed; its correct variant and `tar-rs` x `reference` (with faults) passing; a
+//! backend that stays stuck after a refused capture caught; bad reproducers refused.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn snapconf(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(args)
+        .envs(envs.iter().copied())
+        .env_remove("SNAPCONF_BACKEND")
+        .env_remove("SNAPCONF_PROFILE")
+        .env_remove("SNAPCONF_FAULTS")
+        .output()
+        .expect("the snapconf binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn backends_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends")
+}
+
+/// Whether `python3` has the tarfile extraction filters the example backend uses; a skip
+/// line when not.
+fn python_with_filters() -> bool {
+    let ok = Command::new("python3")
+        .args(["-I", "-c", "import tarfile; tarfile.tar_filter"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        support::skip::skip(
+            "python3 with tarfile extraction filters (3.12, or 3.11.4 and later)",
+            "apt-get install python3",
+        );
+    }
+    ok
+}
+
+/// What a lifecycle run left: exit code, stdout, stderr and `lifecycle.json`.
+struct Lifecycle {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    report: serde_json::Value,
+    report_dir: PathBuf,
+}
+
+/// `snapconf lifecycle ARGS… --report-dir <tmp>/report --jail-dir <tmp>/jails`; asserts that
+/// no jail is left behind.
+fn lifecycle(tmp: &Path, args: &[&str], envs: &[(&str, &str)]) -> Lifecycle {
+    let report_dir = tmp.join("report");
+    let jails = tmp.join("jails");
+    std::fs::create_dir_all(&jails).expect("jail dir");
+    let mut all = vec!["lifecycle"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&[
+        "--timeout",
+        "20",
+        "-j",
+        "2",
+        "--report-dir",
+        report_dir.to_str().expect("utf-8 temp path"),
+        "--jail-dir",
+        jails.to_str().expect("utf-8 temp path"),
+    ]);
+    let (code, stdout, stderr) = snapconf(&all, envs);
+    let report = std::fs::read_to_string(report_dir.join("lifecycle.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let left = std::fs::read_dir(&jails).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "jails left behind in `{}`", jails.display());
+    Lifecycle {
+        code,
+        stdout,
+        stderr,
+        report,
+        report_dir,
+    }
+}
+
+fn pair_row(report: &serde_json::Value) -> &serde_json::Value {
+    &report["pairs"][0]
+}
+
+/// The done-when of the stateful example: `fingerprint.toml` trusts the fingerprint of the
+/// tree it last restored into a root, so a warm restore over a workspace that moved on is
+/// skipped. The lifecycle finds it as `checkpoint-restore`, shrinks it to at most 2 turns
+/// and 3 entries, and its `repro.sh` reproduces it (exit 1).
+#[test]
+fn the_fingerprint_backends_skip_restore_bug_is_found_shrunk_and_replayed() {
+    if !python_with_filters() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let backend = backends_dir().join("fingerprint.toml");
+    let r = lifecycle(
+        tmp.path(),
+        &[
+            "--backend",
+            backend.to_str().expect("utf-8 path"),
+            "--producers",
+            "none",
+            "--extractors",
+            "none",
+            "--sequences",
+            "30",
+            "--seed",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 1, "findings: {}\n{}", r.stdout, r.stderr);
+    let findings = r.report["findings"].as_array().expect("findings");
+    let f = findings
+        .iter()
+        .find(|f| f["check"] == "checkpoint-restore")
+        .unwrap_or_else(|| panic!("a checkpoint-restore finding: {}", r.stdout));
+    assert_eq!(f["producer"], "fingerprint");
+    assert_eq!(f["shrink"], "minimal", "{f}");
+    let turns = f["turns"].as_u64().expect("turns");
+    let entries = f["entries"].as_u64().expect("entries");
+    assert!(
+        turns <= 2 && entries <= 3,
+        "shrunk to {turns} turns, {entries} entries: {f}"
+    );
+    let message = f["message"].as_str().expect("message");
+    assert!(message.contains("warm restore"), "{message}");
+    // The reproducer replays the whole sequence through a fresh worker: still failing.
+    let dir = r.report_dir.join(f["case_dir"].as_str().expect("case dir"));
+    let seq: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("sequence.json")).expect("sequence.json"),
+    )
+    .expect("sequence.json parses");
+    assert_eq!(seq["turns"].as_array().map(Vec::len), Some(turns as usize));
+    let out = Command::new(dir.join("repro.sh"))
+        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .env_remove("SNAPCONF_BACKEND")
+        .output()
+        .expect("repro.sh runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("reproduces: checkpoint-restore"),
+        "{stdout}"
+    );
+}
+
+/// The correct variant (`fingerprint-checked.toml`: the tree is fingerprinted again before
+/// a skip) passes 200 sequences, refused captures (its FIFOs) and their restores included.
+#[test]
+fn the_checked_fingerprint_backend_passes_200_sequences() {
+    if !python_with_filters() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let backend = backends_dir().join("fingerprint-checked.toml");
+    let r = lifecycle(
+        tmp.path(),
+        &[
+            "--backend",
+            backend.to_str().expect("utf-8 path"),
+            "--producers",
+            "none",
+            "--extractors",
+            "none",
+            "--sequences",
+            "200",
+            "--seed",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let row = pair_row(&r.report);
+    assert_eq!(row["sequences"], 200);
+    assert_eq!(row["passed"], 200, "{row}");
+    assert!(
+        row["refused"].as_u64() > Some(0),
+        "refused captures ran: {row}"
+    );
+    assert!(row["restores"].as_u64() > Some(200), "restores ran: {row}");
+}
+
+/// The built-in pair `tar-rs` x `reference` passes 500 sequences of up to 6 turns, cold and
+/// warm restores, every fault over every warm restore.
+#[test]
+fn tar_rs_and_the_reference_pass_500_sequences_with_faults() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let r = lifecycle(
+        tmp.path(),
+        &[
+            "--producers",
+            "tar-rs",
+            "--extractors",
+            "reference",
+            "--sequences",
+            "500",
+            "--turns",
+            "6",
+            "--faults",
+            "all",
+            "--seed",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let row = pair_row(&r.report);
+    assert_eq!(row["passed"], 500, "{row}");
+    assert!(row["turns"].as_u64() > Some(1000), "{row}");
+    assert!(row["restores"].as_u64() > Some(1000), "{row}");
+    assert!(row["faulted"].as_u64() > Some(1000), "{row}");
+}
+
+/// A backend that refuses every capture once one was refused is stuck: `stuck-session`.
+#[test]
+fn a_backend_stuck_after_a_refused_capture_is_found() {
+    if !python_with_filters() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let script = tmp.path().join("sticky.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import os, shutil, stat, sys, tarfile\n\
+             sys.path.insert(0, {dir:?})\n\
+             import snapconf_worker\n\
+             failed = False\n\
+             def capture(root, archive, exclude):\n\
+             \x20   global failed\n\
+             \x20   if failed:\n\
+             \x20       raise RuntimeError('an earlier capture failed')\n\
+             \x20   for d, dirs, files in os.walk(root):\n\
+             \x20       for n in dirs + files:\n\
+             \x20           if stat.S_ISFIFO(os.lstat(os.path.join(d, n)).st_mode):\n\
+             \x20               failed = True\n\
+             \x20               raise ValueError('a FIFO')\n\
+             \x20   with tarfile.open(archive, 'w', format=tarfile.PAX_FORMAT) as tar:\n\
+             \x20       tar.add(root, arcname='.')\n\
+             def hydrate(root, archive):\n\
+             \x20   pass\n\
+             snapconf_worker.serve(capture=capture, hydrate=hydrate)\n",
+            dir = backends_dir().to_str().expect("utf-8 path"),
+        ),
+    )
+    .expect("write the worker");
+    let toml = tmp.path().join("sticky.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "name = \"sticky\"\nmode = \"worker\"\nworker = [\"python3\", \"-I\", \"-B\", {:?}]\n\
+             pair-with-builtins = false\n[profile]\nhardlinks = \"copy\"\n\
+             special-files = \"refuse-at-capture\"\nabsolute-symlinks = \"keep\"\n\
+             escaping-symlinks = \"keep\"\nmodes = \"ignore\"\nmtimes = \"ignore\"\n",
+            script.to_str().expect("utf-8 path")
+        ),
+    )
+    .expect("write the description");
+    let r = lifecycle(
+        tmp.path(),
+        &[
+            "--backend",
+            toml.to_str().expect("utf-8 path"),
+            "--producers",
+            "none",
+            "--extractors",
+            "none",
+            "--sequences",
+            "40",
+            "--seed",
+            "3",
+            "--shrink-steps",
+            "40",
+        ],
+        &[("SNAPCONF_GEN_FIFO_WEIGHT", "6")],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let findings = r.report["findings"].as_array().expect("findings");
+    let f = findings
+        .iter()
+        .find(|f| f["check"] == "stuck-session")
+        .unwrap_or_else(|| panic!("a stuck-session finding: {}", r.stdout));
+    assert!(
+        f["turns"].as_u64() >= Some(2),
+        "a refused turn, then a stuck one: {f}"
+    );
+    assert!(
+        f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("a fresh instance captured")),
+        "{f}"
+    );
+}
+
+/// A reproducer directory that is missing or holds no sequence is a usage error (exit 2),
+/// said before anything runs.
+#[test]
+fn replaying_a_bad_reproducer_is_a_usage_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let missing = tmp.path().join("nope");
+    let (code, _, stderr) = snapconf(
+        &["lifecycle", "--replay", missing.to_str().expect("utf-8")],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("finding.json"), "{stderr}");
+    let dir = tmp.path().join("case");
+    std::fs::create_dir(&dir).expect("dir");
+    std::fs::write(
+        dir.join("finding.json"),
+        r#"{"schema":1,"check":"checkpoint-restore","producer":"tar-rs","extractor":"reference",
+            "profile":{"name":"default","hardlinks":"copy","special-files":"drop",
+            "absolute-symlinks":"keep","escaping-symlinks":"keep","modes":"exec-bit",
+            "mtimes":"ignore"},"message":"m","seed":1,"index":0,"timeout_secs":5}"#,
+    )
+    .expect("finding.json");
+    std::fs::write(
+        dir.join("sequence.json"),
+        r#"{"initial":{"entries":[]},"turns":[]}"#,
+    )
+    .expect("sequence.json");
+    let (code, _, stderr) = snapconf(
+        &["lifecycle", "--replay", dir.to_str().expect("utf-8")],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("at least one turn"), "{stderr}");
+}

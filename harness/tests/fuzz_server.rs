@@ -109,6 +109,7 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         view: true,
         jobs: 1,
         server,
+        replay_args: String::new(),
     })
 }
 

@@ -5,7 +5,7 @@
 //! the profile keeps them, link targets, which names share an inode). Evidence:
 //! [`Evidence::expected`], [`Evidence::profile`] and the root after the step. A restore in
 //! a session ([`Evidence::session`] with a restore) is judged by `checkpoint-restore`
-//! instead, with [`differs`], the same comparison.
+//! instead, with `differs`, the same comparison.
 
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;

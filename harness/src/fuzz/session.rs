@@ -60,7 +60,7 @@ pub struct FuzzOptions {
     pub replay_args: String,
     /// Run an extractor that has a persistent server
     /// ([`snapconf_producers::Extractor::server_command`]) through it, one server and one
-    /// kept view per worker ([`super::persist`]), when in a view; else (and for every
+    /// kept view per worker (`fuzz::persist`), when in a view; else (and for every
     /// other extractor) one process and one fresh view per archive. The checks see the
     /// same either way; `--one-shot` turns it off.
     pub server: bool,

@@ -99,8 +99,9 @@ pub struct FuzzFinding {
     pub reference: String,
     /// Records (headers, extension headers included) in the shrunk archive.
     pub records: usize,
-    /// The cause signature of the shrunk archive ([`super::signature`]): findings of one
-    /// check with the same signature are one cause.
+    /// The cause: the signature of the shrunk archive ([`super::signature`]), or for
+    /// `atomic-hydration` `prior: ` and the message (what the failure did to the prior);
+    /// findings of one check with the same cause are one.
     pub cause: String,
     /// `cases/<id>` relative to the report directory.
     pub case_dir: String,
@@ -317,6 +318,18 @@ fn shrink(
                     .any(|h| h.check == check),
         ))
     })
+}
+
+/// The cause of a shrunk finding: for `atomic-hydration`, what the failure did to the prior
+/// (its message: any refused archive shows the extractor's one way of failing, so archives
+/// of every shape would otherwise fill the check's slots with one behaviour); for every
+/// other check, the archive's [`signature`].
+fn cause_of(check: Check, min: &[u8], message: &str) -> String {
+    if check == Check::ATOMIC_HYDRATION {
+        format!("prior: {message}")
+    } else {
+        signature(min)
+    }
 }
 
 /// The causes a session has kept and the shrinks it has spent, per check; shared by its
@@ -646,15 +659,15 @@ fn shrink_and_write(
         return Ok(None);
     }
     let min = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time)?;
-    let cause = signature(&min);
-    let Some(n) = lock().keep(hit.check, &cause) else {
-        return Ok(None);
-    };
     let (again, _) = execute(&min, ex, opts, persist)?;
     let hit = again
         .into_iter()
         .find(|h| h.check == hit.check)
         .unwrap_or(hit);
+    let cause = cause_of(hit.check, &min, &hit.message);
+    let Some(n) = lock().keep(hit.check, &cause) else {
+        return Ok(None);
+    };
     let id = match n {
         1 => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
         _ => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
@@ -763,4 +776,43 @@ pub fn replay_finding(
         .into_iter()
         .map(|h| (h.check, h.message))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::raw::RawTar;
+
+    /// `atomic-hydration` findings are one cause per way the prior was damaged, whatever
+    /// the archive; every other check's causes are told apart by the archive's shape.
+    #[test]
+    fn causes_are_keyed_by_what_tells_them_apart() {
+        let a = {
+            let mut t = RawTar::new();
+            t.file("x", b"1");
+            t.finish()
+        };
+        let b = {
+            let mut t = RawTar::new();
+            t.symlink("l", "/etc").file("l/passwd", b"2");
+            t.finish()
+        };
+        let damaged = "refused hydration changed the prior workspace: - a";
+        assert_eq!(
+            cause_of(Check::ATOMIC_HYDRATION, &a, damaged),
+            cause_of(Check::ATOMIC_HYDRATION, &b, damaged)
+        );
+        assert_ne!(
+            cause_of(Check::ATOMIC_HYDRATION, &a, damaged),
+            cause_of(
+                Check::ATOMIC_HYDRATION,
+                &a,
+                "refused hydration changed the prior workspace: + b"
+            )
+        );
+        assert_ne!(
+            cause_of(Check::CONTAINMENT, &a, "changed out/target"),
+            cause_of(Check::CONTAINMENT, &b, "changed out/target")
+        );
+    }
 }

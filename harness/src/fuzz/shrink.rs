@@ -79,7 +79,13 @@ pub fn shrink_archive<E>(
     };
     let recs = Records::parse(bytes);
     let recs = remove_runs(recs, |r| members(r).len(), without_members, 1, &mut offer)?;
-    let mut recs = remove_runs(recs, |r| r.records.len(), without_records, 1, &mut offer)?;
+    // Single records only where a member has more than one (extension records): otherwise
+    // they are the candidates the member pass just tried.
+    let mut recs = if members(&recs).len() < recs.records.len() {
+        remove_runs(recs, |r| r.records.len(), without_records, 1, &mut offer)?
+    } else {
+        recs
+    };
     if recs.tail.len() > 1024 {
         let mut cand = recs.clone();
         cand.tail = vec![0; 1024];

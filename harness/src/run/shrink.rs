@@ -169,11 +169,11 @@ pub fn minimise_tree<E>(
 }
 
 /// Delta debugging (Zeller and Hildebrandt 2002) over anything made of `len(state)` parts:
-/// for run lengths from half the parts down to `smallest`, halving, offer `state` without
-/// parts `i..i + n` (`without`, `None` when that is no candidate: nothing removed, or not
-/// valid) to `test`, left to right, and keep each candidate `test` says still fails
-/// (`Ok(Some(true))`). `test` returns `Ok(None)` when its budget allows no more runs: the
-/// smallest failing state so far is returned then. A single culprit among `n` parts is
+/// for run lengths from half the parts (all of a single part) down to `smallest`, halving,
+/// offer `state` without parts `i..i + n` (`without`, `None` when that is no candidate:
+/// nothing removed, or not valid) to `test`, left to right, and keep each candidate `test`
+/// says still fails (`Ok(Some(true))`). `test` returns `Ok(None)` when its budget allows no
+/// more runs: the smallest failing state so far is returned then. A single culprit among `n` parts is
 /// found in about `2·log2(n)` runs. Shared by the run's shrink ([`minimise_tree`], parts =
 /// W1 entries) and the fuzzer's (parts = archive members).
 ///
@@ -187,7 +187,9 @@ pub fn remove_runs<S, E>(
     mut test: impl FnMut(&S) -> Result<Option<bool>, E>,
 ) -> Result<S, E> {
     let smallest = smallest.max(1);
-    let mut run = len(&state) / 2;
+    // Half the parts first; a state of one part offers that part too when single parts
+    // may go (`smallest` 1).
+    let mut run = (len(&state) / 2).max(if smallest == 1 { len(&state).min(1) } else { 0 });
     while run >= smallest {
         let mut i = 0;
         while i < len(&state) {

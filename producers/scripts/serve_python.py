@@ -17,14 +17,21 @@ once it has ended, so nothing it started outlives the request. The server ends a
 of its stdin.
 """
 
+import ast  # noqa: F401  what a traceback's error locations import (3.11+)
+import bz2  # noqa: F401  what tarfile.open("r") tries before plain tar
+import gc
+import gzip  # noqa: F401
+import linecache
+import lzma  # noqa: F401
 import os
 import signal
 import sys
-import tarfile  # noqa: F401  imported once, before any fork: what the server saves
+import tarfile
 import traceback
 
 
 def child(code, args):
+    gc.enable()
     os.setpgid(0, 0)
     os.close(0)
     os.dup2(2, 1)
@@ -50,8 +57,19 @@ def child(code, args):
         os._exit(status & 0xFF)
 
 
+def warm():
+    """Do once, before any fork, what every child would otherwise repeat: the imports
+    above (tarfile.open tries gzip, bz2 and xz before plain tar; a traceback imports ast),
+    the source lines a traceback from tarfile prints, and a garbage collector that would
+    touch, and so copy, every object the child inherited."""
+    linecache.getlines(tarfile.__file__)
+    gc.disable()
+    gc.freeze()
+
+
 def main():
     code = compile(sys.argv[1], "<string>", "exec")
+    warm()
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         args = [os.fsdecode(bytes.fromhex(a.decode())) for a in line.split()]

@@ -6,7 +6,10 @@ Started once (inside the fuzzer's filesystem view) with the source of an adapter
 (extract_tarfile.py) as SCRIPT. It imports tarfile once; for every request it forks a
 child that runs SCRIPT exactly as `python3 -I -S -c SCRIPT ARGS...` would (sys.argv is
 ["-c", ARGS...], __name__ is "__main__", an uncaught exception prints its traceback and
-exits 1), so a request and a one-shot run of the adapter do the same thing.
+exits 1), so a request and a one-shot run of the adapter do the same thing. What the
+server does once before forking (`warm`) changes what a child costs, not what it does:
+modules a child would import anyway, source lines its traceback would read anyway, and
+inherited objects frozen out of the garbage collector (the child collects its own).
 
 Protocol, one line each way:
     request  (stdin):  ARG ARG ...       each argument hex-encoded (any bytes round-trip)

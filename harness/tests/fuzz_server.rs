@@ -331,3 +331,54 @@ fn a_signal_ends_a_served_session_leaving_nothing_behind() {
         );
     }
 }
+
+/// A tool that hangs on every third archive (by its size in blocks): the session keeps one
+/// `hang`, found at the full timeout and shrunk to an archive that still hangs, and the
+/// later hangs end at the shortened timeout instead of costing a whole `--timeout` each.
+#[test]
+fn later_hangs_end_at_the_cut_not_the_timeout() {
+    const HANGER: &str = r#"import os, sys, tarfile, time
+if os.path.getsize(sys.argv[1]) // 512 % 3 == 0:
+    time.sleep(600)
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], filter='data')
+"#;
+    let ex = Scripted {
+        name: "python-hanger",
+        script: HANGER,
+    };
+    let Some(mut opts) = options(4, true) else {
+        return;
+    };
+    let report = tempfile::tempdir().expect("report dir");
+    opts.report_dir = report.path().to_path_buf();
+    opts.time = Duration::from_secs(30);
+    opts.timeout = Duration::from_secs(8);
+    opts.shrink_runs = 6;
+    opts.checks = vec![Check::HANG];
+    let summary = snapconf_harness::fuzz::fuzz(&ex, &opts, &mut |_| {}).expect("session");
+    eprintln!(
+        "{} executions, {} cut short",
+        summary.executions, summary.hangs_cut_short
+    );
+    let hangs: Vec<_> = summary
+        .findings
+        .iter()
+        .filter(|f| f.check == Check::HANG)
+        .collect();
+    assert_eq!(hangs.len(), 1, "one hang kept: {:?}", summary.findings);
+    let archive = std::fs::read(report.path().join(&hangs[0].case_dir).join("archive.tar"))
+        .expect("the hang's archive");
+    assert_eq!(
+        archive.len() / 512 % 3,
+        0,
+        "the hang's archive is one that hangs"
+    );
+    // At the full 8 s a hang each, 30 s hold at most four; a third of the draws hang.
+    assert!(
+        summary.hangs_cut_short >= 5,
+        "{} hangs ended at the cut in {} executions",
+        summary.hangs_cut_short,
+        summary.executions
+    );
+}

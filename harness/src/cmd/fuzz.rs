@@ -198,6 +198,12 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         summary.findings.len(),
         report_dir.display()
     );
+    if summary.hangs_cut_short > 0 {
+        eprintln!(
+            "snapconf fuzz: {} execution(s) ended as further hangs at a shortened timeout (ten times the slowest that finished, at least 1 s), once a `hang` was pending or found",
+            summary.hangs_cut_short
+        );
+    }
     if summary.server_starts > 0 {
         eprintln!(
             "snapconf fuzz: {} persistent server start(s); {} change(s) outside the root restored, {} view(s) laid out again",

@@ -46,6 +46,11 @@ pub(super) struct Persist {
     pub(super) phases: Phases,
     /// Archives run through the extractor by this worker, either path, shrinking included.
     pub(super) runs: u64,
+    /// A timeout shorter than the session's for the next executions, either path (see
+    /// [`super::session`]'s `hang_cut`); `None`: the session's.
+    pub(super) cut: Option<std::time::Duration>,
+    /// The longest execution of this worker that did not hang, either path.
+    pub(super) slowest: std::time::Duration,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -108,6 +113,11 @@ impl Persist {
         Persist::default()
     }
 
+    /// The timeout of the next execution: the session's, or the shorter [`Persist::cut`].
+    pub(super) fn timeout(&self, opts: &FuzzOptions) -> std::time::Duration {
+        self.cut.map_or(opts.timeout, |c| c.min(opts.timeout))
+    }
+
     /// Whether executions go through the server.
     pub(super) fn enabled(&self) -> bool {
         self.enabled
@@ -154,7 +164,7 @@ impl Persist {
             root: &live.root,
             scratch: live.scratch.path(),
             limits: None,
-            timeout: opts.timeout,
+            timeout: self.timeout(opts),
         };
         let outcome = match live.server.as_mut() {
             Some(server) => ex.hydrate_served(&req, server)?,

@@ -135,6 +135,9 @@ pub struct FuzzSummary {
     pub view_restores: u64,
     /// Kept views laid out anew because a change outside the root could not be restored.
     pub view_rebuilds: u64,
+    /// Executions ended at the shortened timeout of [`hang_cut`] once a `hang` was
+    /// pending or kept: further hangs, not judged as findings of their own.
+    pub hangs_cut_short: u64,
     /// Seconds the persistent executions of all workers spent per phase (zero when every
     /// execution was one-shot).
     pub phases: super::persist::Phases,
@@ -177,9 +180,47 @@ fn execute(
     persist: &mut Persist,
 ) -> Result<Executed, HarnessError> {
     persist.runs += 1;
-    if persist.enabled() {
-        return persist.execute(bytes, ex, opts);
+    let began = Instant::now();
+    let executed = if persist.enabled() {
+        persist.execute(bytes, ex, opts)?
+    } else {
+        execute_once(bytes, ex, opts, persist.timeout(opts))?
+    };
+    if !executed.0.iter().any(|h| h.check == Check::HANG) {
+        persist.slowest = persist.slowest.max(began.elapsed());
     }
+    Ok(executed)
+}
+
+/// The shortest timeout [`hang_cut`] gives.
+const HANG_CUT_MIN: Duration = Duration::from_secs(1);
+
+/// How many times a worker's slowest execution that did not hang an execution may take
+/// once the session's `hang` slot is taken ([`hang_cut`]).
+const HANG_CUT_FACTOR: u32 = 10;
+
+/// The timeout of a worker's fuzz-loop executions: ten times the worker's slowest
+/// execution that did not hang, at least 1 s, at most the session's `--timeout`. An
+/// archive that hangs the extractor (python-tar blocks on a FIFO member followed by a
+/// regular file of the same name) would otherwise cost a whole `--timeout` each time the
+/// fuzzer draws another of its kind, though a session keeps one `hang`. An execution past
+/// the cut runs again at the full timeout while a `hang` could still become a finding
+/// (none pending, none kept); after that it is another hang, counted in
+/// [`FuzzSummary::hangs_cut_short`]. The same cut bounds each run of a shrink (a
+/// candidate past it does not reproduce another check; it does reproduce a hang), and a
+/// shrunk archive is confirmed at the full timeout (a hang's that was only slow is
+/// replaced by the archive found).
+fn hang_cut(full: Duration, slowest: Duration) -> Duration {
+    (slowest * HANG_CUT_FACTOR).max(HANG_CUT_MIN).min(full)
+}
+
+/// One execution in a fresh jail (and view) with a process of its own; see [`execute`].
+fn execute_once(
+    bytes: &[u8],
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    timeout: Duration,
+) -> Result<Executed, HarnessError> {
     let jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
     let archive = jail.archive();
     std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
@@ -202,7 +243,7 @@ fn execute(
         root: &root,
         scratch: scratch_dir.path(),
         limits: None,
-        timeout: opts.timeout,
+        timeout,
     };
     let outcome = match paths {
         Some(_) => with_view(view.prefix().to_vec(), || ex.hydrate(&req))?,
@@ -344,19 +385,25 @@ impl Causes {
     /// Whether a hit of `check` may be shrunk now (its check has room for another cause and
     /// shrinks left); counts the shrink if so.
     fn may_shrink(&mut self, check: Check) -> bool {
-        // A hang costs a timeout per shrink step, and its causes rarely differ: one.
-        let cap = if check == Check::HANG {
-            1
-        } else {
-            MAX_CAUSES_PER_CHECK
-        };
-        let kept = self.kept.get(&check).map_or(0, Vec::len);
-        let spent = self.tried.entry(check).or_default();
-        if kept >= cap || *spent >= MAX_SHRINKS_PER_CHECK {
+        if !self.room(check) {
             return false;
         }
-        *spent += 1;
+        *self.tried.entry(check).or_default() += 1;
         true
+    }
+
+    /// Whether a hit of `check` could still become a finding: its check has room for
+    /// another cause and shrinks left.
+    fn room(&self, check: Check) -> bool {
+        // A hang costs a timeout per shrink step, and its causes rarely differ: one, and
+        // one shrink (two workers would otherwise shrink one each at the same time).
+        let (cap, shrinks) = if check == Check::HANG {
+            (1, 1)
+        } else {
+            (MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK)
+        };
+        self.kept.get(&check).map_or(0, Vec::len) < cap
+            && self.tried.get(&check).copied().unwrap_or(0) < shrinks
     }
 
     /// Keeps `cause` of `check` if it is new: its number among the check's causes (1 for
@@ -415,6 +462,7 @@ pub fn fuzz(
                         summary.extractor_runs += part.extractor_runs;
                         summary.view_rebuilds += part.view_rebuilds;
                         summary.view_restores += part.view_restores;
+                        summary.hangs_cut_short += part.hangs_cut_short;
                         summary.phases.add(&part.phases);
                     }
                     Err(e) => {
@@ -471,7 +519,25 @@ fn worker(
             summary.skipped_unsafe_for_host += 1;
             continue;
         }
-        let (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+        let (mut hits, mut accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        let hang = |hits: &[Hit]| hits.iter().any(|h| h.check == Check::HANG);
+        if persist.cut.take().is_some_and(|c| c < opts.timeout) && hang(&hits) {
+            // Past the cut: a hang, or only slow. Told at the full timeout while a hang
+            // could still become the session's finding; else counted and left.
+            let wanted = !pending.iter().any(|p| p.hit.check == Check::HANG)
+                && causes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .room(Check::HANG);
+            if wanted {
+                (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
+            }
+            if hang(&hits) && !wanted {
+                summary.hangs_cut_short += 1;
+                hits.retain(|h| h.check != Check::HANG);
+            }
+        }
         summary.executions += 1;
         if accepted {
             summary.accepted += 1;
@@ -658,12 +724,20 @@ fn shrink_and_write(
     if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
         return Ok(None);
     }
-    let min = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time)?;
+    // Every run of a shrink under the cut: a candidate that hangs is not the smaller
+    // reproducer of another check, and one that hangs is a hang.
+    persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+    let shrunk = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time);
+    persist.cut = None;
+    let mut min = shrunk?;
     let (again, _) = execute(&min, ex, opts, persist)?;
-    let hit = again
-        .into_iter()
-        .find(|h| h.check == hit.check)
-        .unwrap_or(hit);
+    let confirmed = again.into_iter().find(|h| h.check == hit.check);
+    // A hang shrunk under the cut may only have been slow: the archive found at the full
+    // timeout is kept instead.
+    if confirmed.is_none() && hit.check == Check::HANG {
+        min = bytes;
+    }
+    let hit = confirmed.unwrap_or(hit);
     let cause = cause_of(hit.check, &min, &hit.message);
     let Some(n) = lock().keep(hit.check, &cause) else {
         return Ok(None);

@@ -90,7 +90,7 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         );
         return None;
     }
-    let python = snapconf_producers::adapters::python_data::PythonDataExtractor;
+    let python = snapconf_producers::PythonFilterExtractor::DATA;
     if let Availability::Unavailable { install_hint, .. } = python.availability() {
         skip("python3 with tarfile filters", &install_hint);
         return None;
@@ -139,14 +139,14 @@ fn assert_same(what: &str, served: &[DrawnVerdict], one_shot: &[DrawnVerdict]) {
 /// seed alone decides them), and the server path did run through a server.
 #[test]
 fn the_server_path_gives_the_one_shot_verdicts() {
-    use snapconf_producers::adapters::{python_data::PythonDataExtractor, python_tar};
+    use snapconf_producers::PythonFilterExtractor;
     let reference = snapconf_harness::faults::ChildReference::new(
         env!("CARGO_BIN_EXE_snapconf").into(),
         &snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None),
     );
     let cases: [(&dyn Extractor, usize); 3] = [
-        (&PythonDataExtractor, 100),
-        (&python_tar::PythonTarExtractor, 30),
+        (&PythonFilterExtractor::DATA, 100),
+        (&PythonFilterExtractor::TAR, 30),
         (&reference, 80),
     ];
     for (ex, n) in cases {

@@ -284,7 +284,7 @@ fn a_mode_set_late_through_a_swapped_link_is_containment() {
     t.push(b'2', b"l", b"/", b"", 0o777);
     let dir = tempfile::tempdir().expect("case dir");
     std::fs::write(dir.path().join("archive.tar"), t.finish()).expect("archive");
-    let py = snapconf_producers::adapters::python_tar::PythonTarExtractor;
+    let py = snapconf_producers::PythonFilterExtractor::TAR;
     let hits = replay_finding(dir.path(), &py, &opts).expect("replays");
     assert!(
         hits.iter()

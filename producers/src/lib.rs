@@ -12,17 +12,10 @@ pub use adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, LinkPromises, Outcome, Producer,
     ToolError,
 };
-pub use adapters::bsdtar::{
-    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
-};
-pub use adapters::busybox_tar::{
-    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
-};
-pub use adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer, TarCompression,
-};
-pub use adapters::python_data::PythonDataExtractor;
-pub use adapters::python_tar::PythonTarExtractor;
+pub use adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
+pub use adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
+pub use adapters::gnu_tar::{GnuTarExtractor, GnuTarLnkProducer, GnuTarProducer, TarCompression};
+pub use adapters::python_filter::{PythonFilterExtractor, TarfileFilter};
 pub use adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
 pub use adapters::reference::ReferenceExtractor;
 pub use adapters::tar_rs::{TarRsExtractor, TarRsProducer};

@@ -1,17 +1,12 @@
 //! The built-in adapters, in a stable order, and lookups by name.
 
 use crate::adapter::{Extractor, Producer};
-use crate::adapters::bsdtar::{
-    BsdtarExtractor, BsdtarGzProducer, BsdtarMergeExtractor, BsdtarProducer,
-};
-use crate::adapters::busybox_tar::{
-    BusyboxTarExtractor, BusyboxTarGzProducer, BusyboxTarMergeExtractor, BusyboxTarProducer,
-};
+use crate::adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
+use crate::adapters::busybox_tar::{BusyboxTarExtractor, BusyboxTarProducer};
 use crate::adapters::gnu_tar::{
-    GnuTarExtractor, GnuTarLnkProducer, GnuTarMergeExtractor, GnuTarProducer, TarCompression,
+    GnuTarExtractor, GnuTarLnkProducer, GnuTarProducer, TarCompression,
 };
-use crate::adapters::python_data::PythonDataExtractor;
-use crate::adapters::python_tar::PythonTarExtractor;
+use crate::adapters::python_filter::PythonFilterExtractor;
 use crate::adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
 use crate::adapters::reference::ReferenceExtractor;
 use crate::adapters::tar_rs::{TarRsExtractor, TarRsProducer};
@@ -63,8 +58,8 @@ pub fn all_producers() -> Vec<Box<dyn Producer>> {
             .into_iter()
             .map(|compression| Box::new(GnuTarLnkProducer { compression }) as Box<dyn Producer>)
             .collect(),
-            "busybox-tar" => vec![Box::new(BusyboxTarGzProducer)],
-            "bsdtar" => vec![Box::new(BsdtarGzProducer)],
+            "busybox-tar" => vec![Box::new(BusyboxTarProducer { gzip: true })],
+            "bsdtar" => vec![Box::new(BsdtarProducer { gzip: true })],
             _ => Vec::new(),
         };
         all.push(p);
@@ -80,9 +75,9 @@ pub fn all_extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
     let mut all = Vec::new();
     for e in extractors(reference_policy) {
         let merge: Option<Box<dyn Extractor>> = match e.name() {
-            "gnu-tar" => Some(Box::new(GnuTarMergeExtractor)),
-            "busybox-tar" => Some(Box::new(BusyboxTarMergeExtractor)),
-            "bsdtar" => Some(Box::new(BsdtarMergeExtractor)),
+            "gnu-tar" => Some(Box::new(GnuTarExtractor::MERGE)),
+            "busybox-tar" => Some(Box::new(BusyboxTarExtractor::MERGE)),
+            "bsdtar" => Some(Box::new(BsdtarExtractor::MERGE)),
             _ => None,
         };
         all.push(e);
@@ -99,8 +94,8 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
         Box::new(GnuTarProducer),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Pax)),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Gnu)),
-        Box::new(BusyboxTarProducer),
-        Box::new(BsdtarProducer),
+        Box::new(BusyboxTarProducer::default()),
+        Box::new(BsdtarProducer::default()),
     ]
 }
 
@@ -109,11 +104,11 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
 pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
     vec![
         Box::new(ReferenceExtractor::new(reference_policy)),
-        Box::new(GnuTarExtractor),
-        Box::new(PythonDataExtractor),
-        Box::new(PythonTarExtractor),
-        Box::new(BusyboxTarExtractor),
-        Box::new(BsdtarExtractor),
+        Box::new(GnuTarExtractor::CLEAR),
+        Box::new(PythonFilterExtractor::DATA),
+        Box::new(PythonFilterExtractor::TAR),
+        Box::new(BusyboxTarExtractor::CLEAR),
+        Box::new(BsdtarExtractor::CLEAR),
         Box::new(TarRsExtractor),
     ]
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use snapconf_extract::Policy;
-use snapconf_producers::{extractors, Extractor, Outcome};
+use snapconf_producers::{all_extractors, extractors, Extractor, HydrateRequest, Outcome};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -163,4 +163,57 @@ fn the_reference_reads_compressed_archives() {
             "{tool}"
         );
     }
+}
+
+/// A tool's clearing and merging extractors are one type with a field: the name says which
+/// (`-merge`), and so do `clears_root` and what `hydrate` does to a prior file the archive
+/// lacks (gone after `gnu-tar`, kept by `gnu-tar-merge`; likewise bsdtar and BusyBox).
+#[test]
+fn a_merge_variant_keeps_the_prior_and_says_so() {
+    let all = all_extractors(Policy::default());
+    let names: Vec<String> = all.iter().map(|e| e.name().to_owned()).collect();
+    let mut pairs = 0;
+    for e in &all {
+        let merge = e.name().ends_with("-merge");
+        if !merge && !names.contains(&format!("{}-merge", e.name())) {
+            continue;
+        }
+        pairs += 1;
+        assert_eq!(e.clears_root(), !merge, "{}: clears_root", e.name());
+        if !available(e.name(), e.availability()) {
+            continue;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let archive = dir.path().join("a.tar");
+        fs::write(&archive, small_archive()).expect("archive");
+        let root = dir.path().join("root");
+        fs::create_dir(&root).expect("root");
+        fs::write(root.join("prior"), b"old").expect("prior");
+        let scratch = tempfile::tempdir().expect("scratch");
+        let req = HydrateRequest {
+            archive: &archive,
+            root: &root,
+            scratch: scratch.path(),
+            limits: None,
+            timeout: TIMEOUT,
+        };
+        let out = e.hydrate(&req).expect("hydrate");
+        assert!(matches!(out, Outcome::Success), "{}: {out:?}", e.name());
+        assert_eq!(
+            fs::read(root.join("a")).expect("a"),
+            b"alpha\n",
+            "{}",
+            e.name()
+        );
+        assert_eq!(
+            root.join("prior").exists(),
+            merge,
+            "{}: prior kept",
+            e.name()
+        );
+    }
+    assert_eq!(
+        pairs, 6,
+        "three tools with a clearing and a merging extractor each"
+    );
 }

@@ -47,13 +47,29 @@ pub const BSDTAR_PROGRAM: &str = "bsdtar";
 /// How to install bsdtar on Debian and Ubuntu.
 pub const BSDTAR_INSTALL_HINT: &str = "apt-get install libarchive-tools";
 
-/// The `bsdtar` producer.
+/// The `bsdtar` producer and, with `gzip`, `bsdtar-gz` (the same with `-z`: a gzip'd
+/// archive).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BsdtarProducer;
+pub struct BsdtarProducer {
+    /// Whether the archive is gzip'd (`-z`).
+    pub gzip: bool,
+}
 
-/// The `bsdtar` extractor (clear the root, then `bsdtar -xf ARCHIVE -C ROOT`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BsdtarExtractor;
+/// The `bsdtar` extractor (clear the root, then `bsdtar -xf ARCHIVE -C ROOT`) and, with `clear` false,
+/// `bsdtar-merge` (the same command over what the root holds: a backend's warm restore).
+#[derive(Clone, Copy, Debug)]
+pub struct BsdtarExtractor {
+    /// Whether snapconf empties the root before the tool runs (`bsdtar`), or the tool
+    /// extracts over the prior workspace (`bsdtar-merge`).
+    pub clear: bool,
+}
+
+impl BsdtarExtractor {
+    /// `bsdtar`: clear the root, then extract.
+    pub const CLEAR: Self = Self { clear: true };
+    /// `bsdtar-merge`: extract over what the root holds.
+    pub const MERGE: Self = Self { clear: false };
+}
 
 fn bsdtar_availability() -> Availability {
     probe_version(BSDTAR_PROGRAM, &["--version"], BSDTAR_INSTALL_HINT)
@@ -74,7 +90,11 @@ pub fn anchored_literal_pattern(rel: &[u8]) -> Vec<u8> {
 
 impl Producer for BsdtarProducer {
     fn name(&self) -> &str {
-        "bsdtar"
+        if self.gzip {
+            "bsdtar-gz"
+        } else {
+            "bsdtar"
+        }
     }
 
     fn availability(&self) -> Availability {
@@ -82,25 +102,7 @@ impl Producer for BsdtarProducer {
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_capture(req, false)
-    }
-}
-
-/// The `bsdtar-gz` producer: [`BsdtarProducer`] with `-z` (a gzip'd archive).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BsdtarGzProducer;
-
-impl Producer for BsdtarGzProducer {
-    fn name(&self) -> &str {
-        "bsdtar-gz"
-    }
-
-    fn availability(&self) -> Availability {
-        bsdtar_availability()
-    }
-
-    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_capture(req, true)
+        bsdtar_capture(req, self.gzip)
     }
 }
 
@@ -123,36 +125,6 @@ fn bsdtar_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolE
     run_with_timeout(&mut cmd, req.scratch, req.timeout)
 }
 
-impl Extractor for BsdtarExtractor {
-    fn name(&self) -> &str {
-        "bsdtar"
-    }
-
-    fn clears_root(&self) -> bool {
-        true
-    }
-
-    fn availability(&self) -> Availability {
-        bsdtar_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_hydrate(req, true)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
-    }
-}
-
-/// The `bsdtar-merge` extractor (`bsdtar -xf ARCHIVE -C ROOT` over what the root holds).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BsdtarMergeExtractor;
-
 /// `bsdtar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
 /// `clear`.
 fn bsdtar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
@@ -164,9 +136,17 @@ fn bsdtar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, Tool
     run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
 }
 
-impl Extractor for BsdtarMergeExtractor {
+impl Extractor for BsdtarExtractor {
     fn name(&self) -> &str {
-        "bsdtar-merge"
+        if self.clear {
+            "bsdtar"
+        } else {
+            "bsdtar-merge"
+        }
+    }
+
+    fn clears_root(&self) -> bool {
+        self.clear
     }
 
     fn availability(&self) -> Availability {
@@ -178,7 +158,7 @@ impl Extractor for BsdtarMergeExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_hydrate(req, false)
+        bsdtar_hydrate(req, self.clear)
     }
 
     fn honours_limits(&self) -> bool {

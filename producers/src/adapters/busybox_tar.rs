@@ -55,13 +55,29 @@ pub const BUSYBOX_LIMITATION: &str = "busybox tar has no --exclude: exclusions a
     naming the kept entries, so the root and the directories on the path to a nested exclusion \
     are not archived as members (their modes, owners and times are not captured)";
 
-/// The `busybox-tar` producer.
+/// The `busybox-tar` producer and, with `gzip`, `busybox-tar-gz` (the same with `-z`: a
+/// gzip'd archive).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BusyboxTarProducer;
+pub struct BusyboxTarProducer {
+    /// Whether the archive is gzip'd (`-z`).
+    pub gzip: bool,
+}
 
-/// The `busybox-tar` extractor (clear the root, then `busybox tar -xf ARCHIVE -C ROOT`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BusyboxTarExtractor;
+/// The `busybox-tar` extractor (clear the root, then `busybox tar -xf ARCHIVE -C ROOT`) and, with `clear` false,
+/// `busybox-tar-merge` (the same command over what the root holds: a backend's warm restore).
+#[derive(Clone, Copy, Debug)]
+pub struct BusyboxTarExtractor {
+    /// Whether snapconf empties the root before the tool runs (`busybox-tar`), or the tool
+    /// extracts over the prior workspace (`busybox-tar-merge`).
+    pub clear: bool,
+}
+
+impl BusyboxTarExtractor {
+    /// `busybox-tar`: clear the root, then extract.
+    pub const CLEAR: Self = Self { clear: true };
+    /// `busybox-tar-merge`: extract over what the root holds.
+    pub const MERGE: Self = Self { clear: false };
+}
 
 /// `busybox tar --help`, first line (`BusyBox v1.35.0 (…) multi-call binary.`); running the
 /// `tar` applet also checks that this build has it.
@@ -132,7 +148,11 @@ fn cover(
 
 impl Producer for BusyboxTarProducer {
     fn name(&self) -> &str {
-        "busybox-tar"
+        if self.gzip {
+            "busybox-tar-gz"
+        } else {
+            "busybox-tar"
+        }
     }
 
     fn availability(&self) -> Availability {
@@ -140,29 +160,7 @@ impl Producer for BusyboxTarProducer {
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_capture(req, false)
-    }
-
-    fn limitations(&self) -> Option<&str> {
-        Some(BUSYBOX_LIMITATION)
-    }
-}
-
-/// The `busybox-tar-gz` producer: [`BusyboxTarProducer`] with `-z` (a gzip'd archive).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BusyboxTarGzProducer;
-
-impl Producer for BusyboxTarGzProducer {
-    fn name(&self) -> &str {
-        "busybox-tar-gz"
-    }
-
-    fn availability(&self) -> Availability {
-        busybox_availability()
-    }
-
-    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_capture(req, true)
+        busybox_capture(req, self.gzip)
     }
 
     fn limitations(&self) -> Option<&str> {
@@ -205,37 +203,6 @@ fn busybox_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, Tool
     run_with_timeout(&mut cmd, req.scratch, req.timeout)
 }
 
-impl Extractor for BusyboxTarExtractor {
-    fn name(&self) -> &str {
-        "busybox-tar"
-    }
-
-    fn clears_root(&self) -> bool {
-        true
-    }
-
-    fn availability(&self) -> Availability {
-        busybox_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_hydrate(req, true)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
-    }
-}
-
-/// The `busybox-tar-merge` extractor (`busybox tar -xf ARCHIVE -C ROOT` over what the root
-/// holds).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BusyboxTarMergeExtractor;
-
 /// `busybox tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
 /// `clear`.
 fn busybox_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
@@ -251,9 +218,17 @@ fn busybox_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, Too
     run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
 }
 
-impl Extractor for BusyboxTarMergeExtractor {
+impl Extractor for BusyboxTarExtractor {
     fn name(&self) -> &str {
-        "busybox-tar-merge"
+        if self.clear {
+            "busybox-tar"
+        } else {
+            "busybox-tar-merge"
+        }
+    }
+
+    fn clears_root(&self) -> bool {
+        self.clear
     }
 
     fn availability(&self) -> Availability {
@@ -265,7 +240,7 @@ impl Extractor for BusyboxTarMergeExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_hydrate(req, false)
+        busybox_hydrate(req, self.clear)
     }
 
     fn honours_limits(&self) -> bool {

@@ -74,9 +74,21 @@ pub const GNU_TAR_INSTALL_HINT: &str = "apt-get install tar";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarProducer;
 
-/// The `gnu-tar` extractor (clear the root, then `tar -xf ARCHIVE -C ROOT`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GnuTarExtractor;
+/// The `gnu-tar` extractor (clear the root, then `tar -xf ARCHIVE -C ROOT`) and, with `clear` false,
+/// `gnu-tar-merge` (the same command over what the root holds: a backend's warm restore).
+#[derive(Clone, Copy, Debug)]
+pub struct GnuTarExtractor {
+    /// Whether snapconf empties the root before the tool runs (`gnu-tar`), or the tool
+    /// extracts over the prior workspace (`gnu-tar-merge`).
+    pub clear: bool,
+}
+
+impl GnuTarExtractor {
+    /// `gnu-tar`: clear the root, then extract.
+    pub const CLEAR: Self = Self { clear: true };
+    /// `gnu-tar-merge`: extract over what the root holds.
+    pub const MERGE: Self = Self { clear: false };
+}
 
 /// How a `gnu-tar-lnk` producer compresses its archive, as backends pass it to GNU tar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,10 +109,6 @@ pub struct GnuTarLnkProducer {
     /// How the archive is compressed.
     pub compression: TarCompression,
 }
-
-/// The `gnu-tar-merge` extractor (`tar -xf ARCHIVE -C ROOT` over what the root holds).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GnuTarMergeExtractor;
 
 /// `tar --version`, first line (`tar (GNU tar) 1.34`); anything not GNU tar is unavailable.
 fn gnu_tar_availability() -> Availability {
@@ -213,28 +221,6 @@ impl Producer for GnuTarLnkProducer {
     }
 }
 
-impl Extractor for GnuTarMergeExtractor {
-    fn name(&self) -> &str {
-        "gnu-tar-merge"
-    }
-
-    fn availability(&self) -> Availability {
-        gnu_tar_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        gnu_tar_hydrate(req, false)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
-    }
-}
-
 impl Producer for GnuTarProducer {
     fn name(&self) -> &str {
         "gnu-tar"
@@ -251,11 +237,15 @@ impl Producer for GnuTarProducer {
 
 impl Extractor for GnuTarExtractor {
     fn name(&self) -> &str {
-        "gnu-tar"
+        if self.clear {
+            "gnu-tar"
+        } else {
+            "gnu-tar-merge"
+        }
     }
 
     fn clears_root(&self) -> bool {
-        true
+        self.clear
     }
 
     fn availability(&self) -> Availability {
@@ -267,7 +257,7 @@ impl Extractor for GnuTarExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        gnu_tar_hydrate(req, true)
+        gnu_tar_hydrate(req, self.clear)
     }
 
     fn honours_limits(&self) -> bool {

@@ -16,20 +16,7 @@ struct Run {
     report: serde_json::Value,
 }
 
-fn snapconf(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .env_remove("SNAPCONF_BACKEND")
-        .env_remove("SNAPCONF_PROFILE")
-        .output()
-        .expect("the snapconf binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::snapconf;
 
 /// Special files off: the plain-tar backends restore them, which no profile can promise.
 const NO_SPECIALS: &[(&str, &str)] = &[

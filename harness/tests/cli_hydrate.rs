@@ -8,15 +8,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn snapconf(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
-        .args(args)
-        .output()
-        .expect("snapconf runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::snapconf(args, &[])
 }
 
 /// A two-member archive: `a` (regular, "new") and `b` as an LNK member to `a` (H1/H14 shape).

@@ -5,15 +5,7 @@ mod support;
 use std::process::Command;
 
 fn snapconf(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
-        .args(args)
-        .output()
-        .expect("the snapconf binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::snapconf(args, &[])
 }
 
 #[test]

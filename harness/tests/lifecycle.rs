@@ -8,21 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn snapconf(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
-        .args(args)
-        .envs(envs.iter().copied())
-        .env_remove("SNAPCONF_BACKEND")
-        .env_remove("SNAPCONF_PROFILE")
-        .env_remove("SNAPCONF_FAULTS")
-        .output()
-        .expect("the snapconf binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::snapconf;
 
 fn backends_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends")

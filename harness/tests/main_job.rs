@@ -6,7 +6,6 @@
 mod support;
 
 use serde_json::Value;
-use snapconf_producers::Availability;
 use std::path::Path;
 use std::process::Command;
 
@@ -14,23 +13,7 @@ fn bin() -> std::path::PathBuf {
     support::snapconf_bin()
 }
 
-/// Whether `producer` can run here; if not, reports the skip ([`support::skip`]).
-fn available(producer: &str) -> bool {
-    match snapconf_producers::producer(producer).map(|p| p.availability()) {
-        Ok(Availability::Available { .. }) => true,
-        Ok(Availability::Unavailable {
-            reason,
-            install_hint,
-        }) => {
-            support::skip::skip(
-                &format!("producer `{producer}` is unavailable: {reason}"),
-                &install_hint,
-            );
-            false
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
+use support::producer_available as available;
 
 fn run(args: &[&str], report: &Path) -> (i32, Value) {
     let out = Command::new(bin())

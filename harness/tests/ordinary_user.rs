@@ -7,7 +7,6 @@
 mod support;
 
 use serde_json::Value;
-use snapconf_producers::Availability;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,23 +32,7 @@ fn can_drop() -> bool {
     true
 }
 
-/// Whether `producer` can run here; if not, reports the skip.
-fn available(producer: &str) -> bool {
-    match snapconf_producers::producer(producer).map(|p| p.availability()) {
-        Ok(Availability::Available { .. }) => true,
-        Ok(Availability::Unavailable {
-            reason,
-            install_hint,
-        }) => {
-            support::skip::skip(
-                &format!("producer `{producer}` is unavailable: {reason}"),
-                &install_hint,
-            );
-            false
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
+use support::producer_available as available;
 
 /// A directory owned by [`UID`] holding a copy of the `snapconf` binary (the build output
 /// may be out of that user's reach), removed with the test's temporary directory.

@@ -8,7 +8,6 @@
 mod support;
 
 use serde_json::Value;
-use snapconf_producers::Availability;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -19,17 +18,7 @@ fn bin() -> &'static str {
 /// Whether gnu-tar (producer) and busybox-tar (extractor) can run here; if not, reports
 /// the skip.
 fn tools() -> bool {
-    let gnu = match snapconf_producers::producer("gnu-tar").map(|p| p.availability()) {
-        Ok(Availability::Available { .. }) => true,
-        Ok(Availability::Unavailable {
-            reason,
-            install_hint,
-        }) => {
-            support::skip::skip(&format!("gnu-tar is unavailable: {reason}"), &install_hint);
-            false
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let gnu = support::producer_available("gnu-tar");
     gnu && support::available_extractors()
         .iter()
         .any(|e| e.name() == "busybox-tar")

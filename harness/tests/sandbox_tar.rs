@@ -6,7 +6,6 @@
 mod support;
 
 use serde_json::Value;
-use snapconf_producers::Availability;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -16,20 +15,7 @@ fn bin() -> &'static str {
 
 /// Whether GNU tar can run here; if not, reports the skip.
 fn gnu_tar() -> bool {
-    match snapconf_producers::producer("gnu-tar-lnk").map(|p| p.availability()) {
-        Ok(Availability::Available { .. }) => true,
-        Ok(Availability::Unavailable {
-            reason,
-            install_hint,
-        }) => {
-            support::skip::skip(
-                &format!("producer `gnu-tar-lnk` is unavailable: {reason}"),
-                &install_hint,
-            );
-            false
-        }
-        Err(e) => panic!("{e}"),
-    }
+    support::producer_available("gnu-tar-lnk")
 }
 
 fn run(args: &[&str], report: &Path) -> (Output, Value) {

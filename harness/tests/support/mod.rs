@@ -15,6 +15,48 @@ pub fn snapconf_bin() -> std::path::PathBuf {
         .map_or_else(|| env!("CARGO_BIN_EXE_snapconf").into(), Into::into)
 }
 
+/// Runs the `snapconf` binary ([`snapconf_bin`]) with `args`, the environment variables
+/// that pick backends, profiles and faults removed (a developer's shell may set them) and
+/// then `envs` set; its exit code (-1 for a signal), stdout and stderr.
+pub fn snapconf<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    envs: &[(&str, &str)],
+) -> (i32, String, String) {
+    let out = std::process::Command::new(snapconf_bin())
+        .args(args)
+        .env_remove("SNAPCONF_BACKEND")
+        .env_remove("SNAPCONF_PROFILE")
+        .env_remove("SNAPCONF_FAULTS")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("the snapconf binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Whether the built-in producer `name` can run here; if not, reports the skip
+/// ([`skip::skip`]) with its reason and install hint. Panics on a name that is not built
+/// in (a mistake in the test).
+pub fn producer_available(name: &str) -> bool {
+    match snapconf_producers::producer(name).map(|p| p.availability()) {
+        Ok(Availability::Available { .. }) => true,
+        Ok(Availability::Unavailable {
+            reason,
+            install_hint,
+        }) => {
+            skip::skip(
+                &format!("producer `{name}` is unavailable: {reason}"),
+                &install_hint,
+            );
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 use snapconf_harness::archive::raw::RawTar;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;

@@ -232,6 +232,23 @@ fn every_python_adapter_probes_the_interpreter_it_runs() {
             "SNAPCONF_PYTHON={real} is found without PATH: {line}"
         );
     }
+    // An empty value is unset (the `python3` on PATH); one that cannot run says so and
+    // how to mend it, not "install python3".
+    for line in python_lines(std::path::Path::new(""), &path) {
+        assert!(
+            !line.contains("unavailable"),
+            "SNAPCONF_PYTHON= is unset: {line}"
+        );
+    }
+    let missing = dir.path().join("no-such-python");
+    for line in python_lines(&missing, &path) {
+        assert!(
+            line.contains("unavailable")
+                && line.contains(&format!("SNAPCONF_PYTHON is `{}`", missing.display()))
+                && !line.contains("apt-get install python3"),
+            "a SNAPCONF_PYTHON that cannot run is named: {line}"
+        );
+    }
 }
 
 /// `audit DIR` follows DIR itself when it is a symlink to a directory (as `ls DIR` does),

@@ -21,7 +21,14 @@ pub const FILTERS_HINT: &str =
 /// extraction filters (added in 3.12 and backported to 3.8.17, 3.9.17, 3.10.12 and 3.11.4),
 /// since the extractors and the suite's expectations rely on them.
 pub fn python_availability() -> Availability {
-    let version = probe_version(interpreter(), &["--version"], PYTHON_INSTALL_HINT);
+    let install_hint = match chosen_interpreter() {
+        Some(p) => format!(
+            "SNAPCONF_PYTHON is `{}`: point it at a Python 3.11.4 or later that runs here, or unset it to use `python3` on PATH",
+            p.to_string_lossy()
+        ),
+        None => PYTHON_INSTALL_HINT.to_owned(),
+    };
+    let version = probe_version(interpreter(), &["--version"], &install_hint);
     if let Availability::Available { version } = &version {
         let check = probe_version(
             interpreter(),
@@ -30,7 +37,7 @@ pub fn python_availability() -> Availability {
                 "-c",
                 "import tarfile; tarfile.data_filter; print('filters')",
             ],
-            PYTHON_INSTALL_HINT,
+            &install_hint,
         );
         if !matches!(check, Availability::Available { .. }) {
             return Availability::Unavailable {
@@ -42,13 +49,19 @@ pub fn python_availability() -> Availability {
     version
 }
 
-/// The interpreter binary the adapters exec: `$SNAPCONF_PYTHON` when set, else what
-/// `python3` reports as `sys.executable`, resolved once. Going around launchers such as
-/// pyenv's `python3` shim (a shell script) saves about 0.1 s per call.
+/// `$SNAPCONF_PYTHON` when set and not empty (an empty value counts as unset, as a shell's
+/// `SNAPCONF_PYTHON=` means).
+fn chosen_interpreter() -> Option<std::ffi::OsString> {
+    std::env::var_os("SNAPCONF_PYTHON").filter(|p| !p.is_empty())
+}
+
+/// The interpreter binary the adapters exec: `$SNAPCONF_PYTHON` when set and not empty,
+/// else what `python3` reports as `sys.executable`, resolved once. Going around launchers
+/// such as pyenv's `python3` shim (a shell script) saves about 0.1 s per call.
 pub fn interpreter() -> &'static OsStr {
     static RESOLVED: std::sync::OnceLock<std::ffi::OsString> = std::sync::OnceLock::new();
     RESOLVED.get_or_init(|| {
-        if let Some(p) = std::env::var_os("SNAPCONF_PYTHON") {
+        if let Some(p) = chosen_interpreter() {
             return p;
         }
         Command::new(PYTHON_PROGRAM)

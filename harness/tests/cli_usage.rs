@@ -345,3 +345,67 @@ fn a_report_directory_in_use_is_refused() {
     let (code, _, err) = snapconf(&args);
     assert_eq!(code, 0, "{err}");
 }
+
+/// A SIGTERM while a command is still probing its tools (here a `bsdtar` whose `--version`
+/// takes 3 s) ends it with exit 130 and a message, and leaves nothing in `TMPDIR`: the
+/// probes' scratch directories are removed (the signal used to kill the process among
+/// them). `run`, `fuzz` and `fuzz --parsers` alike.
+#[test]
+fn a_signal_during_set_up_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let slow = bin.join("bsdtar");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 3\necho 'bsdtar 0.0-slow'\n").expect("write");
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let report = dir.path().join("report");
+    let runs: [&[&str]; 3] = [
+        &["run", "--cases", "3", "--extractors", "bsdtar"],
+        &["fuzz", "--extractor", "bsdtar", "--time", "30"],
+        &["fuzz", "--parsers", "--time", "30"],
+    ];
+    for (i, args) in runs.into_iter().enumerate() {
+        let tmp = dir.path().join(format!("tmp-{i}"));
+        std::fs::create_dir(&tmp).expect("mkdir");
+        let mut child = Command::new(support::snapconf_bin())
+            .args(args)
+            .arg("--report-dir")
+            .arg(&report)
+            .env("PATH", &path)
+            .env("TMPDIR", &tmp)
+            .env_remove("SNAPCONF_BACKEND")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("snapconf starts");
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let pid = rustix::process::Pid::from_child(&child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+        let status = support::wait_within(
+            &mut child,
+            std::time::Duration::from_secs(30),
+            "stop after SIGTERM",
+        );
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("read stderr");
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "{args:?}: exit 130; stderr: {err}"
+        );
+        assert!(err.contains("interrupted"), "{args:?}: says so: {err}");
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .expect("read TMPDIR")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{args:?}: left in TMPDIR: {left:?}");
+    }
+}

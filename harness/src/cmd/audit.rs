@@ -50,10 +50,9 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         spec,
         prior: WorkspaceSpec::default(),
     };
-    // SIGINT/SIGTERM end the audit after the steps running, with the jails removed and
-    // what was found written, as for `run`.
-    snapconf_harness::jail::cleanup::install_stop_handler()
-        .context("cannot install the SIGINT/SIGTERM handler")?;
+    // SIGINT/SIGTERM (caught since `setup`) end the audit after the steps running, with
+    // the jails removed and what was found written, as for `run`.
+    super::not_interrupted()?;
     let mut progress = Progress::new(1);
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;

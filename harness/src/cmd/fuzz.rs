@@ -78,6 +78,8 @@ fn replay_args(a: &FuzzArgs) -> String {
 }
 
 pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
+    // From the start: a signal while tools are probed leaves no probe's scratch behind.
+    super::stop_on_signals()?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -167,6 +169,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         return Ok(exit::FINDINGS);
     }
     // Checked (and an earlier session's files removed) before the session, as for `run`.
+    super::not_interrupted()?;
     super::run::prepare_report_dir(&report_dir, a.report_dir.is_some())?;
     eprintln!(
         "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
@@ -175,8 +178,6 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         opts.jobs
     );
     // A signal ends the session at the next execution, so no jail is left behind.
-    snapconf_harness::jail::cleanup::install_stop_handler()
-        .map_err(|e| anyhow::anyhow!("cannot install the signal handler: {e}"))?;
     let began = std::time::Instant::now();
     let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
         FuzzEvent::Found(f) => eprintln!("found {}: {} ({})", f.check, f.message, f.case_dir),

@@ -7,7 +7,7 @@ use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
 use snapconf_harness::faults::{FaultKind, FaultOptions};
-use snapconf_harness::jail::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
+use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::lifecycle::runner::{
     read_reproducer, replay as replay_sequence, run as run_lifecycle, LifecycleOptions,
     LifecycleReport,
@@ -54,7 +54,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
         jobs: s.opts.jobs,
     };
     let _notes = isolate();
-    install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
+    super::not_interrupted()?;
     if opts.producers.is_empty() || opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -45,6 +45,10 @@ pub fn dispatch(cli: Cli) -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+            eprintln!("snapconf: {e}");
+            snapconf_harness::jail::cleanup::INTERRUPTED
+        }
         Err(e) => {
             let code = match e.downcast_ref::<Usage>() {
                 Some(_) => exit::USAGE,
@@ -54,6 +58,35 @@ pub fn dispatch(cli: Cli) -> i32 {
             code
         }
     }
+}
+
+/// A SIGINT or SIGTERM that came while a command was still setting up (probing tools,
+/// reading backends), before its first case: it ends with exit 130 and nothing written.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted while setting up, before the first case: nothing was written")]
+pub struct Interrupted;
+
+/// Make SIGINT and SIGTERM set the stop flag from now on (see
+/// [`snapconf_harness::jail::cleanup`]), so that a signal during set-up leaves no probe's
+/// scratch behind; call first in every command that runs cases.
+///
+/// # Errors
+/// The `sigaction(2)` error.
+pub fn stop_on_signals() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    snapconf_harness::jail::cleanup::install_stop_handler()
+        .context("cannot install the SIGINT/SIGTERM handler")
+}
+
+/// [`Interrupted`] if a stop was asked for since [`stop_on_signals`].
+///
+/// # Errors
+/// [`Interrupted`].
+pub fn not_interrupted() -> anyhow::Result<()> {
+    if snapconf_harness::jail::cleanup::stop_requested() {
+        return Err(Interrupted.into());
+    }
+    Ok(())
 }
 
 /// A usage or configuration error (exit 2).

@@ -154,7 +154,10 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
     let mut seen = BTreeSet::new();
     let mut runs = 0u64;
     eprintln!("snapconf fuzz --parsers: seed {seed}, {} s", a.time);
-    while start.elapsed() < Duration::from_secs(a.time) {
+    // A signal (caught since the command began) ends the hunt after the archive being
+    // listed; the scratch directory is removed on the way out.
+    let stopped = snapconf_harness::jail::cleanup::stop_requested;
+    while start.elapsed() < Duration::from_secs(a.time) && !stopped() {
         let (label, base) = &recs[rng.below(recs.len())];
         let n = 1 + rng.below(3);
         let (bytes, _) = mutate(base, &mut rng, n);
@@ -189,7 +192,10 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
         seen.len(),
         report.display()
     );
-    Ok(if seen.is_empty() {
+    Ok(if stopped() {
+        eprintln!("snapconf fuzz --parsers: interrupted; the disagreements so far are written");
+        snapconf_harness::jail::cleanup::INTERRUPTED
+    } else if seen.is_empty() {
         exit::OK
     } else {
         exit::FINDINGS

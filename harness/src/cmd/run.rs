@@ -7,7 +7,7 @@ use anyhow::Context;
 use snapconf_harness::exit;
 use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::gen::GenConfig;
-use snapconf_harness::jail::cleanup::{install_stop_handler, stop_requested, INTERRUPTED};
+use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::report::{
@@ -43,6 +43,7 @@ pub fn setup(
     shrink: ShrinkLimits,
     label: &str,
 ) -> anyhow::Result<Setup> {
+    super::stop_on_signals()?;
     let backends = backends::load(&pairs.backends)?;
     let profile = backends::profile(pairs.profile.as_deref(), &backends)?;
     if let Some(b) = &pairs.baseline {
@@ -365,7 +366,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         bin: std::env::current_exe().ok(),
     };
     let notes = isolate();
-    install_stop_handler().context("cannot install the SIGINT/SIGTERM handler")?;
+    super::not_interrupted()?;
     if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
         eprintln!(
             "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"

@@ -36,19 +36,18 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
         (None, _) => "refused hydration changed".to_string(),
     };
     // When snapconf's adapter emptied the root itself (the clear-then-extract resume path
-    // it models), the finding is about that path, and says so.
-    let cleared = ev
-        .cleared_by
-        .map(|name| {
-            format!(
-                " (snapconf's `{name}` adapter emptied the root before the tool ran: \
-                 clear then extract)"
-            )
-        })
-        .unwrap_or_default();
-    let violation = |first: &str, observed: String| Violation {
+    // it models) and the prior lost entries, the finding is about that path, and says so;
+    // entries only added (or a root that cannot be read) are the tool's doing.
+    let cleared_note = |lost: bool| match ev.cleared_by {
+        Some(name) if lost => format!(
+            " (snapconf's `{name}` adapter emptied the root before the tool ran: \
+             clear then extract)"
+        ),
+        _ => String::new(),
+    };
+    let violation = |first: &str, observed: String, lost: bool| Violation {
         check: Check::ATOMIC_HYDRATION,
-        message: format!("{step} the prior workspace: {first}{cleared}"),
+        message: format!("{step} the prior workspace: {first}{}", cleared_note(lost)),
         expected: Some(listing(w0)),
         observed: Some(observed),
     };
@@ -59,6 +58,7 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             return Ok(vec![violation(
                 &e,
                 format!("hydration failed:\n{tool}\n\n\ndiff (- prior, + after):\n{e}"),
+                false,
             )]);
         }
         Some(Ok(t)) => t,
@@ -70,6 +70,8 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             return Ok(vec![violation(
                 "an inode, mode, size or time of the prior changed",
                 format!("hydration failed:\n{tool}\n"),
+                // Re-created by the tool after the clear: new inodes and times.
+                true,
             )]);
         }
         return Ok(Vec::new());
@@ -79,12 +81,14 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
             return Ok(Vec::new());
         }
     }
+    let lost = !d.missing.is_empty() || !d.changed.is_empty();
     Ok(vec![violation(
         &first_line(&d.to_string()),
         format!(
             "hydration failed:\n{tool}\n\n{}\ndiff (- prior, + after):\n{d}",
             listing(now)
         ),
+        lost,
     )])
 }
 
@@ -117,5 +121,19 @@ mod tests {
                 .contains("snapconf's `gnu-tar` adapter emptied the root");
             assert_eq!(said, cleared.is_some(), "{}", v[0].message);
         }
+        // Entries only added: the tool's doing, whoever cleared the root.
+        std::fs::write(root.join("a"), b"prior").expect("write");
+        let prior = observe(&root).expect("observe");
+        std::fs::write(root.join("new"), b"written by the tool").expect("write");
+        let mut ev = Evidence::hydration("hydration", &outcome, &root);
+        ev.prior = Some(&prior);
+        ev.cleared_by = Some("gnu-tar");
+        let v = judge(&ev).expect("judged");
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            !v[0].message.contains("emptied the root"),
+            "{}",
+            v[0].message
+        );
     }
 }

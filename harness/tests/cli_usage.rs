@@ -409,3 +409,51 @@ fn a_signal_during_set_up_leaves_nothing_behind() {
         assert!(left.is_empty(), "{args:?}: left in TMPDIR: {left:?}");
     }
 }
+
+/// A report directory given as a symlink is refused (exit 2) naming where it points, before
+/// anything runs; `audit` of a dangling symlink or of a missing path says which it is.
+#[test]
+fn symlinks_given_as_directories_are_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("real")).expect("mkdir");
+    std::os::unix::fs::symlink("real", dir.path().join("link")).expect("symlink");
+    std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).expect("symlink");
+    for (name, says) in [
+        ("link", "is a symlink to `real`, a directory"),
+        ("dangling", "is a symlink to `nowhere`, nothing that exists"),
+    ] {
+        let report = dir.path().join(name);
+        let (code, _, err) = snapconf(&[
+            "run",
+            "--cases",
+            "1",
+            "--producers",
+            "tar-rs",
+            "--extractors",
+            "reference",
+            "--report-dir",
+            report.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+    assert!(
+        std::fs::read_dir(dir.path().join("real"))
+            .expect("read")
+            .next()
+            .is_none(),
+        "nothing written through the link"
+    );
+    for (name, says) in [
+        (
+            "dangling",
+            "is a symlink to `nowhere`, which does not exist",
+        ),
+        ("missing", "does not exist"),
+    ] {
+        let path = dir.path().join(name);
+        let (code, _, err) = snapconf(&["audit", path.to_str().expect("utf-8")]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}

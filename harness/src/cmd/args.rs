@@ -216,7 +216,8 @@ pub struct PairArgs {
     pub backends: Vec<PathBuf>,
     /// Directory for `report.json`, `summary.md` and `cases/` (default: a new
     /// `reports/runs/<run-id>`). It must be new, empty, or hold only an earlier snapconf
-    /// report, which is replaced; anything else is refused (exit 2) before the first case
+    /// report, which is replaced; anything else (a symlink too) is refused (exit 2) before
+    /// the first case
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
     /// Timeout for each capture and each hydration, in seconds (at least 1)

@@ -14,7 +14,23 @@ use std::time::Duration;
 
 pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     if !a.dir.is_dir() {
-        return Err(Usage(format!("`{}` is not a directory", a.dir.display())).into());
+        let why = match (
+            std::fs::symlink_metadata(&a.dir),
+            std::fs::read_link(&a.dir),
+        ) {
+            (Ok(_), Ok(target)) if std::fs::metadata(&a.dir).is_err() => format!(
+                "is a symlink to `{}`, which does not exist",
+                target.display()
+            ),
+            (Ok(_), Ok(target)) => format!(
+                "is a symlink to `{}`, which is not a directory",
+                target.display()
+            ),
+            (Ok(_), Err(_)) => "is not a directory".to_owned(),
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+            (Err(e), _) => format!("cannot be read: {e}"),
+        };
+        return Err(Usage(format!("`{}` {why}", a.dir.display())).into());
     }
     // DIR itself may be a symlink to the directory (as `ls DIR` follows it); what is inside
     // is read as it is, links never followed.

@@ -187,6 +187,21 @@ pub fn prepare_report_dir(dir: &Path, explicit: bool) -> Result<(), Usage> {
         }
     }
     match std::fs::symlink_metadata(dir) {
+        // Not followed: what it names would be emptied and locked under another name.
+        Ok(m) if m.is_symlink() => {
+            let target = std::fs::read_link(dir)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|e| format!("(unreadable: {e})"));
+            let what = match std::fs::metadata(dir) {
+                Ok(t) if t.is_dir() => "a directory: name that directory itself",
+                Ok(_) => "something that is not a directory",
+                Err(_) => "nothing that exists",
+            };
+            return Err(Usage(format!(
+                "report directory `{shown}` is a symlink to `{target}`, {what}; a report \
+                 directory is never reached through a symlink"
+            )));
+        }
         Ok(m) if !m.is_dir() => {
             return Err(Usage(format!(
                 "report directory `{shown}` exists and is not a directory"

@@ -330,6 +330,21 @@ fn a_report_directory_in_use_is_refused() {
         "{err}"
     );
     assert!(!inner.exists(), "nothing made inside the held directory");
+    // Nor is it read as a finished report by `report merge` while it is being written.
+    let merged = dir.path().join("merged");
+    let (code, _, err) = snapconf(&[
+        "report",
+        "merge",
+        report.to_str().expect("utf-8"),
+        "--out",
+        merged.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is being written by another snapconf"),
+        "{err}"
+    );
+    assert!(!merged.exists(), "no merged report written");
     drop(held);
     let outer = dir.path().join("outer");
     let nested = outer.join("cases/held");

@@ -1,7 +1,7 @@
 //! `snapconf report merge DIR... --out DIR`.
 
 use super::args::ReportMergeArgs;
-use super::run::{finish, prepare_report_dir};
+use super::run::{finish, prepare_report_dir, read_lock_report_dir};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
@@ -30,6 +30,10 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
                 dir.display()
             ))
             .into());
+        }
+        // Read under a shared lock: not while a run writes it, and no run starts to.
+        if dir.is_dir() {
+            read_lock_report_dir(dir)?;
         }
         let file = ReportFile::load(&dir.join("report.json")).map_err(Usage)?;
         // A reproducer is `cases/<id>` and nothing else: a report is input, and its paths

@@ -265,16 +265,42 @@ static REPORT_LOCKS: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::ne
 /// Lock the report directory `dir` for this process (see [`REPORT_LOCKS`]); refused (exit
 /// 2) while another process holds it.
 fn lock_report_dir(dir: &Path) -> Result<(), Usage> {
+    hold_report_lock(dir, true)
+}
+
+/// Hold a shared lock on the report directory `dir` until this process exits, as a reader
+/// (`report merge` of its inputs): a run cannot start writing there meanwhile, and one
+/// writing there now is refused with a usage error.
+///
+/// # Errors
+/// [`Usage`] when `dir` cannot be opened, or another snapconf process is writing it.
+pub fn read_lock_report_dir(dir: &Path) -> Result<(), Usage> {
+    hold_report_lock(dir, false)
+}
+
+/// [`lock_report_dir`] (`exclusive`) or [`read_lock_report_dir`].
+fn hold_report_lock(dir: &Path, exclusive: bool) -> Result<(), Usage> {
     use rustix::fs::{flock, FlockOperation};
     let shown = dir.display();
     let f = std::fs::File::open(dir)
         .map_err(|e| Usage(format!("cannot open report directory `{shown}`: {e}")))?;
-    match flock(&f, FlockOperation::NonBlockingLockExclusive) {
+    let op = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    match flock(&f, op) {
         Ok(()) => {}
-        Err(rustix::io::Errno::WOULDBLOCK) => {
+        Err(rustix::io::Errno::WOULDBLOCK) if exclusive => {
             return Err(Usage(format!(
                 "report directory `{shown}` is in use by another snapconf process; name \
                  another directory or wait for that one to end"
+            )))
+        }
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(Usage(format!(
+                "report directory `{shown}` is being written by another snapconf process; \
+                 read it once that one has ended"
             )))
         }
         Err(e) => {

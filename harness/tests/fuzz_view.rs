@@ -136,6 +136,11 @@ fn escapes_run_in_the_view_and_never_reach_the_host() {
         passwd,
         "the host's /etc/passwd changed"
     );
+    // The archive file itself replays as its reproducer directory does.
+    let by_file = replay_finding(&dir.path().join("archive.tar"), &Unprotected, &opts)
+        .expect("replays the file");
+    let checks = |h: &[(Check, String)]| h.iter().map(|(c, _)| *c).collect::<Vec<_>>();
+    assert_eq!(checks(&by_file), checks(&hits), "{by_file:?}");
 }
 
 #[test]

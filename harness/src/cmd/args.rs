@@ -140,7 +140,9 @@ pub struct FuzzArgs {
     /// the same
     #[arg(long, env = "SNAPCONF_FUZZ_ONE_SHOT")]
     pub one_shot: bool,
-    /// Re-run a fuzz reproducer directory instead (exit 1 while it reproduces, 0 when fixed)
+    /// Re-run a fuzz reproducer directory (its `archive.tar`), or any tar archive file,
+    /// through the extractor with the session's checks instead (exit 1 while a check
+    /// fails, 0 when none does). Absolute names and any number of `..` run, in the view
     #[arg(long)]
     pub replay: Option<PathBuf>,
     /// Workers fuzzing at once, each with jails and a seed of its own (worker k draws from

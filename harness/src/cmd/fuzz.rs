@@ -155,6 +155,13 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         replay_args: replay_args(&a),
     };
     if let Some(dir) = &a.replay {
+        if !dir.exists() {
+            return Err(Usage(format!(
+                "--replay `{}`: no such reproducer directory or archive",
+                dir.display()
+            ))
+            .into());
+        }
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;
         if hits.is_empty() {
             outln!(

@@ -54,10 +54,27 @@ pub fn dispatch(cli: Cli) -> i32 {
                 Some(_) => exit::USAGE,
                 None => exit::NOTHING_RAN,
             };
-            eprintln!("snapconf: error: {e:#}");
+            eprintln!("snapconf: error: {}", chain(&e));
             code
         }
     }
+}
+
+/// `e` and its causes, `: `-separated, leaving out a cause whose text the message before
+/// it already ends with (an error that prints its source, as `context: source` does, and
+/// also returns it as its source would otherwise show it twice).
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.is_empty() {
+            out = text;
+        } else if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
 }
 
 /// A SIGINT or SIGTERM that came while a command was still setting up (probing tools,
@@ -93,3 +110,26 @@ pub fn not_interrupted() -> anyhow::Result<()> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Usage(pub String);
+
+#[cfg(test)]
+mod tests {
+    /// A cause already printed by the error above it is not printed again; one that is not
+    /// is.
+    #[test]
+    fn a_cause_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "Not a directory");
+        let e = anyhow::Error::new(snapconf_harness::error::HarnessError::Io {
+            context: "cannot read `a.tar/archive.tar`".into(),
+            source: io,
+        });
+        assert_eq!(
+            super::chain(&e),
+            "cannot read `a.tar/archive.tar`: Not a directory"
+        );
+        let e = e.context("the replay failed");
+        assert_eq!(
+            super::chain(&e),
+            "the replay failed: cannot read `a.tar/archive.tar`: Not a directory"
+        );
+    }
+}

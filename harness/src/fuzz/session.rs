@@ -826,7 +826,8 @@ fn write_reproducer(
     Ok(())
 }
 
-/// Re-run a reproducer directory's `archive.tar` through `ex`: the checks that fail now.
+/// Re-run a reproducer directory's `archive.tar` (or the archive file `dir`) through `ex`,
+/// one-shot: the checks that fail now, with their messages.
 ///
 /// # Errors
 /// The archive cannot be read, or a fault of snapconf itself.
@@ -835,12 +836,18 @@ pub fn replay_finding(
     ex: &dyn Extractor,
     opts: &FuzzOptions,
 ) -> Result<Vec<(Check, String)>, HarnessError> {
-    let bytes = std::fs::read(dir.join("archive.tar"))
-        .ctx(|| format!("cannot read `{}`", dir.join("archive.tar").display()))?;
+    // A reproducer directory, or an archive file handed as it is.
+    let file = if dir.is_dir() {
+        dir.join("archive.tar")
+    } else {
+        dir.to_path_buf()
+    };
+    let bytes = std::fs::read(&file).ctx(|| format!("cannot read `{}`", file.display()))?;
     if !runnable(&bytes, ex, opts) {
         return Err(HarnessError::Other(format!(
-            "archive.tar could reach past the jail (absolute names or several `..`) and `{}` \
+            "`{}` could reach past the jail (absolute names or several `..`) and `{}` \
              cannot run in a filesystem view here; not run",
+            file.display(),
             ex.name()
         )));
     }

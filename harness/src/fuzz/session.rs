@@ -805,19 +805,17 @@ fn write_reproducer(
         )
         .as_bytes(),
     )?;
-    let script = format!(
-        "#!/bin/sh\n\
-         # Re-runs snapconf fuzz finding `{check}` of extractor `{ex}` on archive.tar, over the\n\
-         # fuzzer's prior workspace in a fresh jail.\n\
-         # Exits 1 while the finding reproduces, 0 once it is fixed, 2/3 when it cannot run.\n\
-         here=$(cd \"$(dirname \"$0\")\" && pwd)\n\
-         SNAPCONF=${{SNAPCONF:-{bin}}}\n\
-         command -v \"$SNAPCONF\" >/dev/null 2>&1 || SNAPCONF=snapconf\n\
-         exec \"$SNAPCONF\" fuzz --extractor {ex}{args} --replay \"$here\"\n",
-        check = f.check,
-        ex = crate::run::repro::shell_word(&f.extractor),
-        args = replay_args,
-        bin = crate::run::repro::shell_word(&bin.display().to_string()),
+    let ex = crate::run::repro::shell_word(&f.extractor);
+    let script = crate::run::repro::repro_script(
+        f.check,
+        &format!(
+            "fuzz of extractor `{}`: archive.tar over the fuzzer's prior workspace, in a fresh jail",
+            f.extractor
+        ),
+        &[format!("the tool behind extractor `{}`", f.extractor)],
+        bin,
+        &[],
+        &format!("fuzz --extractor {ex}{replay_args} --replay \"$here\""),
     );
     w("repro.sh", script.as_bytes())?;
     use std::os::unix::fs::PermissionsExt;

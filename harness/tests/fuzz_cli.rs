@@ -277,3 +277,80 @@ fn a_validator_refusal_is_not_a_parser_disagreement() {
     );
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+/// A gzip'd archive, named or on stdin, is listed by every parser as its tar (the same
+/// listing lines as the plain file); one that inflates past `--max-compression-ratio` is
+/// listed as it is, with the reason, not inflated into memory.
+#[test]
+fn all_parsers_read_compressed_archives_and_stdin() {
+    use std::io::Write;
+    let seed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds/gnu-gnu.tar");
+    let plain = std::fs::read(&seed).expect("seed");
+    let listing = |args: &[&std::ffi::OsStr], stdin: Option<&[u8]>| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+            .args(["check-archive", "--all-parsers"])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run snapconf");
+        let mut input = child.stdin.take().expect("stdin");
+        input
+            .write_all(stdin.unwrap_or_default())
+            .expect("write stdin");
+        drop(input);
+        let out = child.wait_with_output().expect("wait");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("member(s)") && !l.starts_with("validator"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (code, want) = listing(&[seed.as_os_str()], None);
+    assert_eq!(code, Some(0), "{want}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gz = dir.path().join("seed.tar.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&plain).expect("gzip");
+    let gzipped = enc.finish().expect("gzip");
+    std::fs::write(&gz, &gzipped).expect("write");
+    for (what, (code, text)) in [
+        ("file", listing(&[gz.as_os_str()], None)),
+        ("stdin", listing(&["-".as_ref()], Some(&gzipped))),
+    ] {
+        assert_eq!(code, Some(0), "{what}: {text}");
+        assert!(
+            text.contains("gzip-compressed: every parser lists the decompressed tar"),
+            "{what}: {text}"
+        );
+        assert_eq!(
+            lines(&text),
+            lines(&want),
+            "{what}: the plain file's listing"
+        );
+    }
+    // 8 MiB of zeros in about 8 KiB: past a ratio of 100.
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut tar = plain.clone();
+    tar.resize(tar.len() + (8 << 20), 0);
+    enc.write_all(&tar).expect("gzip");
+    std::fs::write(&gz, enc.finish().expect("gzip")).expect("write");
+    let (_, text) = listing(
+        &[
+            gz.as_os_str(),
+            "--max-compression-ratio".as_ref(),
+            "100".as_ref(),
+        ],
+        None,
+    );
+    assert!(
+        text.contains("gzip-compressed, cannot be decompressed"),
+        "{text}"
+    );
+}

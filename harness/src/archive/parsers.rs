@@ -35,6 +35,14 @@ pub enum ParsersError {
         #[source]
         source: ToolError,
     },
+    /// The archive could not be opened for the in-process parsers.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being opened.
+        context: String,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The tool's output is not in the form our reader expects (our own script's JSON).
     #[error("{parser}: line {line} of its listing: {reason}")]
     Output {
@@ -84,20 +92,29 @@ pub struct ParserRun {
     pub listing: Option<ParserListing>,
 }
 
-/// List `bytes` (also stored at `path`, for the external tools) with every parser.
+/// List the tar archive at `path` with every parser. The in-process ones read it through
+/// a buffer, so memory does not grow with the archive's size.
 ///
 /// # Errors
-/// [`ParsersError`] when a tool could not be run (a missing tool is a `None` listing, not an
-/// error) or printed what our reader cannot read.
-pub fn all_listings(path: &Path, bytes: &[u8]) -> Result<Vec<ParserRun>, ParsersError> {
+/// [`ParsersError`] when `path` cannot be opened, a tool could not be run (a missing tool
+/// is a `None` listing, not an error) or printed what our reader cannot read.
+pub fn all_listings(path: &Path) -> Result<Vec<ParserRun>, ParsersError> {
+    let open = || {
+        std::fs::File::open(path)
+            .map(std::io::BufReader::new)
+            .map_err(|e| ParsersError::Io {
+                context: format!("cannot open `{}`", path.display()),
+                source: e,
+            })
+    };
     let mut out = vec![
         ParserRun {
             parser: "reference",
-            listing: Some(reference_parse_listing(bytes)),
+            listing: Some(reference_parse_listing(open()?)),
         },
         ParserRun {
             parser: "tar-crate",
-            listing: Some(tar_crate_listing(bytes)),
+            listing: Some(tar_crate_listing(open()?)),
         },
     ];
     for (name, prog, args) in TOOLS {

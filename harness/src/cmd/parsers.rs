@@ -40,34 +40,34 @@ fn summary_line(r: &ParserRun) -> String {
 /// be decompressed is listed as it is.
 pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Result<i32> {
     use snapconf_extract::compression::{tar_stream, Compression};
-    use std::io::Read;
     let scratch = tempfile::tempdir()?;
-    let (file, bytes) = if file == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Usage(format!("cannot read the archive from stdin: {e}")))?;
+    // Read from files, never whole into memory: stdin is copied to one first, and a
+    // compressed archive is decompressed into another (under the policy's limits on
+    // decompressed bytes and ratio), which every parser then lists.
+    let file = if file == Path::new("-") {
         let path = scratch.path().join("stdin.tar");
-        std::fs::write(&path, &bytes)?;
-        (path, bytes)
+        let mut out = std::fs::File::create(&path)?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut out)
+            .map_err(|e| Usage(format!("cannot read the archive from stdin: {e}")))?;
+        path
     } else {
-        let bytes = std::fs::read(file)
+        std::fs::File::open(file)
             .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
-        (file.to_path_buf(), bytes)
+        file.to_path_buf()
     };
     let file = file.as_path();
-    let decompressed = match tar_stream(&bytes[..], &snapconf_extract::Limits::default()) {
+    let opened = std::io::BufReader::new(std::fs::File::open(file)?);
+    let decompressed = match tar_stream(opened, &policy.limits) {
         Ok((kind, mut stream)) if kind != Compression::None => {
-            let mut tar = Vec::new();
-            match stream.read_to_end(&mut tar) {
+            let path = scratch.path().join("decompressed.tar");
+            let mut out = std::fs::File::create(&path)?;
+            match std::io::copy(&mut stream, &mut out) {
                 Ok(_) => {
                     outln!(
                         "{}-compressed: every parser lists the decompressed tar",
                         kind.name()
                     );
-                    let path = scratch.path().join("decompressed.tar");
-                    std::fs::write(&path, &tar)?;
-                    Some((path, tar))
+                    Some(path)
                 }
                 Err(e) => {
                     outln!(
@@ -80,16 +80,13 @@ pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Resu
         }
         _ => None,
     };
-    let runs = match &decompressed {
-        Some((path, tar)) => all_listings(path, tar)?,
-        None => all_listings(file, &bytes)?,
-    };
+    let tar = decompressed.as_deref().unwrap_or(file);
+    let runs = all_listings(tar)?;
     for r in &runs {
         outln!("{}", summary_line(r));
     }
     // The reference as a validator, under this command's policy: its own question.
-    let tar = decompressed.as_ref().map_or(&bytes[..], |(_, t)| &t[..]);
-    match snapconf_extract::validate(tar, policy) {
+    match snapconf_extract::validate(std::io::BufReader::new(std::fs::File::open(tar)?), policy) {
         Ok(l) => outln!(
             "validator       the reference accepts it ({} member(s)) under the policy flags",
             l.members.len()
@@ -166,7 +163,7 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
         }
         std::fs::write(&file, &bytes)?;
         runs += 1;
-        let listings = all_listings(&file, &bytes)?;
+        let listings = all_listings(&file)?;
         for line in disagreements(&listings) {
             let k = key(&line);
             if !seen.insert(k.clone()) {

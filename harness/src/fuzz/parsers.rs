@@ -66,7 +66,7 @@ pub fn reference_listing(bytes: &[u8]) -> ParserListing {
 /// (`truncated`, `malformed`, a limit) where it stops. What `check-archive --all-parsers`
 /// compares with the other parsers; the reference's verdict as a validator is another
 /// question, asked apart.
-pub fn reference_parse_listing(tar: &[u8]) -> ParserListing {
+pub fn reference_parse_listing(tar: impl std::io::Read) -> ParserListing {
     match snapconf_extract::list_tar(tar) {
         Ok(l) => ParserListing::Members(
             l.members
@@ -99,8 +99,8 @@ fn c_str(b: &[u8]) -> &[u8] {
 ///   checked.)
 ///
 /// All three are kept in `corpora/regressions/archive_plan/`.
-pub fn tar_crate_listing(bytes: &[u8]) -> ParserListing {
-    let mut ar = tar::Archive::new(bytes);
+pub fn tar_crate_listing(tar: impl std::io::Read) -> ParserListing {
+    let mut ar = tar::Archive::new(tar);
     let entries = match ar.entries() {
         Ok(e) => e,
         Err(e) => return ParserListing::Failed(e.to_string()),

@@ -72,7 +72,7 @@ pub fn compare_listings(
         return None;
     };
     for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-        let what = if x.name != y.name {
+        let what = if !same_name(&x.name, &y.name) {
             format!("name `{}` vs `{}`", escape(&x.name), escape(&y.name))
         } else if x.kind != y.kind {
             format!("kind {} vs {}", x.kind, y.kind)
@@ -95,4 +95,40 @@ pub fn compare_listings(
     }
     (a.len() != b.len())
         .then(|| format!("{a_name} lists {} member(s), {b_name} {}", a.len(), b.len()))
+}
+
+/// `name` without its leading `..` components (`../../out/x` is `out/x`).
+fn without_leading_parents(mut name: &[u8]) -> &[u8] {
+    while let Some(rest) = name.strip_prefix(b"..") {
+        match rest {
+            [] => return rest,
+            [b'/', rest @ ..] => name = rest,
+            _ => break,
+        }
+    }
+    name
+}
+
+/// Whether two parsers' (normalised) names are one member's: equal, or equal once leading
+/// `..` components are dropped from the one that has them. BusyBox tar strips leading
+/// `../` as it lists and extracts, as GNU tar and bsdtar strip a leading `/`: a safety
+/// normalisation that writes the member lower in the tree, not a different reading of the
+/// bytes. A `..` elsewhere in a name is never dropped.
+fn same_name(a: &[u8], b: &[u8]) -> bool {
+    a == b || without_leading_parents(a) == without_leading_parents(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_parents_are_a_normalisation_and_inner_ones_are_not() {
+        assert!(same_name(b"../out/target", b"out/target"));
+        assert!(same_name(b"../../x", b"x"));
+        assert!(same_name(b"a", b"a"));
+        assert!(!same_name(b"a/../b", b"b"), "an inner `..` is a different name");
+        assert!(!same_name(b"..x/y", b"x/y"), "`..x` is a name, not a parent");
+        assert!(!same_name(b"../a", b"b"));
+    }
 }

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 /// snapconf: a conformance suite for workspace snapshots (tar capture and hydration).
 ///
-/// Exit codes: 0 every pair conforms (replay: fixed; hydrate/check-archive: accepted),
-/// 1 findings (replay: reproduces; hydrate/check-archive: refused, root untouched),
+/// Exit codes: 0 every pair conforms or every finding is known from the baseline (replay:
+/// fixed; hydrate/check-archive: accepted), 1 findings of a new cause (run, audit,
+/// lifecycle, fuzz; replay: reproduces; hydrate/check-archive: refused, root untouched),
 /// 2 bad usage or configuration, 3 nothing ran or internal error.
 #[derive(Debug, Parser)]
 #[command(name = "snapconf", version, about, long_about = None)]

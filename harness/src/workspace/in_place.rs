@@ -99,8 +99,7 @@ pub fn update_in_place(
             (EntryKind::Fifo, Some(m)) => m.file_type().is_fifo(),
             (EntryKind::Socket, Some(m)) => m.file_type().is_socket(),
             (EntryKind::CharDevice { major, minor }, Some(m)) => {
-                m.file_type().is_char_device()
-                    && m.rdev() == rustix::fs::makedev(*major, *minor) as u64
+                m.file_type().is_char_device() && m.rdev() == rustix::fs::makedev(*major, *minor)
             }
         };
         if keep {

@@ -371,7 +371,7 @@ mod tests {
                     if !junk.exists() {
                         std::fs::create_dir(&junk).expect("junk");
                         std::fs::write(junk.join("x"), b"x").expect("junk file");
-                        std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0))
+                        std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0o000))
                             .expect("chmod");
                     }
                     if let Some(d) = spec.entries.iter().find(|e| e.kind == EntryKind::Dir) {

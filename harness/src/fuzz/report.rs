@@ -2,7 +2,7 @@
 //! HTML and JUnit) that `snapconf run` writes, in mode [`Mode::Fuzz`].
 
 use super::session::FuzzSummary;
-use crate::report::{FindingRecord, Mode, PairReport, RunReport, FUZZ_PRODUCER, REPORT_SCHEMA};
+use crate::report::{FindingRecord, Mode, PairReport, RunReport, FUZZ_PRODUCER};
 
 /// The report of a session of `extractor` under profile `profile` with seed `seed`: one
 /// pair ([`FUZZ_PRODUCER`] × `extractor`) whose `cases` are the executions, `passed` those
@@ -44,20 +44,9 @@ pub fn fuzz_report(summary: &FuzzSummary, extractor: &str, profile: &str, seed: 
             summary.skipped_unsafe_for_host
         ));
     }
-    RunReport {
-        schema: REPORT_SCHEMA,
-        mode: Mode::Fuzz,
-        seed,
-        cases: summary.executions,
-        profile: profile.to_string(),
-        pairs: vec![pair],
-        findings,
-        capture_refusals: Vec::new(),
-        skipped_adapters: Vec::new(),
-        skipped_entries: 0,
-        fixed: Vec::new(),
-        faults: Vec::new(),
-        notes,
-        audited: None,
-    }
+    let mut run = RunReport::empty(Mode::Fuzz, seed, summary.executions, profile);
+    run.pairs = vec![pair];
+    run.findings = findings;
+    run.notes = notes;
+    run
 }

@@ -96,7 +96,7 @@ impl LifecycleReport {
     /// each cell's first finding with `entries` the entries of its shrunk initial
     /// workspace and `count` the sequences that failed its check.
     pub fn run_report(&self) -> crate::report::RunReport {
-        use crate::report::{FindingRecord, Mode, PairReport, RunReport, REPORT_SCHEMA};
+        use crate::report::{FindingRecord, Mode, PairReport, RunReport};
         let pairs: Vec<PairReport> = self
             .pairs
             .iter()
@@ -145,22 +145,11 @@ impl LifecycleReport {
                 self.faults.join(", ")
             ));
         }
-        RunReport {
-            schema: REPORT_SCHEMA,
-            mode: Mode::Lifecycle,
-            seed: self.seed,
-            cases: self.ran,
-            profile: self.profile.clone(),
-            pairs,
-            findings,
-            capture_refusals: Vec::new(),
-            skipped_adapters: Vec::new(),
-            skipped_entries: 0,
-            fixed: Vec::new(),
-            faults: Vec::new(),
-            notes,
-            audited: None,
-        }
+        let mut run = RunReport::empty(Mode::Lifecycle, self.seed, self.ran, &self.profile);
+        run.pairs = pairs;
+        run.findings = findings;
+        run.notes = notes;
+        run
     }
 }
 

@@ -92,6 +92,28 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A report of `mode` with `seed`, `cases` and `profile` and nothing else yet (no
+    /// pair, finding, refusal, skipped adapter, fault row or note), schema
+    /// [`REPORT_SCHEMA`]: what a mode fills in.
+    pub fn empty(mode: Mode, seed: u64, cases: u64, profile: &str) -> RunReport {
+        RunReport {
+            schema: REPORT_SCHEMA,
+            mode,
+            seed,
+            cases,
+            profile: profile.to_string(),
+            pairs: Vec::new(),
+            findings: Vec::new(),
+            capture_refusals: Vec::new(),
+            skipped_adapters: Vec::new(),
+            skipped_entries: 0,
+            fixed: Vec::new(),
+            faults: Vec::new(),
+            notes: Vec::new(),
+            audited: None,
+        }
+    }
+
     /// The report's title: `snapconf run`, `snapconf audit of <dir>`, `snapconf fuzz of
     /// <extractor>`, `snapconf lifecycle`.
     pub fn title(&self) -> String {

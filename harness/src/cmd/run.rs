@@ -338,7 +338,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(e.to_string()))?
+        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(format!("--shard: {e}")))?
         .unwrap_or_default();
     s.opts.env.faults = FaultOptions {
         kinds: faults,

@@ -5,7 +5,8 @@ mod support;
 use std::process::Command;
 
 /// Property: a short fuzz session of the reference extractor ends with exit 0 (it has no
-/// containment, atomicity, hang or unsafe-accept findings) and writes `fuzz.json`.
+/// containment, atomicity, hang or unsafe-accept findings) and writes `fuzz.json` and the
+/// report every mode writes (`report.json` in mode `fuzz`, `summary.md`).
 #[test]
 fn fuzzing_the_reference_finds_nothing() {
     let out = tempfile::tempdir().expect("tempdir");
@@ -36,6 +37,148 @@ fn fuzzing_the_reference_finds_nothing() {
         out.path().join("fuzz.json").is_file(),
         "fuzz.json is written"
     );
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("report.json")).expect("report.json"),
+    )
+    .expect("report.json parses");
+    assert_eq!(report["mode"], "fuzz");
+    assert_eq!(report["pairs"][0]["producer"], "fuzz");
+    assert_eq!(report["pairs"][0]["extractor"], "reference");
+    assert!(report["cases"].as_u64() > Some(0), "{report}");
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let md = std::fs::read_to_string(out.path().join("summary.md")).expect("summary.md");
+    assert!(md.starts_with("# snapconf fuzz of reference:"), "{md}");
+    assert!(out.path().join("junit.xml").is_file() && out.path().join("index.html").is_file());
+}
+
+/// A baseline file that is not one stops a session with exit 2 naming the file, before
+/// the session starts (no report directory is made).
+#[test]
+fn a_bad_fuzz_baseline_is_a_usage_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bad = tmp.path().join("not-a-baseline.json");
+    std::fs::write(&bad, "{\"schema\": 9}").expect("write");
+    let report = tmp.path().join("report");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args([
+            "fuzz",
+            "--extractor",
+            "reference",
+            "--time",
+            "1",
+            "--baseline",
+        ])
+        .arg(&bad)
+        .arg("--report-dir")
+        .arg(&report)
+        .env_remove("SNAPCONF_BASELINE")
+        .output()
+        .expect("run snapconf");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not-a-baseline.json") && err.contains("schema 9"),
+        "{err}"
+    );
+    assert!(!report.exists(), "nothing ran");
+}
+
+/// Issue 18 through the binary: a `python-tar` session's causes, written into a baseline
+/// by `baseline update`, are known to a second session of the same seed: each of its
+/// findings whose cause the baseline lists is marked known, and its exit code is 1
+/// exactly when a finding is not (0 when every one is).
+#[test]
+fn python_tar_findings_in_a_fuzz_baseline_are_known() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let corpora = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
+    let session = |dir: &std::path::Path, secs: &str, baseline: Option<&std::path::Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_snapconf"));
+        cmd.args([
+            "fuzz",
+            "--extractor",
+            "python-tar",
+            "--seed",
+            "11",
+            "-j",
+            "1",
+        ])
+        .args(["--time", secs])
+        .arg("--corpora")
+        .arg(&corpora)
+        .arg("--report-dir")
+        .arg(dir)
+        .env_remove("SNAPCONF_BASELINE");
+        if let Some(b) = baseline {
+            cmd.arg("--baseline").arg(b);
+        }
+        let out = cmd.output().expect("run snapconf");
+        let report: serde_json::Value = std::fs::read_to_string(dir.join("report.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(serde_json::Value::Null);
+        (
+            out.status.code(),
+            report,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let first = tmp.path().join("first");
+    let (code, report, err) = session(&first, "8", None);
+    if code == Some(3) {
+        support::skip::skip(
+            &format!("python-tar is not available: {err}"),
+            "apt-get install python3 (3.12, or 3.11.4 and later)",
+        );
+        return;
+    }
+    assert_eq!(code, Some(1), "python-tar has findings: {err}");
+    assert_eq!(report["mode"], "fuzz");
+    let causes = report["causes"].as_array().expect("causes");
+    assert!(!causes.is_empty(), "{report}");
+    for c in causes {
+        let dir = first.join(c["case_dir"].as_str().expect("case_dir"));
+        assert!(dir.join("repro.sh").is_file(), "{c}");
+        assert!(
+            c["cause"].is_string(),
+            "a fuzz cause carries its signature: {c}"
+        );
+    }
+    let md = std::fs::read_to_string(first.join("summary.md")).expect("summary.md");
+    assert!(md.starts_with("# snapconf fuzz of python-tar:"), "{md}");
+    assert!(
+        md.contains("## Causes, most severe first") && md.contains("/repro.sh"),
+        "{md}"
+    );
+
+    let baseline = tmp.path().join("baseline.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        .args(["baseline", "update", "--report"])
+        .arg(&first)
+        .arg("--out")
+        .arg(&baseline)
+        .output()
+        .expect("run snapconf");
+    assert_eq!(out.status.code(), Some(0));
+    let known: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).expect("baseline"))
+            .expect("baseline parses");
+    let fingerprints: Vec<&str> = known["known"]
+        .as_array()
+        .expect("known")
+        .iter()
+        .filter_map(|k| k["fingerprint"].as_str())
+        .collect();
+    assert_eq!(fingerprints.len(), causes.len());
+
+    let second = tmp.path().join("second");
+    let (code, report, err) = session(&second, "4", Some(&baseline));
+    let findings = report["findings"].as_array().expect("findings");
+    for f in findings {
+        let listed = fingerprints.contains(&f["fingerprint"].as_str().unwrap_or_default());
+        assert_eq!(f["known"].as_bool(), Some(listed), "{f}");
+    }
+    let new = findings.iter().any(|f| f["known"] == false);
+    assert_eq!(code, Some(if new { 1 } else { 0 }), "{err}");
 }
 
 /// Property: every available parser lists a GNU tar seed identically (exit 0); missing

@@ -110,6 +110,8 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         jobs: 1,
         server,
         replay_args: String::new(),
+        known: Default::default(),
+        causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     })
 }
 

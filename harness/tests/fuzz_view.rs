@@ -77,6 +77,8 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         jobs: 1,
         replay_args: String::new(),
         server: true,
+        known: Default::default(),
+        causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     })
 }
 

@@ -39,6 +39,7 @@ fn report() -> RunReport {
     f.insert("late-failure".to_string(), 4);
     RunReport {
         schema: 1,
+        mode: Default::default(),
         seed: 3,
         cases: 10,
         profile: "default".into(),
@@ -72,6 +73,7 @@ fn report() -> RunReport {
             fingerprint: "0011223344556677".into(),
             known: false,
             shrink: snapconf_harness::run::shrink::ShrinkEnd::Minimal,
+            cause: None,
         }],
         capture_refusals: vec![],
         skipped_adapters: vec![],

@@ -322,3 +322,150 @@ fn replaying_a_bad_reproducer_is_a_usage_error() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("at least one turn"), "{stderr}");
 }
+
+/// A lifecycle run writes the report every mode writes (`report.json` in mode
+/// `lifecycle`, `summary.md` opening with the causes and their `repro.sh`), shows its
+/// progress, runs `--shard K/N` like `run` with shards that `report merge` joins, and
+/// takes a `--baseline` written by `baseline update`: every cause known, exit 0. A bad
+/// `--shard` or baseline file is a usage error (exit 2) naming it, before anything runs.
+#[test]
+fn lifecycle_shards_merge_and_baselines_like_run() {
+    if !python_with_filters() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let jails = tmp.path().join("jails");
+    std::fs::create_dir_all(&jails).expect("jail dir");
+    let backend = backends_dir().join("fingerprint.toml");
+    let path = |p: &Path| p.to_str().expect("utf-8 temp path").to_string();
+    let run = |extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "lifecycle",
+            "--producers",
+            "none",
+            "--extractors",
+            "none",
+            "--sequences",
+            "30",
+            "--seed",
+            "1",
+            "--timeout",
+            "20",
+            "-j",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(["--backend".into(), path(&backend)]);
+        args.extend(["--jail-dir".into(), path(&jails)]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        snapconf(&args, &[])
+    };
+    let read = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.join("report.json")).expect("report.json is written"),
+        )
+        .expect("report.json parses")
+    };
+
+    let bad_dir = tmp.path().join("bad");
+    let (code, _, err) = run(&["--shard", "3/2", "--report-dir", &path(&bad_dir)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--shard") && err.contains("3/2"), "{err}");
+    let bad_baseline = tmp.path().join("bad-baseline.json");
+    std::fs::write(&bad_baseline, "not json").expect("write");
+    let (code, _, err) = run(&[
+        "--baseline",
+        &path(&bad_baseline),
+        "--report-dir",
+        &path(&bad_dir),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad-baseline.json"), "{err}");
+    assert!(!bad_dir.exists(), "nothing ran for bad input");
+
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let dir = tmp.path().join(format!("shard-{k}"));
+        let (code, stdout, err) = run(&["--shard", &format!("{k}/2"), "--report-dir", &path(&dir)]);
+        assert!(code == 0 || code == 1, "{stdout}\n{err}");
+        let r = read(&dir);
+        assert_eq!(r["mode"], "lifecycle");
+        assert_eq!(r["cases"], 15, "shard {k} ran half the sequences");
+        assert_eq!(r["pairs"][0]["cases"], 15);
+        shards.push(dir);
+    }
+    let merged = tmp.path().join("merged");
+    let (code, stdout, err) = snapconf(
+        &[
+            "report",
+            "merge",
+            &path(&shards[0]),
+            &path(&shards[1]),
+            "--out",
+            &path(&merged),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "the skip-restore bug: {stdout}\n{err}");
+    let r = read(&merged);
+    assert_eq!(r["mode"], "lifecycle");
+    assert_eq!(r["cases"], 30);
+    assert_eq!(r["pairs"][0]["cases"], 30);
+    let cause = r["causes"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["check"] == "checkpoint-restore"))
+        .unwrap_or_else(|| panic!("a checkpoint-restore cause: {r}"));
+    let case_dir = merged.join(cause["case_dir"].as_str().expect("case_dir"));
+    assert!(case_dir.join("sequence.json").is_file() && case_dir.join("repro.sh").is_file());
+    let md = std::fs::read_to_string(merged.join("summary.md")).expect("summary.md");
+    assert!(md.starts_with("# snapconf lifecycle: 30 sequences"), "{md}");
+    let causes_at = md
+        .find("## Causes, most severe first")
+        .expect("causes first");
+    let matrix_at = md.find("## Matrix").expect("then the matrix");
+    assert!(causes_at < matrix_at, "{md}");
+    assert!(
+        md.contains("checkpoint-restore") && md.contains("/repro.sh"),
+        "{md}"
+    );
+    assert!(
+        md.contains("initial workspace:"),
+        "the case as a tree: {md}"
+    );
+    assert!(merged.join("junit.xml").is_file() && merged.join("index.html").is_file());
+
+    let baseline = tmp.path().join("baseline.json");
+    let (code, _, err) = snapconf(
+        &[
+            "baseline",
+            "update",
+            "--report",
+            &path(&merged),
+            "--out",
+            &path(&baseline),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let whole = tmp.path().join("whole");
+    let (code, stdout, err) = run(&[
+        "--baseline",
+        &path(&baseline),
+        "--report-dir",
+        &path(&whole),
+    ]);
+    assert_eq!(code, 0, "every cause is known: {stdout}\n{err}");
+    assert!(err.contains("[sequences "), "progress is shown: {err}");
+    let r = read(&whole);
+    let findings = r["findings"].as_array().expect("findings");
+    assert!(
+        findings.iter().any(|f| f["check"] == "checkpoint-restore"),
+        "the finding is still reported: {r}"
+    );
+    assert!(findings.iter().all(|f| f["known"] == true), "{r}");
+    let left = std::fs::read_dir(&jails).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "jails left behind");
+}

@@ -18,6 +18,7 @@ fn sample() -> RunReport {
     late.insert("dangling-link".to_string(), 3);
     RunReport {
         schema: 1,
+        mode: Default::default(),
         seed: 1,
         cases: 20,
         profile: "default".into(),
@@ -52,6 +53,7 @@ fn sample() -> RunReport {
                 fingerprint: "00112233aabbccdd".into(),
                 known: false,
                 shrink: ShrinkEnd::Minimal,
+                cause: None,
             },
             FindingRecord {
                 check: Check::LATE_FAILURE,
@@ -65,6 +67,7 @@ fn sample() -> RunReport {
                 fingerprint: "8899aabbccddeeff".into(),
                 known: false,
                 shrink: ShrinkEnd::Time,
+                cause: None,
             },
         ],
         capture_refusals: vec![],

@@ -168,6 +168,8 @@ fn a_toy_check_reaches_fuzz() {
         jobs: 1,
         replay_args: String::new(),
         server: true,
+        known: Default::default(),
+        causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);
@@ -186,4 +188,165 @@ fn a_toy_check_reaches_fuzz() {
     );
     let causes: std::collections::BTreeSet<_> = toy.iter().map(|f| &f.cause).collect();
     assert_eq!(causes.len(), toy.len(), "one finding per cause: {toy:?}");
+}
+
+/// A toy extractor that refuses an archive holding a hardlink or a symlink from a top-level
+/// name to a top-level name (signature part `1:d1->d1` or `2:d1->d1`), and accepts
+/// anything else without writing: exactly two causes of the toy check, whatever the
+/// mutations, once shrunk to the one member that matters.
+struct TwoCauses;
+
+const HARDLINK: &str = "1:d1->d1";
+const SYMLINK: &str = "2:d1->d1";
+
+impl snapconf_producers::Extractor for TwoCauses {
+    fn name(&self) -> &str {
+        "two-causes"
+    }
+
+    fn availability(&self) -> Availability {
+        Availability::Available {
+            version: "test".into(),
+        }
+    }
+
+    fn hydrate(&self, req: &snapconf_producers::HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+        let bytes = std::fs::read(req.archive).map_err(|source| ToolError::Io {
+            context: "toy extractor".into(),
+            source,
+        })?;
+        let sig = snapconf_harness::fuzz::signature(&bytes);
+        let refused = sig.split(' ').find(|p| *p == HARDLINK || *p == SYMLINK);
+        Ok(match refused {
+            Some(p) => Outcome::Refused {
+                message: format!("toy refuses {p}"),
+            },
+            None => Outcome::Success,
+        })
+    }
+
+    fn in_process(&self) -> bool {
+        true
+    }
+}
+
+/// A base archive: a file `a` and a member of `flag` named `b` pointing at `a`.
+fn link_base(flag: tar::EntryType) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_ustar();
+    h.set_size(1);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, "a", &b"x"[..]).expect("a");
+    let mut l = tar::Header::new_ustar();
+    l.set_size(0);
+    l.set_mode(0o644);
+    l.set_entry_type(flag);
+    l.set_link_name("a").expect("link");
+    b.append_data(&mut l, "b", &[][..]).expect("b");
+    b.into_inner().expect("finish")
+}
+
+/// A session of the toy check through [`TwoCauses`] with one slot per check and
+/// `known` as its baseline; its report (through the writer every mode uses) and exit code.
+fn two_cause_session(
+    known: &snapconf_harness::report::Baseline,
+) -> (snapconf_harness::report::ReportFile, i32) {
+    let report = tempfile::tempdir().expect("report dir");
+    let opts = FuzzOptions {
+        bases: vec![
+            ("hardlink".into(), link_base(tar::EntryType::Link)),
+            ("symlink".into(), link_base(tar::EntryType::Symlink)),
+        ],
+        profile: Profile::default_profile(),
+        time: Duration::from_secs(3),
+        seed: 5,
+        timeout: Duration::from_secs(10),
+        jail_base: snapconf_harness::jail::default_jail_base(),
+        report_dir: report.path().to_path_buf(),
+        shrink_runs: 60,
+        bin: "snapconf".into(),
+        checks: vec![TOY],
+        view: false,
+        jobs: 1,
+        replay_args: String::new(),
+        server: false,
+        known: known.clone(),
+        causes_per_check: 1,
+    };
+    let summary = fuzz(&TwoCauses, &opts, &mut |_| {}).expect("fuzz");
+    assert!(summary.executions > 0);
+    for f in &summary.findings {
+        assert!(
+            f.cause == HARDLINK || f.cause == SYMLINK,
+            "shrunk to one of the two causes: {f:?}"
+        );
+        assert!(
+            report.path().join(&f.case_dir).join("repro.sh").is_file(),
+            "{f:?}"
+        );
+    }
+    let run = snapconf_harness::fuzz::fuzz_report(&summary, "two-causes", "default", 5);
+    let file = snapconf_harness::report::write_report(run, report.path(), Some(known))
+        .expect("the report is written");
+    let summary_md = std::fs::read_to_string(report.path().join("summary.md")).expect("md");
+    assert!(
+        summary_md.starts_with("# snapconf fuzz of two-causes:"),
+        "{summary_md}"
+    );
+    let code = file.exit_code();
+    (file, code)
+}
+
+/// The causes of the toy check in `file`, `(cause signature, known)`.
+fn toy_causes(file: &snapconf_harness::report::ReportFile) -> Vec<(String, bool)> {
+    file.causes
+        .iter()
+        .filter(|c| c.check == TOY)
+        .map(|c| (c.cause.clone().unwrap_or_default(), c.known))
+        .collect()
+}
+
+/// Issue 18: a cause in the baseline neither fails the session nor takes one of its
+/// check's slots, and hides nothing else. With one slot, a session finds one of the two
+/// causes (exit 1); with that cause in the baseline, the same seed reports it as known and
+/// still finds the other as new (exit 1: a new cause); with both in the baseline, nothing
+/// is new (exit 0).
+#[test]
+fn a_baselined_fuzz_cause_takes_no_slot_and_hides_no_other() {
+    use snapconf_harness::report::Baseline;
+    let (first, code) = two_cause_session(&Baseline::default());
+    let found = toy_causes(&first);
+    assert_eq!(found.len(), 1, "one slot, one cause: {found:?}");
+    assert!(!found[0].1, "nothing is known without a baseline");
+    assert_eq!(code, 1);
+    let a = found[0].0.clone();
+    let b = if a == HARDLINK { SYMLINK } else { HARDLINK };
+
+    // The baseline of the first session, as `snapconf baseline update` writes it.
+    let baseline = Baseline::from_report(&first.run, None);
+    assert_eq!(baseline.known.len(), 1);
+    assert_eq!(baseline.known[0].cause.as_deref(), Some(a.as_str()));
+    let (second, code) = two_cause_session(&baseline);
+    let found = toy_causes(&second);
+    assert!(
+        found.contains(&(a.clone(), true)),
+        "the known cause is reported as known: {found:?}"
+    );
+    assert!(
+        found.contains(&(b.to_string(), false)),
+        "the other cause is found in the slot the known one left: {found:?}"
+    );
+    assert_eq!(code, 1, "a new cause fails the session");
+    assert!(second.run.fixed.is_empty(), "{:?}", second.run.fixed);
+
+    let both = Baseline::from_report(&second.run, Some(&baseline));
+    assert_eq!(both.known.len(), 2);
+    let (third, code) = two_cause_session(&both);
+    let found = toy_causes(&third);
+    assert!(
+        !found.is_empty() && found.iter().all(|(_, known)| *known),
+        "{found:?}"
+    );
+    assert_eq!(code, 0, "every finding is known: {found:?}");
 }

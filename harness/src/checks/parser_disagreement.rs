@@ -127,8 +127,14 @@ mod tests {
         assert!(same_name(b"../out/target", b"out/target"));
         assert!(same_name(b"../../x", b"x"));
         assert!(same_name(b"a", b"a"));
-        assert!(!same_name(b"a/../b", b"b"), "an inner `..` is a different name");
-        assert!(!same_name(b"..x/y", b"x/y"), "`..x` is a name, not a parent");
+        assert!(
+            !same_name(b"a/../b", b"b"),
+            "an inner `..` is a different name"
+        );
+        assert!(
+            !same_name(b"..x/y", b"x/y"),
+            "`..x` is a name, not a parent"
+        );
         assert!(!same_name(b"../a", b"b"));
     }
 }

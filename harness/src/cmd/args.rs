@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 /// snapconf: a conformance suite for workspace snapshots (tar capture and hydration).
 ///
-/// Exit codes: 0 every pair conforms (replay: fixed; hydrate/check-archive: accepted),
-/// 1 findings (replay: reproduces; hydrate/check-archive: refused, root untouched),
+/// Exit codes: 0 every pair conforms or every finding is known from the baseline (replay:
+/// fixed; hydrate/check-archive: accepted), 1 findings of a new cause (run, audit,
+/// lifecycle, fuzz; replay: reproduces; hydrate/check-archive: refused, root untouched),
 /// 2 bad usage or configuration, 3 nothing ran or internal error.
 #[derive(Debug, Parser)]
 #[command(name = "snapconf", version, about, long_about = None)]
@@ -80,6 +81,11 @@ pub struct LifecycleArgs {
     /// instead: exit 1 while it reproduces, 0 once fixed
     #[arg(long, value_name = "CASE_DIR")]
     pub replay: Option<PathBuf>,
+    /// Run only shard K of N (`K/N`, 1-based): sequence indices i with i % N == K-1, so N
+    /// CI jobs with the same --seed and --sequences together run the whole set, each
+    /// sequence once; `snapconf report merge` joins their reports
+    #[arg(long, env = "SNAPCONF_SHARD")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub shrink: ShrinkArgs,
     #[command(flatten)]
@@ -108,7 +114,8 @@ pub struct FuzzArgs {
     /// else the checkout's `corpora/` this binary was built from)
     #[arg(long, env = "SNAPCONF_CORPORA")]
     pub corpora: Option<PathBuf>,
-    /// Directory for fuzz.json and cases/ (default: `reports/runs/fuzz-<extractor>-<time>-<pid>-seed<seed>`)
+    /// Directory for the report (`report.json`, `summary.md`, `index.html`, `junit.xml`),
+    /// `fuzz.json` and `cases/` (default: `reports/runs/fuzz-<extractor>-<time>-<pid>-seed<seed>`)
     #[arg(long, env = "SNAPCONF_REPORT_DIR")]
     pub report_dir: Option<PathBuf>,
     /// Timeout for each hydration, in seconds (at least 1)
@@ -145,6 +152,11 @@ pub struct FuzzArgs {
     /// fails, 0 when none does). Absolute names and any number of `..` run, in the view
     #[arg(long)]
     pub replay: Option<PathBuf>,
+    /// Baseline of known causes (JSON, written by `snapconf baseline update` from a fuzz
+    /// report): a finding of a known cause is reported as known, does not fail the session
+    /// and takes none of its check's slots, so other causes of that check are still found
+    #[arg(long, env = "SNAPCONF_BASELINE")]
+    pub baseline: Option<PathBuf>,
     /// Workers fuzzing at once, each with jails and a seed of its own (worker k draws from
     /// seed + k) and one list of causes between them (default: the cores this process
     /// may use)
@@ -170,7 +182,8 @@ pub struct BaselineUpdateArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Join the reports of `run --shard K/N` jobs into the report of the whole run (pairs
+    /// Join the reports of `run --shard K/N` (or `lifecycle --shard K/N`) jobs into the
+    /// report of the whole run (pairs
     /// summed, each cell's first finding, causes, matrix, JUnit, the baseline check); exits
     /// as `run` does
     Merge(ReportMergeArgs),

@@ -87,8 +87,20 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             .unwrap_or(0)
     });
     if a.parsers {
+        if a.baseline.is_some() {
+            return Err(Usage(
+                "--baseline applies to `--extractor` sessions, not --parsers".into(),
+            )
+            .into());
+        }
         return super::parsers::hunt(&a, seed);
     }
+    // Read before anything runs: a bad file is a usage error (exit 2), not a late failure.
+    let baseline = a
+        .baseline
+        .as_deref()
+        .map(|p| snapconf_harness::report::Baseline::load(p).map_err(Usage))
+        .transpose()?;
     let Some(name) = a.extractor.clone() else {
         return Err(Usage("pass --extractor NAME or --parsers".into()).into());
     };
@@ -153,6 +165,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             .jobs
             .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
         replay_args: replay_args(&a),
+        known: baseline.clone().unwrap_or_default(),
+        causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     };
     if let Some(dir) = &a.replay {
         if !dir.exists() {
@@ -187,7 +201,17 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     // A signal ends the session at the next execution, so no jail is left behind.
     let began = std::time::Instant::now();
     let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
-        FuzzEvent::Found(f) => eprintln!("found {}: {} ({})", f.check, f.message, f.case_dir),
+        FuzzEvent::Found(f) => eprintln!(
+            "found {}{}: {} ({})",
+            f.check,
+            if f.known {
+                " (known: in the baseline)"
+            } else {
+                ""
+            },
+            f.message,
+            f.case_dir
+        ),
     })?;
     std::fs::create_dir_all(&report_dir)
         .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
@@ -225,21 +249,12 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             p.lay_out, p.start, p.before, p.hydrate, p.judge, p.reset
         );
     }
-    for f in &summary.findings {
-        outln!(
-            "  {}: {} -> {}",
-            f.check,
-            f.message,
-            report_dir.join(&f.case_dir).display()
-        );
-    }
+    // The same report as `run`'s; exit 1 only for a cause the baseline does not list.
+    let report = snapconf_harness::fuzz::fuzz_report(&summary, &name, &opts.profile.name, seed);
+    let code = super::run::finish(report, &report_dir, a.baseline.as_deref())?;
     if snapconf_harness::jail::cleanup::stop_requested() {
         eprintln!("snapconf fuzz: interrupted; the findings so far are written");
         return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
     }
-    Ok(if summary.findings.is_empty() {
-        exit::OK
-    } else {
-        exit::FINDINGS
-    })
+    Ok(code)
 }

@@ -2,7 +2,7 @@
 //! `--replay` of their reproducers.
 
 use super::args::LifecycleArgs;
-use super::run::{clock_seed, isolate, setup, ShrinkLimits};
+use super::run::{clock_seed, finish, isolate, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::exit;
@@ -13,6 +13,8 @@ use snapconf_harness::lifecycle::runner::{
     LifecycleReport,
 };
 use snapconf_harness::model::policy_map::reference_policy;
+use snapconf_harness::report::Progress;
+use snapconf_harness::run::shard::{BadShard, Shard};
 use snapconf_harness::run::shrink::ShrinkBudget;
 use std::time::Duration;
 
@@ -22,6 +24,13 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     }
     let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
+    let shard: Shard = a
+        .shard
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: BadShard| Usage(format!("--shard: {e}")))?
+        .unwrap_or_default();
     if a.sequences == 0 {
         eprintln!("snapconf: nothing to run: --sequences 0");
         return Ok(exit::NOTHING_RAN);
@@ -52,8 +61,9 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
         bin: s.opts.bin,
         backend_files: s.opts.backend_files,
         jobs: s.opts.jobs,
+        shard,
     };
-    let _notes = isolate();
+    let notes = isolate();
     super::not_interrupted()?;
     if opts.producers.is_empty() || opts.extractors.is_empty() {
         eprintln!(
@@ -70,21 +80,26 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
         opts.extractors.len(),
         opts.jobs
     );
-    let report = run_lifecycle(&opts).context("the lifecycle run failed")?;
+    let units = opts.shard_len() * (opts.producers.len() * opts.extractors.len()) as u64;
+    let mut progress = Progress::counting(units, "sequences");
+    let report =
+        run_lifecycle(&opts, &mut |ev| progress.event(&ev)).context("the lifecycle run failed")?;
+    progress.finish();
     let dir = &opts.report_dir;
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
     std::fs::write(dir.join("lifecycle.json"), json + "\n")
         .with_context(|| format!("cannot write `{}`", dir.join("lifecycle.json").display()))?;
     print_summary(&report, dir);
+    // The same report as `run`'s (`report.json`, `summary.md`, ...), and its exit code:
+    // 1 only for a cause the baseline does not list.
+    let mut run = report.run_report();
+    run.notes.extend(notes);
+    let code = finish(run, dir, a.pairs.baseline.as_deref())?;
     if stop_requested() {
         eprintln!("snapconf: interrupted; partial report written");
         return Ok(INTERRUPTED);
     }
-    Ok(if report.findings.is_empty() {
-        exit::OK
-    } else {
-        exit::FINDINGS
-    })
+    Ok(code)
 }
 
 /// The pairs' counts and each shrunk finding, on stdout.
@@ -141,7 +156,7 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
             dir.join(&f.case_dir).join("repro.sh").display()
         );
     }
-    outln!("report: {}", dir.join("lifecycle.json").display());
+    outln!("counts: {}", dir.join("lifecycle.json").display());
 }
 
 /// `snapconf lifecycle --replay DIR`.
@@ -194,6 +209,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
         bin: std::env::current_exe().unwrap_or_else(|_| "snapconf".into()),
         backend_files: Vec::new(),
         jobs: 1,
+        shard: Shard::ALL,
     };
     let pair = format!("{} x {}", meta.producer, meta.extractor);
     let r = replay_sequence(&opts, &meta, &seq).context("the replay failed")?;

@@ -4,6 +4,7 @@ use super::args::ReportMergeArgs;
 use super::run::{finish, prepare_report_dir, read_lock_report_dir};
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::lifecycle::runner::LifecycleMeta;
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
 use snapconf_harness::run::repro::FindingMeta;
 use std::path::Path;
@@ -82,11 +83,15 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
     finish(merged.run, &a.out, a.baseline.as_deref())
 }
 
-/// The case index `finding.json` in `case_dir` records, if it can be read.
+/// The case index `finding.json` in `case_dir` records, if it can be read: a run's
+/// `case_index`, or a lifecycle reproducer's sequence `index`.
 fn case_index(case_dir: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(case_dir.join("finding.json")).ok()?;
-    let meta: FindingMeta = serde_json::from_str(&text).ok()?;
-    meta.case_index
+    if let Ok(meta) = serde_json::from_str::<FindingMeta>(&text) {
+        return meta.case_index;
+    }
+    let meta: LifecycleMeta = serde_json::from_str(&text).ok()?;
+    Some(meta.index)
 }
 
 /// `cases/<id>` with one plain component for the id (no `..`, no `/`, not empty).

@@ -10,10 +10,7 @@ use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::report::{
-    index_html, junit_xml, summary_markdown, summary_text, Baseline, Progress, ReportFile,
-    RunReport,
-};
+use snapconf_harness::report::{summary_text, write_report, Baseline, Progress, RunReport};
 use snapconf_harness::run::case::Env;
 use snapconf_harness::run::runner::{run as run_matrix, RunOptions};
 use snapconf_harness::run::shrink::ShrinkBudget;
@@ -355,31 +352,14 @@ fn locked_below(dir: &Path) -> Option<std::path::PathBuf> {
 /// Apply the baseline (if any); write `report.json` (with the causes), `summary.md`,
 /// `junit.xml` and `index.html`; print the causes and the report path; return the exit
 /// code (1 only for new findings).
+/// Every mode ends here (`run`, `audit`, `fuzz`, `lifecycle`, `report merge`).
 pub fn finish(report: RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow::Result<i32> {
-    let mut report = report;
-    if let Some(path) = baseline {
-        Baseline::load(path).map_err(Usage)?.apply(&mut report);
-    }
-    let file = ReportFile::new(report);
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let json = serde_json::to_string_pretty(&file).context("cannot serialise the report")?;
-    std::fs::write(dir.join("report.json"), json + "\n")
-        .with_context(|| format!("cannot write `{}`", dir.join("report.json").display()))?;
-    // Rendered whole before the file is written: a serialisation error leaves no empty
-    // `junit.xml` behind.
-    let junit = junit_xml(&file.run).context("cannot render `junit.xml`")?;
-    std::fs::write(dir.join("junit.xml"), junit)
-        .with_context(|| format!("cannot write `{}`", dir.join("junit.xml").display()))?;
-    std::fs::write(dir.join("index.html"), index_html(&file, dir))
-        .with_context(|| format!("cannot write `{}`", dir.join("index.html").display()))?;
-    std::fs::write(dir.join("summary.md"), summary_markdown(&file, dir))
-        .with_context(|| format!("cannot write `{}`", dir.join("summary.md").display()))?;
+    let baseline = baseline
+        .map(|path| Baseline::load(path).map_err(Usage))
+        .transpose()?;
+    let file = write_report(report, dir, baseline.as_ref())?;
     outln!("{}", summary_text(&file, dir).trim_end());
-    Ok(if file.run.has_new_findings() {
-        exit::FINDINGS
-    } else {
-        exit::OK
-    })
+    Ok(file.exit_code())
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
@@ -400,7 +380,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(e.to_string()))?
+        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(format!("--shard: {e}")))?
         .unwrap_or_default();
     s.opts.env.faults = FaultOptions {
         kinds: faults,

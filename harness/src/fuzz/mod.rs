@@ -15,6 +15,7 @@ mod persist;
 mod plan;
 mod records;
 mod reference;
+mod report;
 mod roundtrip;
 mod session;
 mod shrink;
@@ -34,6 +35,7 @@ pub use parsers::{
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
 pub use records::{Record, Records};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
+pub use report::fuzz_report;
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
 pub use session::{
     fuzz, replay_finding, verdicts, DrawnVerdict, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary,

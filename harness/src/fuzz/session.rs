@@ -14,6 +14,7 @@ use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::model::profile::Profile;
 use crate::run::case::stragglers;
+use crate::run::shrink::ShrinkEnd;
 use crate::workspace::observe::observe;
 use serde::Serialize;
 use snapconf_producers::process::view::with_view;
@@ -64,6 +65,15 @@ pub struct FuzzOptions {
     /// other extractor) one process and one fresh view per archive. The checks see the
     /// same either way; `--one-shot` turns it off.
     pub server: bool,
+    /// Known causes (`--baseline`): a shrunk finding whose cause the baseline lists
+    /// ([`crate::report::CauseKey::of_fuzz_cause`]) is written and reported as known but
+    /// takes none of its check's [`FuzzOptions::causes_per_check`] slots, and its shrink is
+    /// given back (up to [`MAX_SHRINKS_PER_CHECK`] per check), so a documented behaviour
+    /// hides no other cause of the same check. Empty: every cause is new.
+    pub known: crate::report::Baseline,
+    /// Distinct new causes kept per check ([`MAX_CAUSES_PER_CHECK`] for `snapconf fuzz`;
+    /// `hang` keeps one whatever this says). At least 1.
+    pub causes_per_check: usize,
 }
 
 /// Distinct causes kept per check in one session: a behaviour the extractor documents
@@ -105,6 +115,14 @@ pub struct FuzzFinding {
     pub cause: String,
     /// `cases/<id>` relative to the report directory.
     pub case_dir: String,
+    /// The baseline ([`FuzzOptions::known`]) lists the cause: reported, not failing the
+    /// session, and not counted against the check's slots.
+    #[serde(default)]
+    pub known: bool,
+    /// How the shrink ended: `minimal`, or the budget that stopped it first (`steps`:
+    /// `--shrink-runs`; `time`: the session's time), `interrupted`.
+    #[serde(default)]
+    pub shrink: ShrinkEnd,
 }
 
 /// Progress events.
@@ -142,8 +160,15 @@ pub struct FuzzSummary {
     /// execution was one-shot).
     pub phases: super::persist::Phases,
     /// Each distinct cause found ([`FuzzFinding::cause`]; at most
-    /// [`MAX_CAUSES_PER_CHECK`] per check), in order of discovery.
+    /// [`FuzzOptions::causes_per_check`] new ones per check, and the known ones besides),
+    /// in order of discovery.
     pub findings: Vec<FuzzFinding>,
+    /// Executions (shrinking not included) with a hit of each check, by check id.
+    #[serde(default)]
+    pub hits: BTreeMap<String, u64>,
+    /// Executions with a hit of any check.
+    #[serde(default)]
+    pub failing: u64,
 }
 
 /// A finding of one execution (before shrinking): a violation of one check.
@@ -330,7 +355,7 @@ impl Before {
 
 /// The smallest archive that still gives a hit of `check` ([`super::shrink::shrink_archive`]:
 /// members, then records, then the tail), within `opts.shrink_runs` runs and the session's
-/// time.
+/// time; and how the shrink ended (`minimal` unless a budget or a stop cut it short).
 fn shrink(
     bytes: &[u8],
     check: Check,
@@ -338,16 +363,24 @@ fn shrink(
     opts: &FuzzOptions,
     persist: &mut Persist,
     session_end: Instant,
-) -> Result<Vec<u8>, HarnessError> {
+) -> Result<(Vec<u8>, ShrinkEnd), HarnessError> {
     let mut runs = 0;
+    let mut end = ShrinkEnd::Minimal;
     // Within the session's time; a finding made near its end still gets two timeouts'
     // worth (a `hang` costs a full timeout per run).
     let deadline = session_end.max(Instant::now() + opts.timeout * 2);
-    super::shrink::shrink_archive(bytes, |b| {
-        if runs >= opts.shrink_runs
-            || Instant::now() >= deadline
-            || crate::jail::cleanup::stop_requested()
-        {
+    let min = super::shrink::shrink_archive(bytes, |b| -> Result<Option<bool>, HarnessError> {
+        let cut = if crate::jail::cleanup::stop_requested() {
+            Some(ShrinkEnd::Interrupted)
+        } else if runs >= opts.shrink_runs {
+            Some(ShrinkEnd::Steps)
+        } else if Instant::now() >= deadline {
+            Some(ShrinkEnd::Time)
+        } else {
+            None
+        };
+        if let Some(c) = cut {
+            end = c;
             return Ok(None);
         }
         runs += 1;
@@ -358,7 +391,8 @@ fn shrink(
                     .iter()
                     .any(|h| h.check == check),
         ))
-    })
+    })?;
+    Ok((min, end))
 }
 
 /// The cause of a shrunk finding: for `atomic-hydration`, what the failure did to the prior
@@ -374,14 +408,28 @@ fn cause_of(check: Check, min: &[u8], message: &str) -> String {
 }
 
 /// The causes a session has kept and the shrinks it has spent, per check; shared by its
-/// workers.
-#[derive(Default)]
+/// workers. Known causes (the baseline's) are kept apart: they take no slot, and the
+/// shrinks that led to one are given back, up to `MAX_SHRINKS_PER_CHECK` per check.
 struct Causes {
+    cap: usize,
     kept: BTreeMap<Check, Vec<String>>,
     tried: BTreeMap<Check, usize>,
+    known: BTreeMap<Check, Vec<String>>,
+    refunded: BTreeMap<Check, usize>,
 }
 
 impl Causes {
+    /// No cause kept yet; at most `cap` new causes per check (at least 1).
+    fn new(cap: usize) -> Causes {
+        Causes {
+            cap: cap.max(1),
+            kept: BTreeMap::new(),
+            tried: BTreeMap::new(),
+            known: BTreeMap::new(),
+            refunded: BTreeMap::new(),
+        }
+    }
+
     /// Whether a hit of `check` may be shrunk now (its check has room for another cause and
     /// shrinks left); counts the shrink if so.
     fn may_shrink(&mut self, check: Check) -> bool {
@@ -400,21 +448,35 @@ impl Causes {
         let (cap, shrinks) = if check == Check::HANG {
             (1, 1)
         } else {
-            (MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK)
+            (self.cap, MAX_SHRINKS_PER_CHECK)
         };
         self.kept.get(&check).map_or(0, Vec::len) < cap
             && self.tried.get(&check).copied().unwrap_or(0) < shrinks
     }
 
-    /// Keeps `cause` of `check` if it is new: its number among the check's causes (1 for
-    /// the first), or `None` for a cause kept already.
-    fn keep(&mut self, check: Check, cause: &str) -> Option<usize> {
-        let kept = self.kept.entry(check).or_default();
-        if kept.iter().any(|c| c == cause) {
+    /// Keeps `cause` of `check` if it was not kept before: its number among the check's
+    /// new causes (1 for the first) or, when `known`, among its known causes; `None` for a
+    /// cause kept already. A known cause gives the shrink that found it back.
+    fn keep(&mut self, check: Check, cause: &str, known: bool) -> Option<usize> {
+        if known {
+            let refunded = self.refunded.entry(check).or_default();
+            if *refunded < MAX_SHRINKS_PER_CHECK {
+                *refunded += 1;
+                if let Some(t) = self.tried.get_mut(&check) {
+                    *t = t.saturating_sub(1);
+                }
+            }
+        }
+        let list = if known {
+            self.known.entry(check).or_default()
+        } else {
+            self.kept.entry(check).or_default()
+        };
+        if list.iter().any(|c| c == cause) {
             return None;
         }
-        kept.push(cause.to_owned());
-        Some(kept.len())
+        list.push(cause.to_owned());
+        Some(list.len())
     }
 }
 
@@ -427,7 +489,7 @@ pub fn fuzz(
 ) -> Result<FuzzSummary, HarnessError> {
     let bases = parsed_bases(opts)?;
     let start = Instant::now();
-    let causes = std::sync::Mutex::new(Causes::default());
+    let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
     let failed = std::sync::atomic::AtomicBool::new(false);
     let workers = opts.jobs.max(1);
     let mut summary = FuzzSummary::default();
@@ -464,6 +526,10 @@ pub fn fuzz(
                         summary.view_restores += part.view_restores;
                         summary.hangs_cut_short += part.hangs_cut_short;
                         summary.phases.add(&part.phases);
+                        summary.failing += part.failing;
+                        for (check, n) in part.hits {
+                            *summary.hits.entry(check).or_default() += n;
+                        }
                     }
                     Err(e) => {
                         first_error.get_or_insert(e);
@@ -543,6 +609,16 @@ fn worker(
             summary.accepted += 1;
         } else {
             summary.refused += 1;
+        }
+        if !hits.is_empty() {
+            summary.failing += 1;
+        }
+        let mut seen: Vec<Check> = Vec::new();
+        for h in &hits {
+            if !seen.contains(&h.check) {
+                seen.push(h.check);
+                *summary.hits.entry(h.check.id().to_string()).or_default() += 1;
+            }
         }
         for hit in hits {
             let queued = pending.iter().filter(|p| p.hit.check == hit.check).count();
@@ -729,22 +805,28 @@ fn shrink_and_write(
     persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
     let shrunk = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time);
     persist.cut = None;
-    let mut min = shrunk?;
+    let (mut min, mut end) = shrunk?;
     let (again, _) = execute(&min, ex, opts, persist)?;
     let confirmed = again.into_iter().find(|h| h.check == hit.check);
     // A hang shrunk under the cut may only have been slow: the archive found at the full
     // timeout is kept instead.
     if confirmed.is_none() && hit.check == Check::HANG {
         min = bytes;
+        end = crate::run::shrink::ShrinkEnd::NotShrunk;
     }
     let hit = confirmed.unwrap_or(hit);
     let cause = cause_of(hit.check, &min, &hit.message);
-    let Some(n) = lock().keep(hit.check, &cause) else {
+    let known = opts
+        .known
+        .knows_key(&crate::report::CauseKey::of_fuzz_cause(hit.check, &cause));
+    let Some(n) = lock().keep(hit.check, &cause, known) else {
         return Ok(None);
     };
-    let id = match n {
-        1 => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
-        _ => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
+    let id = match (known, n) {
+        (false, 1) => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
+        (false, _) => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
+        (true, 1) => format!("{}__fuzz__{}__known", hit.check.id(), ex.name()),
+        (true, _) => format!("{}__fuzz__{}__known-{n}", hit.check.id(), ex.name()),
     };
     let finding = FuzzFinding {
         schema: 1,
@@ -760,6 +842,8 @@ fn shrink_and_write(
         records: Records::parse(&min).records.len(),
         cause,
         case_dir: format!("cases/{id}"),
+        known,
+        shrink: end,
     };
     write_reproducer(
         &opts.report_dir.join("cases").join(&id),

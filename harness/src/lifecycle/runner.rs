@@ -12,6 +12,8 @@ use crate::gen::GenConfig;
 use crate::model::profile::Profile;
 use crate::run::case::{Env, Finding};
 use crate::run::pool::{run_pool, Delivered, Until};
+use crate::run::runner::Event;
+use crate::run::shard::Shard;
 use crate::run::shrink::{ShrinkBudget, ShrinkEnd};
 use serde::{Deserialize, Serialize};
 use snapconf_producers::{Backend, Extractor, Producer};
@@ -45,6 +47,19 @@ pub struct LifecycleOptions {
     pub backend_files: Vec<PathBuf>,
     /// Workers running sequences and shrinks at once (`-j`).
     pub jobs: usize,
+    /// Which sequence indices this process runs (`--shard K/N`, as `run`'s case indices;
+    /// [`Shard::ALL`] by default): every shard draws from the same seed, so the shards'
+    /// reports merge (`snapconf report merge`) into the whole run's.
+    pub shard: Shard,
+}
+
+impl LifecycleOptions {
+    /// The sequence indices of `0..sequences` in this process's shard.
+    pub fn shard_len(&self) -> u64 {
+        (0..self.sequences)
+            .filter(|i| self.shard.contains(*i))
+            .count() as u64
+    }
 }
 
 /// `lifecycle.json`: what a lifecycle run did and found (schema 1).
@@ -64,6 +79,78 @@ pub struct LifecycleReport {
     pub findings: Vec<LifecycleFinding>,
     /// Wall seconds of the sequences (without the shrinks).
     pub seconds: f64,
+    /// `K/N` when this is one shard of the run (`--shard`); its `pairs` count that shard's
+    /// sequences only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// Sequences this process ran per pair (this shard's share of `sequences`).
+    #[serde(default)]
+    pub ran: u64,
+}
+
+impl LifecycleReport {
+    /// The run as the report every mode writes ([`crate::report::RunReport`], mode
+    /// `lifecycle`): a pair's `cases` are its sequences (this shard's), `passed` those
+    /// without a finding, `skipped` 0 (a refused capture does not end a sequence: the
+    /// refusals are in `lifecycle.json`), `findings` the sequences failing each check;
+    /// each cell's first finding with `entries` the entries of its shrunk initial
+    /// workspace and `count` the sequences that failed its check.
+    pub fn run_report(&self) -> crate::report::RunReport {
+        use crate::report::{FindingRecord, Mode, PairReport, RunReport};
+        let pairs: Vec<PairReport> = self
+            .pairs
+            .iter()
+            .map(|p| PairReport {
+                producer: p.producer.clone(),
+                extractor: p.extractor.clone(),
+                cases: p.sequences,
+                passed: p.passed,
+                skipped: 0,
+                findings: p.findings.clone(),
+            })
+            .collect();
+        let findings = self
+            .findings
+            .iter()
+            .map(|f| FindingRecord {
+                check: f.check,
+                producer: f.producer.clone(),
+                extractor: f.extractor.clone(),
+                case_dir: f.case_dir.clone(),
+                entries: f.entries,
+                message: f.message.clone(),
+                count: self
+                    .pairs
+                    .iter()
+                    .find(|p| p.producer == f.producer && p.extractor == f.extractor)
+                    .and_then(|p| p.findings.get(f.check.id()).copied())
+                    .unwrap_or(1),
+                capture_side: f.capture_side,
+                fingerprint: String::new(),
+                known: false,
+                shrink: f.shrink,
+                cause: None,
+            })
+            .collect();
+        let mut notes = Vec::new();
+        if let Some(s) = &self.shard {
+            notes.push(format!(
+                "shard {s}: {} of {} sequences per pair",
+                self.ran, self.sequences
+            ));
+        }
+        if !self.faults.is_empty() {
+            notes.push(format!(
+                "every warm restore was repeated under the faults {}",
+                self.faults.join(", ")
+            ));
+        }
+        let mut run = RunReport::empty(Mode::Lifecycle, self.seed, self.ran, &self.profile);
+        run.pairs = pairs;
+        run.findings = findings;
+        run.notes = notes;
+        run
+    }
 }
 
 /// The counts of one pair.
@@ -141,15 +228,25 @@ struct Pending {
     finding: Finding,
 }
 
-/// Run the lifecycle matrix. `Err` only for faults of snapconf itself.
-pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
+/// Run the lifecycle matrix on the sequences of `opts.shard`, telling `on_event` of each
+/// sequence done (`CaseDone`, counting sequences × pairs) and of the shrinks, as `run`
+/// does. `Err` only for faults of snapconf itself.
+pub fn run(
+    opts: &LifecycleOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<LifecycleReport, HarnessError> {
     let started = Instant::now();
     let pairs: Vec<(usize, usize)> = (0..opts.producers.len())
         .flat_map(|p| (0..opts.extractors.len()).map(move |x| (p, x)))
         .collect();
-    let units: Vec<Unit> = (0..opts.sequences)
-        .flat_map(|index| pairs.iter().map(move |&pair| Unit { index, pair }))
+    let indices: Vec<u64> = (0..opts.sequences)
+        .filter(|i| opts.shard.contains(*i))
         .collect();
+    let units: Vec<Unit> = indices
+        .iter()
+        .flat_map(|&index| pairs.iter().map(move |&pair| Unit { index, pair }))
+        .collect();
+    let total = units.len() as u64;
     let work = |u: &Unit,
                 env: &Env,
                 _: &dyn Fn(())|
@@ -177,9 +274,11 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
     let mut next = 0;
     let mut pending: Vec<Pending> = Vec::new();
     let mut seen: BTreeMap<(usize, usize, Check), ()> = BTreeMap::new();
+    let mut done = 0u64;
     run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
         let Delivered::Done(i, r) = d else { return };
         waiting.insert(i, r);
+        done += 1;
         while let Some((seq, out, secs)) = waiting.remove(&next) {
             let u = &units[next];
             next += 1;
@@ -207,10 +306,15 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
                 }
             }
         }
+        on_event(Event::CaseDone {
+            done,
+            total,
+            findings: seen.len(),
+        });
     })?;
     let seconds = started.elapsed().as_secs_f64();
     pending.sort_by_key(|p| (p.finding.check.severity(), p.index, p.pair));
-    let findings = shrink_and_write(opts, &pending)?;
+    let findings = shrink_and_write(opts, &pending, on_event)?;
     Ok(LifecycleReport {
         schema: 1,
         seed: opts.seed,
@@ -221,6 +325,8 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
         pairs: rows.into_values().collect(),
         findings,
         seconds,
+        shard: (opts.shard != Shard::ALL).then(|| opts.shard.to_string()),
+        ran: indices.len() as u64,
     })
 }
 
@@ -228,44 +334,63 @@ pub fn run(opts: &LifecycleOptions) -> Result<LifecycleReport, HarnessError> {
 fn shrink_and_write(
     opts: &LifecycleOptions,
     pending: &[Pending],
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<LifecycleFinding>, HarnessError> {
     let start = Instant::now();
     let cases = opts.report_dir.join("cases");
-    let work = |p: &Pending, env: &Env, _: &dyn Fn(())| -> Result<LifecycleFinding, HarnessError> {
-        let check = p.finding.check;
-        let (seq, end) = if start.elapsed() >= opts.shrink_total {
-            (p.sequence.clone(), ShrinkEnd::TotalSpent)
-        } else {
-            let budget = ShrinkBudget {
-                steps: opts.shrink.steps,
-                time: opts
-                    .shrink
-                    .time
-                    .min(opts.shrink_total.saturating_sub(start.elapsed())),
+    let total = pending.len();
+    on_event(Event::ShrinkPhase {
+        total,
+        budget: opts.shrink_total,
+    });
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    let work =
+        |p: &Pending, env: &Env, note: &dyn Fn(Event)| -> Result<LifecycleFinding, HarnessError> {
+            let check = p.finding.check;
+            note(Event::Shrinking {
+                check,
+                producer: opts.producers[p.pair.0].name().to_string(),
+                extractor: opts.extractors[p.pair.1].name().to_string(),
+                done: started.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+                total,
+            });
+            let (seq, end) = if start.elapsed() >= opts.shrink_total {
+                (p.sequence.clone(), ShrinkEnd::TotalSpent)
+            } else {
+                let budget = ShrinkBudget {
+                    steps: opts.shrink.steps,
+                    time: opts
+                        .shrink
+                        .time
+                        .min(opts.shrink_total.saturating_sub(start.elapsed())),
+                };
+                let shrunk = shrink_sequence(
+                    p.sequence.clone(),
+                    |c: &Sequence| -> Result<bool, HarnessError> {
+                        let out = run_pair(opts, p.pair, c, env, None)?;
+                        Ok(has(&out, check, p.finding.extractor.as_deref()))
+                    },
+                    budget,
+                )?;
+                (shrunk.sequence, shrunk.end)
             };
-            let shrunk = shrink_sequence(
-                p.sequence.clone(),
-                |c: &Sequence| -> Result<bool, HarnessError> {
-                    let out = run_pair(opts, p.pair, c, env, None)?;
-                    Ok(has(&out, check, p.finding.extractor.as_deref()))
-                },
-                budget,
-            )?;
-            (shrunk.sequence, shrunk.end)
+            write_reproducer(opts, p, &seq, end, env, &cases)
         };
-        write_reproducer(opts, p, &seq, end, env, &cases)
-    };
     let mut out: Vec<Option<LifecycleFinding>> = vec![None; pending.len()];
+    let mut ended = 0;
     run_pool(
         opts.jobs,
         Until::AllDone,
         &opts.env,
         pending,
         &work,
-        &mut |d| {
-            if let Delivered::Done(i, f) = d {
+        &mut |d| match d {
+            Delivered::Done(i, f) => {
                 out[i] = Some(f);
+                ended += 1;
+                on_event(Event::ShrinkDone { done: ended, total });
             }
+            Delivered::Note(ev) => on_event(ev),
         },
     )?;
     let mut found: Vec<LifecycleFinding> = out.into_iter().flatten().collect();

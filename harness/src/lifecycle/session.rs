@@ -1,5 +1,5 @@
 //! One sequence through one producer and one extractor instance: per turn the edits, the
-//! live workspace made anew at the same root, a capture (the turn's checkpoint), after a
+//! live workspace changed in place to match them ([`update_in_place`]), a capture (the turn's checkpoint), after a
 //! refused capture a restore of the last good checkpoint, then the turn's restores; every
 //! step judged with the run's checks.
 
@@ -12,12 +12,13 @@ use crate::model::expected::expected;
 use crate::model::spec::{Case, WorkspaceSpec};
 use crate::model::tree::Tree;
 use crate::run::case::{
-    capture_and_check, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env, Finding,
-    Step, JAIL_NAME,
+    capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
+    Finding, Step, JAIL_NAME,
 };
-use crate::workspace::materialise::{clear_dir, materialise, remove_tree};
+use crate::workspace::in_place::update_in_place;
+use crate::workspace::materialise::remove_tree;
 use crate::workspace::observe::observe;
-use snapconf_producers::{CaptureRequest, Extractor, Outcome, Producer};
+use snapconf_producers::{Extractor, Outcome, Producer};
 use std::path::{Path, PathBuf};
 
 /// What one sequence did, and what it found.
@@ -128,12 +129,14 @@ impl Session<'_> {
             for e in &turn.edits {
                 spec = apply_edit(&spec, e);
             }
-            // The live workspace, made anew at the same root.
-            clear_dir(&src).ctx(|| format!("cannot clear `{}`", src.display()))?;
-            let made = materialise(&spec, &src, &ph).map_err(|e| HarnessError::Materialise {
-                what: format!("turn {n}'s workspace"),
-                message: e.to_string(),
-            })?;
+            // The live workspace, changed in place as the agent's edits change it (what
+            // a restore left there included): untouched entries keep their inodes and
+            // mtimes, rewritten files their inodes.
+            let made =
+                update_in_place(&spec, &src, &ph).map_err(|e| HarnessError::Materialise {
+                    what: format!("turn {n}'s workspace"),
+                    message: e.to_string(),
+                })?;
             self.out.skipped_entries += made.skipped.len();
             let mut live = spec.clone();
             live.entries
@@ -237,22 +240,8 @@ impl Session<'_> {
         };
         let archive = self.jail.archive();
         remove_file_if_any(&archive)?;
-        let scratch = self
-            .jail
-            .fresh_dir("scratch-probe")
-            .ctx(|| "cannot create scratch".into())?;
-        let exclusions: Vec<Vec<u8>> = live
-            .exclusions
-            .iter()
-            .map(|x| x.as_bytes().to_vec())
-            .collect();
-        let fresh_outcome = probe.capture(&CaptureRequest {
-            root: &self.jail.src(),
-            exclusions: &exclusions,
-            archive: &archive,
-            scratch: &scratch,
-            timeout: self.env.timeout,
-        })?;
+        let (fresh_outcome, _) =
+            capture_src(self.jail, live, probe, self.env.timeout, "scratch-probe")?;
         drop(fresh_producer);
         drop(fresh_backend);
         let _ = stragglers(probe_in_process(self.producer, self.fresh));

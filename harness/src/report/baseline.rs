@@ -40,6 +40,11 @@ pub struct BaselineEntry {
     /// Free text for reviewers (kept by `baseline update` while the cause is seen).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// A fuzz cause's signature as recorded (`1:d1->/d2`, `prior: …`; see
+    /// [`super::FindingRecord::cause`]), for reviewers: the fingerprint is its digest
+    /// ([`super::cause_fingerprint`]) and is what is compared. Absent for other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 impl BaselineEntry {
@@ -92,6 +97,7 @@ impl CellEntry {
             shape: String::new(),
             pairs: vec![format!("{} × {}", self.producer, self.extractor)],
             note: self.note.clone(),
+            cause: None,
         }
     }
 }
@@ -201,6 +207,7 @@ impl Baseline {
                         .collect(),
                     shape: c.shape,
                     note,
+                    cause: c.cause,
                 }
             })
             .collect();
@@ -210,6 +217,13 @@ impl Baseline {
             known,
             cells: Vec::new(),
         }
+    }
+
+    /// True if the baseline lists the cause `key` (schema-2 entries; a schema-1 entry knows
+    /// one cell's findings only, see [`Baseline::knows`]). What a fuzz session asks of a
+    /// shrunk finding before it gives it one of its check's slots.
+    pub fn knows_key(&self, key: &CauseKey) -> bool {
+        self.known.iter().any(|k| k.key() == *key)
     }
 
     /// True if the baseline knows finding `f`.
@@ -258,12 +272,14 @@ mod tests {
             fingerprint: String::new(),
             known: false,
             shrink: ShrinkEnd::Minimal,
+            cause: None,
         }
     }
 
     fn report(findings: Vec<FindingRecord>) -> RunReport {
         RunReport {
             schema: 1,
+            mode: Default::default(),
             seed: 1,
             cases: 1,
             profile: "default".into(),

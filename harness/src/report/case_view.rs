@@ -1,6 +1,10 @@
 //! A reproducer's shrunk case as people read it: `ls -l`-style trees of its workspaces
-//! (names escaped, `new\nline`, `bad\xff`), never the raw JSON of `spec.json`.
+//! (names escaped, `new\nline`, `bad\xff`), never the raw JSON of `spec.json`. The case
+//! of each mode's reproducer: a run's `spec.json` and `prior.json`, a lifecycle
+//! sequence's `sequence.json` (its initial workspace and its turns), a fuzz finding's
+//! `archive.tar` (its records, as the fuzzer reads them).
 
+use crate::model::bytes::RawBytes;
 use crate::model::spec::WorkspaceSpec;
 use crate::workspace::describe::spec_tree;
 use crate::workspace::diff::listing;
@@ -16,6 +20,11 @@ pub const CASE_LINES: usize = 60;
 /// workspace (W0):` and its tree when the case hydrates over one. A file that cannot be
 /// read is named in the text instead of its tree.
 pub fn case_tree(case_dir: &Path) -> String {
+    match case_file(case_dir) {
+        SEQUENCE => return sequence_tree(case_dir),
+        ARCHIVE => return archive_records(case_dir),
+        _ => {}
+    }
     let mut s = String::new();
     match read_spec(case_dir, "spec.json") {
         Ok(spec) => {
@@ -56,8 +65,94 @@ pub fn case_tree_at_most(case_dir: &Path, most: usize) -> String {
         s,
         "… {} more line(s); the whole case: {}",
         lines.len() - most,
-        case_dir.join("spec.json").display()
+        case_dir.join(case_file(case_dir)).display()
     );
+    s
+}
+
+/// A lifecycle reproducer's case file.
+const SEQUENCE: &str = "sequence.json";
+/// A fuzz reproducer's case file.
+const ARCHIVE: &str = "archive.tar";
+
+/// The file that holds the case of the reproducer in `case_dir`: `sequence.json` (a
+/// lifecycle finding), `archive.tar` without `spec.json` (a fuzz finding), else
+/// `spec.json`.
+fn case_file(case_dir: &Path) -> &'static str {
+    if case_dir.join(SEQUENCE).is_file() {
+        SEQUENCE
+    } else if !case_dir.join("spec.json").exists() && case_dir.join(ARCHIVE).is_file() {
+        ARCHIVE
+    } else {
+        "spec.json"
+    }
+}
+
+/// A lifecycle case: the initial workspace as a tree, then each turn's edits and restores
+/// one a line (edits as their JSON, which names entries by number).
+fn sequence_tree(case_dir: &Path) -> String {
+    let path = case_dir.join(SEQUENCE);
+    let seq: crate::lifecycle::Sequence = match std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(seq) => seq,
+        Err(e) => return format!("(cannot read `{}`: {e})\n", path.display()),
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "initial workspace:");
+    s.push_str(&indented(&spec_listing(&seq.initial)));
+    for (i, t) in seq.turns.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "turn {}: {} edit(s), then a capture",
+            i + 1,
+            t.edits.len()
+        );
+        for e in &t.edits {
+            let _ = writeln!(s, "  {}", serde_json::to_string(e).unwrap_or_default());
+        }
+        for r in &t.restores {
+            let _ = writeln!(
+                s,
+                "  restore the checkpoint {} back {}",
+                r.back,
+                if r.warm {
+                    "over the live workspace"
+                } else {
+                    "into an empty root"
+                }
+            );
+        }
+    }
+    s
+}
+
+/// A fuzz case: the records of `archive.tar` one a line, type flag, name and link target
+/// escaped, as the fuzzer parses them (the archive may be one no tar reader accepts).
+fn archive_records(case_dir: &Path) -> String {
+    let path = case_dir.join(ARCHIVE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return format!("(cannot read `{}`: {e})\n", path.display()),
+    };
+    let recs = crate::fuzz::Records::parse(&bytes);
+    let mut s = format!("archive.tar, {} record(s):\n", recs.records.len());
+    for r in &recs.records {
+        let flag = match r.flag() {
+            0 => '0',
+            f => char::from(f),
+        };
+        if r.is_extension() {
+            let _ = writeln!(s, "  {flag} (extension header)");
+            continue;
+        }
+        let name = RawBytes(r.name()).escaped();
+        let _ = match r.flag() {
+            b'1' | b'2' => writeln!(s, "  {flag} {name} -> {}", RawBytes(r.link()).escaped()),
+            _ => writeln!(s, "  {flag} {name}"),
+        };
+    }
     s
 }
 

@@ -87,9 +87,31 @@ impl CauseKey {
         CauseKey {
             check: f.check,
             side: Side::of(f),
-            fingerprint: fingerprint(f.check, &f.message),
+            fingerprint: f.key_fingerprint(),
         }
     }
+
+    /// The key of a fuzz finding of `check` with cause signature `cause` (every fuzz
+    /// finding is on the hydration side: no producer made the archive).
+    pub fn of_fuzz_cause(check: Check, cause: &str) -> CauseKey {
+        CauseKey {
+            check,
+            side: Side::Hydration,
+            fingerprint: cause_fingerprint(check, cause),
+        }
+    }
+}
+
+/// The fingerprint of a fuzz finding (16 lower-case hex digits): a digest of the check and
+/// its cause signature as it is. The signature already has names abstracted (type flags
+/// and path shapes such as `1:d1->/d2`), so unlike [`fingerprint`] no [`shape`] is applied:
+/// its digits are what tells causes apart.
+pub fn cause_fingerprint(check: Check, cause: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(check.id().as_bytes());
+    h.update(b"\0cause\0");
+    h.update(cause.as_bytes());
+    hex::encode(&h.finalize()[..8])
 }
 
 /// The stable fingerprint of a finding (16 lower-case hex digits): a digest of the check and
@@ -304,6 +326,9 @@ pub struct Cause {
     /// True when the baseline lists this cause (every finding of it is known).
     #[serde(default)]
     pub known: bool,
+    /// A fuzz cause's signature ([`FindingRecord::cause`]); absent for the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 impl Cause {
@@ -425,6 +450,7 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
                 entries: best.entries,
                 shrink: best.shrink,
                 known: fs.iter().all(|f| f.known),
+                cause: best.cause.clone(),
             }
         })
         .collect();
@@ -558,6 +584,7 @@ mod tests {
             fingerprint: String::new(),
             known: false,
             shrink: ShrinkEnd::Minimal,
+            cause: None,
         }
     }
 
@@ -570,6 +597,7 @@ mod tests {
         let dl = "hardlink member `a` names `b`, which is not an earlier member (1 such member(s))";
         let report = RunReport {
             schema: 1,
+            mode: Default::default(),
             seed: 1,
             cases: 20,
             profile: "default".into(),

@@ -85,8 +85,10 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
     s.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
     let _ = writeln!(
         s,
-        "<title>snapconf: {} cases, seed {}</title>",
-        report.cases, report.seed
+        "<title>snapconf: {} {}, seed {}</title>",
+        report.cases,
+        report.mode.unit(),
+        report.seed
     );
     s.push_str(
         "<style>\n\
@@ -101,9 +103,10 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
     );
     let _ = writeln!(
         s,
-        "<h1>{}</h1>\n<p>{} cases, seed {}, profile <code>{}</code>: <strong>{}</strong></p>",
+        "<h1>{}</h1>\n<p>{} {}, seed {}, profile <code>{}</code>: <strong>{}</strong></p>",
         h(&report.title()),
         report.cases,
+        report.mode.unit(),
         report.seed,
         h(&report.profile),
         h(&verdict(file))

@@ -84,6 +84,7 @@ mod tests {
     fn empty() -> RunReport {
         RunReport {
             schema: 1,
+            mode: Default::default(),
             seed: 1,
             cases: 0,
             profile: "default".into(),

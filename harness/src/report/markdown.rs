@@ -34,9 +34,10 @@ pub fn summary_markdown(file: &ReportFile, dir: &Path) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# {}: {} cases, seed {}, profile `{}`\n",
+        "# {}: {} {}, seed {}, profile `{}`\n",
         report.title(),
         report.cases,
+        report.mode.unit(),
         report.seed,
         report.profile
     );

@@ -30,12 +30,18 @@ pub struct Merged {
 }
 
 /// Merge `inputs` (at least one). `Err` says which input does not belong to the first's run:
-/// a different seed, profile or audited directory.
+/// a different mode (`run` and `lifecycle` shards do not mix), seed, profile or audited
+/// directory.
 pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
     let Some(first) = inputs.first() else {
         return Err("no report to merge".into());
     };
     let base = &first.run;
+    if base.mode == super::Mode::Fuzz {
+        return Err(
+            "a fuzz session has no shards: its report is whole as written, not merged".into(),
+        );
+    }
     for (i, m) in inputs.iter().enumerate().skip(1) {
         let r = &m.run;
         let differs = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
@@ -44,6 +50,14 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
                 i + 1
             )
         };
+        if r.mode != base.mode {
+            return Err(format!(
+                "report {} was written by `snapconf {}`, report 1 by `snapconf {}`: not shards of one run",
+                i + 1,
+                r.mode.command(),
+                base.mode.command()
+            ));
+        }
         if r.seed != base.seed {
             return Err(differs("seed", &base.seed, &r.seed));
         }
@@ -142,6 +156,7 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
     Ok(Merged {
         run: RunReport {
             schema: base.schema,
+            mode: base.mode,
             seed: base.seed,
             cases,
             profile: base.profile.clone(),
@@ -180,6 +195,7 @@ mod tests {
         }
         RunReport {
             schema: crate::report::REPORT_SCHEMA,
+            mode: Default::default(),
             seed,
             cases,
             profile: "default".into(),
@@ -208,6 +224,7 @@ mod tests {
             fingerprint: String::new(),
             known: true,
             shrink: ShrinkEnd::Minimal,
+            cause: None,
         }
     }
 

@@ -12,17 +12,20 @@ mod merge;
 mod model;
 mod progress;
 mod text;
+mod write;
 
 pub use baseline::{Baseline, BaselineEntry, CellEntry, BASELINE_SCHEMA};
 pub use case_view::{case_tree, case_tree_at_most, spec_listing};
-pub use causes::{causes, fingerprint, shape, Cause, CauseKey, CausePair, Side};
+pub use causes::{cause_fingerprint, causes, fingerprint, shape, Cause, CauseKey, CausePair, Side};
 pub use faults::{faults_markdown, FaultRow, FaultRows};
 pub use html::{archive_listing, index_html};
 pub use junit::{junit_xml, write_junit, JunitError};
 pub use markdown::{summary_markdown, verdict};
 pub use merge::{merge, MergeInput, Merged};
 pub use model::{
-    FindingRecord, PairReport, RefusalCount, ReportFile, RunReport, SkippedAdapter, REPORT_SCHEMA,
+    FindingRecord, Mode, PairReport, RefusalCount, ReportFile, RunReport, SkippedAdapter,
+    FUZZ_PRODUCER, REPORT_SCHEMA,
 };
 pub use progress::Progress;
 pub use text::summary_text;
+pub use write::write_report;

@@ -10,11 +10,59 @@ use std::collections::BTreeMap;
 /// reports are still read (their fingerprints are recomputed where they are used).
 pub const REPORT_SCHEMA: u32 = 2;
 
+/// Which command wrote a report. Every mode writes the same files with the same model;
+/// what a "case" and a "pair" are depends on it (see [`Mode::unit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// `snapconf run` (and `report merge` of its shards): generated cases through every
+    /// producer × extractor pair. Reports written before the field existed read as this.
+    #[default]
+    Run,
+    /// `snapconf audit DIR`: one real directory through every pair (`audited` names it).
+    Audit,
+    /// `snapconf fuzz --extractor X`: archives drawn and mutated, run through one extractor;
+    /// the pair's producer is [`FUZZ_PRODUCER`], a case is one execution, and a cell may hold
+    /// several findings, one per cause (told apart by [`FindingRecord::cause`]).
+    Fuzz,
+    /// `snapconf lifecycle`: a case is a sequence of turns through one instance of a pair.
+    Lifecycle,
+}
+
+/// The producer named in the pair of a fuzz report: the archives are drawn and mutated by
+/// the fuzzer, no producer made them.
+pub const FUZZ_PRODUCER: &str = "fuzz";
+
+impl Mode {
+    /// The command, as in a title: `run`, `audit`, `fuzz`, `lifecycle`.
+    pub fn command(self) -> &'static str {
+        match self {
+            Mode::Run => "run",
+            Mode::Audit => "audit",
+            Mode::Fuzz => "fuzz",
+            Mode::Lifecycle => "lifecycle",
+        }
+    }
+
+    /// What the report's `cases` count, in the plural: `cases`, `executions` (fuzz),
+    /// `sequences` (lifecycle).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Mode::Run | Mode::Audit => "cases",
+            Mode::Fuzz => "executions",
+            Mode::Lifecycle => "sequences",
+        }
+    }
+}
+
 /// A whole run. Pairs are sorted by (producer, extractor); findings likewise, then by check.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunReport {
     /// Report schema version ([`REPORT_SCHEMA`] when written by [`ReportFile::new`]).
     pub schema: u32,
+    /// The command that wrote the report (`run` for reports without the field).
+    #[serde(default)]
+    pub mode: Mode,
     pub seed: u64,
     /// Cases drawn (each through every pair).
     pub cases: u64,
@@ -44,11 +92,38 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// The report's title: `snapconf run` or `snapconf audit of <dir>`.
+    /// A report of `mode` with `seed`, `cases` and `profile` and nothing else yet (no
+    /// pair, finding, refusal, skipped adapter, fault row or note), schema
+    /// [`REPORT_SCHEMA`]: what a mode fills in.
+    pub fn empty(mode: Mode, seed: u64, cases: u64, profile: &str) -> RunReport {
+        RunReport {
+            schema: REPORT_SCHEMA,
+            mode,
+            seed,
+            cases,
+            profile: profile.to_string(),
+            pairs: Vec::new(),
+            findings: Vec::new(),
+            capture_refusals: Vec::new(),
+            skipped_adapters: Vec::new(),
+            skipped_entries: 0,
+            fixed: Vec::new(),
+            faults: Vec::new(),
+            notes: Vec::new(),
+            audited: None,
+        }
+    }
+
+    /// The report's title: `snapconf run`, `snapconf audit of <dir>`, `snapconf fuzz of
+    /// <extractor>`, `snapconf lifecycle`.
     pub fn title(&self) -> String {
-        match &self.audited {
-            Some(dir) => format!("snapconf audit of {dir}"),
-            None => "snapconf run".to_string(),
+        match (&self.audited, self.mode) {
+            (Some(dir), _) => format!("snapconf audit of {dir}"),
+            (None, Mode::Fuzz) => {
+                let ex: Vec<&str> = self.pairs.iter().map(|p| p.extractor.as_str()).collect();
+                format!("snapconf fuzz of {}", ex.join(", "))
+            }
+            (None, m) => format!("snapconf {}", m.command()),
         }
     }
 }
@@ -136,6 +211,24 @@ pub struct FindingRecord {
     /// `total-spent`, `not-shrunk` (see [`crate::run::shrink::ShrinkEnd`]).
     #[serde(default)]
     pub shrink: crate::run::shrink::ShrinkEnd,
+    /// A fuzz finding's cause signature (`crate::fuzz::signature` of the shrunk archive,
+    /// or `prior: <message>` for `atomic-hydration`): when present, it, not the message,
+    /// is what the fingerprint digests ([`FindingRecord::key_fingerprint`]). Absent for
+    /// the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+impl FindingRecord {
+    /// The fingerprint of this finding's cause, computed now (never the stored field):
+    /// [`super::cause_fingerprint`] of the check and the cause signature when there is one
+    /// (a fuzz finding), else [`super::fingerprint`] of the check and the message.
+    pub fn key_fingerprint(&self) -> String {
+        match &self.cause {
+            Some(c) => super::cause_fingerprint(self.check, c),
+            None => super::fingerprint(self.check, &self.message),
+        }
+    }
 }
 
 /// Capture refusals of one producer for workspaces with one feature.
@@ -172,10 +265,20 @@ impl ReportFile {
     pub fn new(mut run: RunReport) -> ReportFile {
         run.schema = REPORT_SCHEMA;
         for f in &mut run.findings {
-            f.fingerprint = super::fingerprint(f.check, &f.message);
+            f.fingerprint = f.key_fingerprint();
         }
         let causes = causes(&run);
         ReportFile { run, causes }
+    }
+
+    /// The exit code of the command that wrote this file: [`crate::exit::FINDINGS`] when a
+    /// finding is new (not in the baseline), else [`crate::exit::OK`].
+    pub fn exit_code(&self) -> i32 {
+        if self.run.has_new_findings() {
+            crate::exit::FINDINGS
+        } else {
+            crate::exit::OK
+        }
     }
 
     /// Read `report.json` of schema 1 or 2. `Err` names the file.

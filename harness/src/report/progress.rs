@@ -21,11 +21,19 @@ pub struct Progress {
     /// The shrink phase's wall-time budget and what it is doing now.
     shrink_budget: Option<Duration>,
     current: String,
+    /// What the first phase counts: `cases` (run), `sequences` (lifecycle).
+    unit: &'static str,
 }
 
 impl Progress {
     /// Progress of a run of `total` cases.
     pub fn new(total: u64) -> Self {
+        Progress::counting(total, "cases")
+    }
+
+    /// Progress of `total` items of the first phase, named `unit` in the plural
+    /// (`sequences` for `snapconf lifecycle`, whose items are sequences × pairs).
+    pub fn counting(total: u64, unit: &'static str) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total);
             if let Ok(style) =
@@ -33,7 +41,7 @@ impl Progress {
             {
                 b.set_style(style.progress_chars("=> "));
             }
-            b.set_prefix("cases");
+            b.set_prefix(unit);
             b
         });
         Progress {
@@ -43,6 +51,7 @@ impl Progress {
             findings: 0,
             shrink_budget: None,
             current: String::new(),
+            unit,
         }
     }
 
@@ -56,7 +65,8 @@ impl Progress {
             } => {
                 self.findings = *findings;
                 let msg = format!("{findings} failing cell(s)");
-                self.show("cases", *done, *total, &msg, done == total);
+                let unit = self.unit;
+                self.show(unit, *done, *total, &msg, done == total);
             }
             Event::ShrinkPhase { total, budget } => {
                 self.phase_started = Instant::now();

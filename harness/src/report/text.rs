@@ -17,9 +17,10 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: {} cases, seed {}, profile `{}`: {}",
+        "{}: {} {}, seed {}, profile `{}`: {}",
         report.title(),
         report.cases,
+        report.mode.unit(),
         report.seed,
         report.profile,
         verdict(file)

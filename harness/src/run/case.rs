@@ -309,21 +309,7 @@ pub(crate) fn capture_and_check(
 ) -> Result<Captured, HarnessError> {
     let src = jail.src();
     let archive = jail.archive();
-    let scratch = jail
-        .fresh_dir("scratch-capture")
-        .ctx(|| "cannot create scratch".into())?;
-    let exclusions: Vec<Vec<u8>> = spec
-        .exclusions
-        .iter()
-        .map(|x| x.as_bytes().to_vec())
-        .collect();
-    let outcome = producer.capture(&CaptureRequest {
-        root: &src,
-        exclusions: &exclusions,
-        archive: &archive,
-        scratch: &scratch,
-        timeout: env.timeout,
-    })?;
+    let (outcome, exclusions) = capture_src(jail, spec, producer, env.timeout, "scratch-capture")?;
     let left = stragglers(producer.in_process());
     let outside = outside_changes(jail, &src, last)?;
     // The member list and the canary search need the archive; a refused or hung capture
@@ -370,6 +356,35 @@ pub(crate) fn capture_and_check(
     out.record(None, judge(&env.checks, &ev)?);
     let members = members.map_or(0, |m| m.map_or(0, |m| m.len()));
     Ok(Captured { outcome, members })
+}
+
+/// Capture the jail's `src/` (holding `spec`) with `producer` into the jail's
+/// `archive.tar`, honouring `spec`'s exclusions, with a fresh scratch directory `scratch`
+/// of the jail and `timeout`: the producer's outcome and the exclusions as it was given
+/// them. The one capture request of a case, a session's turn and its stuck-session probe.
+pub(crate) fn capture_src(
+    jail: &mut Jail,
+    spec: &crate::model::spec::WorkspaceSpec,
+    producer: &dyn Producer,
+    timeout: std::time::Duration,
+    scratch: &str,
+) -> Result<(Outcome, Vec<Vec<u8>>), HarnessError> {
+    let scratch = jail
+        .fresh_dir(scratch)
+        .ctx(|| "cannot create scratch".into())?;
+    let exclusions: Vec<Vec<u8>> = spec
+        .exclusions
+        .iter()
+        .map(|x| x.as_bytes().to_vec())
+        .collect();
+    let outcome = producer.capture(&CaptureRequest {
+        root: &jail.src(),
+        exclusions: &exclusions,
+        archive: &jail.archive(),
+        scratch: &scratch,
+        timeout,
+    })?;
+    Ok((outcome, exclusions))
 }
 
 /// One hydration step: which archive, into which root, by which extractor, expecting what.

@@ -173,6 +173,7 @@ impl Cells {
         });
         RunReport {
             schema: crate::report::REPORT_SCHEMA,
+            mode: Default::default(),
             seed: opts.seed,
             cases: done,
             profile: opts.env.profile.name.clone(),

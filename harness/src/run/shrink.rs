@@ -70,7 +70,9 @@ pub enum ShrinkEnd {
     /// Not shrunk: the run's `--shrink-total` was spent before this finding's turn, so it
     /// is written as found.
     TotalSpent,
-    /// Not shrunk: a finding read from a report written before this field existed.
+    /// Not shrunk: a finding read from a report written before this field existed, or a
+    /// fuzz `hang` whose shrunk archive did not hang again at the full timeout (the archive
+    /// found is kept).
     #[default]
     NotShrunk,
 }

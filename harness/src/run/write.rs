@@ -104,5 +104,6 @@ pub(super) fn write_finding(
         capture_side: finding.extractor.is_none(),
         known: false,
         shrink: end,
+        cause: None,
     })
 }

@@ -101,92 +101,7 @@ pub fn materialise(
     let mut out = Materialised::default();
     let mut to_chmod = Vec::new();
     for entry in &entries {
-        let path = entry.path.to_path(root);
-        let fail = |action: &'static str| {
-            let p = entry.path.clone();
-            move |source| MaterialiseError::Entry {
-                path: p,
-                action,
-                source,
-            }
-        };
-        // Created with its final mode where the umask lets it (and, for a directory, where
-        // that mode still lets us fill it); the rest is `chmod`-ed after everything exists.
-        let mode = entry.effective_mode();
-        let exact = umask().is_some_and(|u| mode & (u | 0o7000) == 0);
-        let chmod_later = match &entry.kind {
-            EntryKind::Dir => {
-                let now = exact && mode & 0o700 == 0o700;
-                let initial = if now { mode } else { 0o755 };
-                std::fs::DirBuilder::new()
-                    .mode(initial)
-                    .create(&path)
-                    .map_err(fail("create dir"))?;
-                !now
-            }
-            EntryKind::File { content } => {
-                let initial = if exact { mode } else { 0o600 };
-                write_new_file(&path, content.as_bytes(), initial).map_err(fail("write file"))?;
-                !exact
-            }
-            EntryKind::Hardlink { target } => {
-                let from = if target.as_bytes().starts_with(b"{out}/") {
-                    std::path::PathBuf::from(OsStr::from_bytes(&ph.resolve(target.as_bytes())))
-                } else {
-                    target.to_path(root)
-                };
-                rustix::fs::linkat(CWD, from, CWD, &path, AtFlags::empty())
-                    .map_err(io::Error::from)
-                    .map_err(fail("hardlink"))?;
-                false
-            }
-            EntryKind::Symlink { target } => {
-                let resolved = ph.resolve(target.as_bytes());
-                std::os::unix::fs::symlink(OsStr::from_bytes(&resolved), &path)
-                    .map_err(fail("symlink"))?;
-                false
-            }
-            EntryKind::Fifo => {
-                rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
-                    .map_err(io::Error::from)
-                    .map_err(fail("mkfifo"))?;
-                true
-            }
-            EntryKind::Socket => {
-                if let Err(why) = make_socket(&path).map_err(fail("bind socket"))? {
-                    out.skipped.push((entry.path.clone(), why));
-                    continue;
-                }
-                true
-            }
-            EntryKind::CharDevice { major, minor } => {
-                if !can_create(&entry.kind) {
-                    out.skipped
-                        .push((entry.path.clone(), "char device needs root".to_string()));
-                    continue;
-                }
-                let dev = rustix::fs::makedev(*major, *minor);
-                match rustix::fs::mknodat(
-                    CWD,
-                    &path,
-                    FileType::CharacterDevice,
-                    Mode::from_raw_mode(0o600),
-                    dev,
-                ) {
-                    Ok(()) => {}
-                    Err(rustix::io::Errno::PERM) => {
-                        out.skipped.push((
-                            entry.path.clone(),
-                            "mknod refused with EPERM (no CAP_MKNOD?)".to_string(),
-                        ));
-                        continue;
-                    }
-                    Err(e) => return Err(fail("mknod")(io::Error::from(e))),
-                }
-                true
-            }
-        };
-        if chmod_later {
+        if create_entry(entry, root, ph, &mut out)? == Some(true) {
             to_chmod.push(entry);
         }
     }
@@ -207,8 +122,107 @@ pub fn materialise(
     Ok(out)
 }
 
+/// Create one entry of a spec at its path under `root` (its parent exists): as
+/// [`materialise`] describes. `Some(true)` when its mode is still to be applied with
+/// `chmod` (once the whole tree exists), `Some(false)` when it was created with it, `None`
+/// when it was left out (pushed to `out.skipped`: a char device without root, a socket
+/// that cannot be bound).
+pub(crate) fn create_entry(
+    entry: &crate::model::spec::Entry,
+    root: &Path,
+    ph: &Placeholders,
+    out: &mut Materialised,
+) -> Result<Option<bool>, MaterialiseError> {
+    let path = entry.path.to_path(root);
+    let fail = |action: &'static str| {
+        let p = entry.path.clone();
+        move |source| MaterialiseError::Entry {
+            path: p,
+            action,
+            source,
+        }
+    };
+    // Created with its final mode where the umask lets it (and, for a directory, where
+    // that mode still lets us fill it); the rest is `chmod`-ed after everything exists.
+    let mode = entry.effective_mode();
+    let exact = umask().is_some_and(|u| mode & (u | 0o7000) == 0);
+    let chmod_later = match &entry.kind {
+        EntryKind::Dir => {
+            let now = exact && mode & 0o700 == 0o700;
+            let initial = if now { mode } else { 0o755 };
+            std::fs::DirBuilder::new()
+                .mode(initial)
+                .create(&path)
+                .map_err(fail("create dir"))?;
+            !now
+        }
+        EntryKind::File { content } => {
+            let initial = if exact { mode } else { 0o600 };
+            write_new_file(&path, content.as_bytes(), initial).map_err(fail("write file"))?;
+            !exact
+        }
+        EntryKind::Hardlink { target } => {
+            let from = if target.as_bytes().starts_with(b"{out}/") {
+                std::path::PathBuf::from(OsStr::from_bytes(&ph.resolve(target.as_bytes())))
+            } else {
+                target.to_path(root)
+            };
+            rustix::fs::linkat(CWD, from, CWD, &path, AtFlags::empty())
+                .map_err(io::Error::from)
+                .map_err(fail("hardlink"))?;
+            false
+        }
+        EntryKind::Symlink { target } => {
+            let resolved = ph.resolve(target.as_bytes());
+            std::os::unix::fs::symlink(OsStr::from_bytes(&resolved), &path)
+                .map_err(fail("symlink"))?;
+            false
+        }
+        EntryKind::Fifo => {
+            rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))
+                .map_err(io::Error::from)
+                .map_err(fail("mkfifo"))?;
+            true
+        }
+        EntryKind::Socket => {
+            if let Err(why) = make_socket(&path).map_err(fail("bind socket"))? {
+                out.skipped.push((entry.path.clone(), why));
+                return Ok(None);
+            }
+            true
+        }
+        EntryKind::CharDevice { major, minor } => {
+            if !can_create(&entry.kind) {
+                out.skipped
+                    .push((entry.path.clone(), "char device needs root".to_string()));
+                return Ok(None);
+            }
+            let dev = rustix::fs::makedev(*major, *minor);
+            match rustix::fs::mknodat(
+                CWD,
+                &path,
+                FileType::CharacterDevice,
+                Mode::from_raw_mode(0o600),
+                dev,
+            ) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::PERM) => {
+                    out.skipped.push((
+                        entry.path.clone(),
+                        "mknod refused with EPERM (no CAP_MKNOD?)".to_string(),
+                    ));
+                    return Ok(None);
+                }
+                Err(e) => return Err(fail("mknod")(io::Error::from(e))),
+            }
+            true
+        }
+    };
+    Ok(Some(chmod_later))
+}
+
 /// Every listed parent directory must come before its children.
-fn check_order(entries: &[crate::model::spec::Entry]) -> Result<(), MaterialiseError> {
+pub(crate) fn check_order(entries: &[crate::model::spec::Entry]) -> Result<(), MaterialiseError> {
     let position: std::collections::BTreeMap<&RelPath, usize> = entries
         .iter()
         .enumerate()
@@ -229,7 +243,7 @@ fn check_order(entries: &[crate::model::spec::Entry]) -> Result<(), MaterialiseE
     Ok(())
 }
 
-fn prepare_root(root: &Path) -> io::Result<()> {
+pub(crate) fn prepare_root(root: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(io::Error::new(

@@ -1,7 +1,8 @@
-//! Real directories: materialise a spec, observe a tree, diff two trees, describe a real
+//! Real directories: materialise a spec (or bring a live tree to one in place), observe a tree, diff two trees, describe a real
 //! directory as a spec (`audit`).
 
 pub mod describe;
 pub mod diff;
+pub mod in_place;
 pub mod materialise;
 pub mod observe;

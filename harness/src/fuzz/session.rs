@@ -445,10 +445,11 @@ impl Causes {
     fn room(&self, check: Check) -> bool {
         // A hang costs a timeout per shrink step, and its causes rarely differ: one, and
         // one shrink (two workers would otherwise shrink one each at the same time).
-        let (cap, shrinks) = if check == Check::HANG {
-            (1, 1)
+        let cap = self.cap_of(check);
+        let shrinks = if check == Check::HANG {
+            1
         } else {
-            (self.cap, MAX_SHRINKS_PER_CHECK)
+            MAX_SHRINKS_PER_CHECK
         };
         self.kept.get(&check).map_or(0, Vec::len) < cap
             && self.tried.get(&check).copied().unwrap_or(0) < shrinks
@@ -467,16 +468,28 @@ impl Causes {
                 }
             }
         }
+        let cap = self.cap_of(check);
         let list = if known {
             self.known.entry(check).or_default()
         } else {
             self.kept.entry(check).or_default()
         };
-        if list.iter().any(|c| c == cause) {
+        // A new cause past the cap is dropped: two workers' shrinks that were both allowed
+        // when they began cannot both fill the last slot.
+        if list.iter().any(|c| c == cause) || (!known && list.len() >= cap) {
             return None;
         }
         list.push(cause.to_owned());
         Some(list.len())
+    }
+
+    /// The most causes of `check` a session keeps: one `hang`, else the session's cap.
+    fn cap_of(&self, check: Check) -> usize {
+        if check == Check::HANG {
+            1
+        } else {
+            self.cap
+        }
     }
 }
 
@@ -945,6 +958,29 @@ pub fn replay_finding(
 mod tests {
     use super::*;
     use crate::archive::raw::RawTar;
+
+    /// Shrinks allowed at the same time cannot keep more new causes than the cap (two
+    /// workers each kept a sixth `containment`), nor more than one `hang`; known causes
+    /// take no slot.
+    #[test]
+    fn no_check_keeps_more_causes_than_its_cap() {
+        let mut c = Causes::new(2);
+        assert!(c.may_shrink(Check::CONTAINMENT) && c.may_shrink(Check::CONTAINMENT));
+        assert!(c.may_shrink(Check::CONTAINMENT), "a third shrink may start");
+        assert_eq!(c.keep(Check::CONTAINMENT, "a", false), Some(1));
+        assert_eq!(c.keep(Check::CONTAINMENT, "b", false), Some(2));
+        assert_eq!(c.keep(Check::CONTAINMENT, "c", false), None, "past the cap");
+        assert_eq!(
+            c.keep(Check::CONTAINMENT, "k", true),
+            Some(1),
+            "known: no slot"
+        );
+        assert!(!c.may_shrink(Check::CONTAINMENT), "full");
+        assert!(c.may_shrink(Check::HANG));
+        assert!(!c.may_shrink(Check::HANG), "one hang shrink at a time");
+        assert_eq!(c.keep(Check::HANG, "h", false), Some(1));
+        assert_eq!(c.keep(Check::HANG, "h2", false), None);
+    }
 
     /// `atomic-hydration` findings are one cause per way the prior was damaged, whatever
     /// the archive; every other check's causes are told apart by the archive's shape.

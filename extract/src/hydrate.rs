@@ -19,7 +19,7 @@ use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::Sibling;
 use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 
-/// Buffer sizes for reading a stream and writing its spool copy, in bytes.
+/// Buffer size for reading a stream, in bytes.
 const STREAM_BUF: usize = 256 * 1024;
 
 /// The most bytes read (and dropped) after the end-of-archive marker of a stream, in bytes
@@ -60,15 +60,25 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 /// exactly as it was.
 ///
 /// `archive` is a tar stream, plain or compressed (gzip, zstd or xz, told by its magic
-/// number; see [`crate::compression`]). The validation pass reads it once, and every byte of
-/// the tar stream it reads is copied as it goes into an unnamed temporary file (`O_TMPFILE`
-/// in the root's parent, or in `$TMPDIR` where that is unsupported), which the write pass
-/// then reads by offset. Reading stops at the end-of-archive marker (and at most
-/// 1 MiB past it), at the first bad header and at the first limit: no more
-/// is copied than the archive holds (a stream of zeros is refused as `empty-archive` after
-/// one block, random bytes as `malformed`), and since the copy has no name, nothing of it
-/// outlives the call. Use [`hydrate_file`] to skip the copy when the archive is already an
-/// uncompressed regular file.
+/// number; see [`crate::compression`]), read once, sequentially, in a single pass: each
+/// member is checked as it is read, and once it has passed, written into a private staging
+/// directory beside the root (`.<root>.snapconf-stage-<16 hex>`, mode `0700`), a regular
+/// file's payload straight from the stream into its file. What needs the whole archive
+/// known comes after the last member: hardlinks under [`crate::Hardlinks::Link`], symlinks,
+/// and directory modes and times. Then the staging tree is swapped in. Reading stops at the
+/// end-of-archive marker (and at most 1 MiB past it), at the first bad header and at the
+/// first limit, judged from a member's header before its payload is read (a stream of
+/// zeros is refused as `empty-archive` after one block, random bytes as `malformed`). A
+/// refusal found late (a bad header, a limit, a duplicate, a member below a symlink) removes
+/// the staging tree: nothing of it outlives the call, and the verdict is [`validate`]'s.
+/// Use [`hydrate_file`] when the archive is an uncompressed regular file: it validates in
+/// place and writes nothing for a refused archive.
+///
+/// The validation pass does not hold the parent's lock (a stalled stream does not block
+/// hydrations of other roots in the parent): the staging directory is created under that
+/// lock and then held by its own `flock`, which [`crate::recover`] respects, so a
+/// concurrent hydration of this root or of a sibling root, or a recovery, leaves it alone.
+/// The lock on the parent is taken again for the exchange.
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
 /// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
@@ -80,7 +90,9 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///
 /// # Errors
 /// - [`HydrateError::Refused`]: the archive breaks the policy, is malformed or truncated;
-///   detected before anything is written.
+///   detected before anything is written for the offending member (what was staged for the
+///   members before it is removed, and the root is never touched). A refusal wins over a
+///   fault of the target filesystem met earlier in the pass.
 /// - [`HydrateError::Io`]: `root` is a symlink or not a directory, its parent is missing,
 ///   or writing failed (`ENOSPC`, `EFBIG`, `EACCES`, ...).
 ///
@@ -96,11 +108,15 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///   ever resolved against the live root, so a planted link in the prior workspace, or a
 ///   symlink member followed by members "below" it (H9-H11; CVE-2001-1267, CVE-2007-4131,
 ///   CVE-2025-4517 and the tar-rs `unpack_in` symlink issues), cannot redirect a write.
-/// - **Everything is checked first.** Absolute names, `..` components, members below a
-///   symlink or non-directory member, duplicates (per policy), hardlinks to anything but an
-///   earlier regular member, unknown type flags, sparse members, bad checksums, truncation
-///   and limit breaches are refused before the first write (H13: a truncated archive never
-///   touches the prior workspace).
+/// - **Everything is checked before it is written, and nothing reaches the root before the
+///   whole archive is checked.** Absolute names, `..` components, members below a symlink
+///   or non-directory member, duplicates (per policy), hardlinks to anything but an earlier
+///   regular member, unknown type flags, sparse members, bad checksums, truncation and
+///   limit breaches are refused before that member is written, and the staging tree of a
+///   refused archive is removed (H13: a truncated archive never touches the prior
+///   workspace). The staging tree is private: created `0700` by us, holding no symlink
+///   until every member is read (so no write of the pass can meet one), written only
+///   through handles on its own directories; the live root is never written.
 /// - **Atomic.** The tree is built beside the root and swapped in with one
 ///   `renameat2(RENAME_EXCHANGE)`; after a `SIGKILL` at any moment followed by
 ///   [`crate::recover`] (or the next `hydrate`), `root` is exactly the prior or exactly the
@@ -224,8 +240,8 @@ fn set_root_time(fd: &OwnedFd, plan: &Plan) -> Result<(), HydrateError> {
 const DECODE_QUEUE: usize = 8;
 
 /// [`hydrate`] of a compressed regular file: a second thread decompresses (from the file's
-/// current position) while this one validates and spools, so decompression runs beside the
-/// parsing and the spool writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
+/// current position) while this one validates and writes the tree, so decompression runs
+/// beside the parsing and the file writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
 /// the one [`hydrate`] gives: the validation pass reads the same decompressed stream in the
 /// same order, and a decoder error or limit reaches it at the position it occurred.
 fn hydrate_compressed_file(
@@ -322,9 +338,11 @@ impl Read for Chunks {
 }
 
 /// [`hydrate`] for an archive that is an open file: an uncompressed regular file is read in
-/// place by offset (from its current position; no spool copy); a compressed regular file is
-/// decompressed by a second thread while this one validates and spools it; anything else (a
-/// pipe, a socket, a device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
+/// place by offset (from its current position): validated whole first, under the parent's
+/// lock, then written with `copy_file_range` from the file (a refused archive costs no
+/// write); a compressed regular file takes [`hydrate`]'s single pass, decompressed by a
+/// second thread while this one validates and writes; anything else (a pipe, a socket, a
+/// device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
 /// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
 /// unchanged).
 pub fn hydrate_file(

@@ -4,7 +4,9 @@
 //! The plan is a trie of the final tree ([`Tree`]) and a list of actions in archive order
 //! (directories, files, hardlinks, and symlinks, which the write pass creates last). Its size
 //! grows with the number of members (one component each), never with payload bytes:
-//! payloads stay in the archive or spool file and are copied by offset.
+//! payloads stay in the archive file and are copied by offset ([`crate::hydrate_file`]), or
+//! are handed to a [`Sink`] as they are read, which writes them into the staging tree
+//! ([`crate::hydrate`]'s single pass).
 
 use crate::error::refuse;
 use crate::input::Input;
@@ -24,7 +26,7 @@ pub(crate) const IMPLICIT_DIR_MODE: u32 = 0o755;
 /// Where a regular file's bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Data {
-    /// Offset in the archive (or spool) file, in bytes.
+    /// Offset in the archive file (in the tar stream, for a stream), in bytes.
     pub(crate) offset: u64,
     /// Length in bytes.
     pub(crate) size: u64,

@@ -92,7 +92,7 @@ impl Sibling {
         }
     }
 
-    /// Opens the parent of `root` without locking it (for spooling a slow stream before the
+    /// Opens the parent of `root` without locking it (for reading a slow stream before the
     /// lock is taken, so one stalled input does not block other hydrations).
     pub(crate) fn open_unlocked(root: &Path) -> Result<Sibling, HydrateError> {
         let shown = root.display();

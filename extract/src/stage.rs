@@ -1,4 +1,6 @@
-//! The write pass: materialise a checked [`Plan`] inside the staging directory.
+//! The write passes: materialise a checked [`Plan`] inside the staging directory, after
+//! the validation pass ([`write`], for an archive file read by offset) or during it
+//! ([`Direct`], for a stream).
 //!
 //! Order matters and is the point of this file:
 //! 1. directories, regular files and hardlinks in archive order; every file is created with

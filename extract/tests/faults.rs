@@ -108,7 +108,7 @@ fn efbig_leaves_prior_intact() {
             .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
             .arg(std::env::current_exe().expect("current_exe"))
             .args(["--exact", "fault_child", "--test-threads=1", "--nocapture"])
-            .env("SNAPCONF_FAULT_CHILD", &archive)
+            .env("SNAPCONF_FAULT_CHILD", archive)
             .env("SNAPCONF_FAULT_ROOT", &root)
             .env("SNAPCONF_FAULT_MODE", mode)
             .output()

@@ -56,6 +56,15 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
     Ok(listing.unwrap_or_default())
 }
 
+/// [`validate`] of a decompressed tar stream, without the listing.
+fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
+    let mut input = StreamInput::new(tar);
+    plan::build(&mut input, 0, policy, false)?;
+    input
+        .discard(TRAILER_MAX)
+        .map_err(|e| io_err("reading past the end of the archive", e))
+}
+
 /// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
 /// exactly as it was.
 ///
@@ -213,7 +222,15 @@ fn stage_stream<'s>(
     tar: impl Read,
     policy: &Policy,
 ) -> Result<Staged<'s>, HydrateError> {
-    let mut staged = new_stage(sib, root)?;
+    let mut staged = match new_stage(sib, root) {
+        Ok(staged) => staged,
+        // No staging directory (a full or read-only parent): the archive is still read
+        // through, so that a refusal wins over the fault, as it does for a fault later on.
+        Err(fault) => {
+            validate_tar(tar, policy)?;
+            return Err(fault);
+        }
+    };
     let mut input = StreamInput::new(tar);
     let mut writer = stage::Direct::new(staged.fd.as_fd());
     let (plan, _) = plan::build_into(&mut input, 0, policy, false, &mut writer)?;

@@ -198,6 +198,61 @@ fn enospc_leaves_prior_intact() {
     assert!(leftovers(&mnt).is_empty(), "{:?}", leftovers(&mnt));
 }
 
+/// No inode left for the staging directory itself (a tmpfs with 64 inodes, filled): the
+/// stream paths give a refusal of the archive if it has one (read through all the same),
+/// else the I/O error; the prior is intact and nothing is left. Skipped where tmpfs cannot
+/// be mounted.
+#[test]
+fn no_room_for_the_staging_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mnt = dir.path().join("mnt");
+    fs::create_dir(&mnt).expect("mkdir");
+    let status = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m,nr_inodes=64", "snapconf-test"])
+        .arg(&mnt)
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        skip(
+            "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN)",
+            "run the tests as root",
+        );
+        return;
+    }
+    let _guard = Mount(mnt.clone());
+    let root = mnt.join("root");
+    hydrate(
+        &Raw::new().file("prior", b"prior").finish()[..],
+        &root,
+        &Policy::default(),
+    )
+    .expect("prior");
+    let mut n = 0;
+    while fs::write(mnt.join(format!("fill{n}")), b"").is_ok() {
+        n += 1;
+        assert!(n < 1000, "the inode limit holds");
+    }
+    let before = snapshot(&root, &[]);
+    let good = Raw::new().file("new", b"new").finish();
+    let bad = Raw::new().file("new", b"new").file("/abs", b"x").finish();
+    let packed = dir.path().join("bad.tar.zst");
+    fs::write(&packed, common::zstd(&bad)).expect("write");
+    let e = hydrate(&good[..], &root, &Policy::default()).expect_err("no inode");
+    assert!(e.reason().is_none(), "an I/O error: {e}");
+    for r in [
+        hydrate(&bad[..], &root, &Policy::default()),
+        hydrate_file(
+            &fs::File::open(&packed).expect("open"),
+            &root,
+            &Policy::default(),
+        ),
+    ] {
+        assert_eq!(common::reason(&r), Some("absolute-path"), "{r:?}");
+    }
+    assert_eq!(snapshot(&root, &[]), before);
+    assert!(leftovers(&mnt).is_empty(), "{:?}", leftovers(&mnt));
+}
+
 /// A root that is a mount point cannot be exchanged (`EBUSY`): an I/O error, the prior
 /// workspace intact, nothing left beside it. Skipped where tmpfs cannot be mounted.
 #[test]

@@ -151,7 +151,9 @@ fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
 /// - `root` must not be a mount point (the exchange fails with `EBUSY`) and its filesystem
 ///   must support `RENAME_EXCHANGE` (ext4, xfs, btrfs, tmpfs do); otherwise hydration fails
 ///   with [`HydrateError::Io`] and `root` is unchanged. Hydrations of roots in the same
-///   parent directory wait for each other (`flock` on the parent).
+///   parent directory wait for each other (`flock` on the parent) to create a staging
+///   directory and from the exchange to the old tree's removal; [`hydrate_file`] of a plain
+///   file holds that lock for its whole write pass.
 /// - The `tar` crate decodes header fields; its bugs in octal/base-256 parsing are ours.
 pub fn hydrate(
     archive: impl Read,

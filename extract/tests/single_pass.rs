@@ -238,6 +238,9 @@ fn tricky() -> Vec<u8> {
         1000,
     );
     at(r, b'5', "late/", "", b"", 0o750, 1001);
+    // Every directory has a member: an implied one's mtime is the clock's, which two
+    // hydrations need not share.
+    at(r, b'5', "late/inner/", "", b"", 0o755, 1001);
     at(r, b'0', "noread", "", b"write-only", 0o200, 1002);
     at(r, b'1', "noread-link", "noread", b"", 0o644, 1003);
     at(r, b'0', "target", "", b"first target", 0o640, 1004);

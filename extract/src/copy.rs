@@ -1,4 +1,5 @@
-//! Copying a payload from the archive (or spool) file into a new file.
+//! Copying a payload from the archive file (or a staged file, for a hardlink copy) into a
+//! new file.
 //!
 //! `copy_file_range(2)` moves the bytes inside the kernel (and shares extents where the
 //! filesystem can); where it is refused (`EXDEV`, `ENOSYS`, `EINVAL`, `EOPNOTSUPP`) a plain

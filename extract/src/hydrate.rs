@@ -2,18 +2,16 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use rustix::fs::{
-    fchmod, mkdirat, openat, renameat_with, statat, AtFlags, FileType, Mode, OFlags, RenameFlags,
-};
+use rustix::fs::{fchmod, renameat_with, statat, AtFlags, FileType, Mode, RenameFlags};
 use rustix::io::Errno;
 
 use crate::compression::{self, Compression};
 use crate::error::io_err;
-use crate::input::{FileInput, Input, SpoolInput, StreamInput};
+use crate::input::{FileInput, Input, StreamInput};
 use crate::plan::{self, Plan};
 use crate::reader::BLOCK;
 use crate::recover::recover_in;
@@ -21,7 +19,7 @@ use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::Sibling;
 use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
 
-/// Buffer sizes for reading a stream and writing its spool copy, in bytes.
+/// Buffer size for reading a stream, in bytes.
 const STREAM_BUF: usize = 256 * 1024;
 
 /// The most bytes read (and dropped) after the end-of-archive marker of a stream, in bytes
@@ -58,19 +56,38 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
     Ok(listing.unwrap_or_default())
 }
 
+/// [`validate`] of a decompressed tar stream, without the listing.
+fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
+    let mut input = StreamInput::new(tar);
+    plan::build(&mut input, 0, policy, false)?;
+    input
+        .discard(TRAILER_MAX)
+        .map_err(|e| io_err("reading past the end of the archive", e))
+}
+
 /// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
 /// exactly as it was.
 ///
 /// `archive` is a tar stream, plain or compressed (gzip, zstd or xz, told by its magic
-/// number; see [`crate::compression`]). The validation pass reads it once, and every byte of
-/// the tar stream it reads is copied as it goes into an unnamed temporary file (`O_TMPFILE`
-/// in the root's parent, or in `$TMPDIR` where that is unsupported), which the write pass
-/// then reads by offset. Reading stops at the end-of-archive marker (and at most
-/// 1 MiB past it), at the first bad header and at the first limit: no more
-/// is copied than the archive holds (a stream of zeros is refused as `empty-archive` after
-/// one block, random bytes as `malformed`), and since the copy has no name, nothing of it
-/// outlives the call. Use [`hydrate_file`] to skip the copy when the archive is already an
-/// uncompressed regular file.
+/// number; see [`crate::compression`]), read once, sequentially, in a single pass: each
+/// member is checked as it is read, and once it has passed, written into a private staging
+/// directory beside the root (`.<root>.snapconf-stage-<16 hex>`, mode `0700`), a regular
+/// file's payload straight from the stream into its file. What needs the whole archive
+/// known comes after the last member: hardlinks under [`crate::Hardlinks::Link`], symlinks,
+/// and directory modes and times. Then the staging tree is swapped in. Reading stops at the
+/// end-of-archive marker (and at most 1 MiB past it), at the first bad header and at the
+/// first limit, judged from a member's header before its payload is read (a stream of
+/// zeros is refused as `empty-archive` after one block, random bytes as `malformed`). A
+/// refusal found late (a bad header, a limit, a duplicate, a member below a symlink) removes
+/// the staging tree: nothing of it outlives the call, and the verdict is [`validate`]'s.
+/// Use [`hydrate_file`] when the archive is an uncompressed regular file: it validates in
+/// place and writes nothing for a refused archive.
+///
+/// The validation pass does not hold the parent's lock (a stalled stream does not block
+/// hydrations of other roots in the parent): the staging directory is created under that
+/// lock and then held by its own `flock`, which [`crate::recover`] respects, so a
+/// concurrent hydration of this root or of a sibling root, or a recovery, leaves it alone.
+/// The lock on the parent is taken again for the exchange.
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
 /// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
@@ -82,7 +99,9 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///
 /// # Errors
 /// - [`HydrateError::Refused`]: the archive breaks the policy, is malformed or truncated;
-///   detected before anything is written.
+///   detected before anything is written for the offending member (what was staged for the
+///   members before it is removed, and the root is never touched). A refusal wins over a
+///   fault of the target filesystem met earlier in the pass.
 /// - [`HydrateError::Io`]: `root` is a symlink or not a directory, its parent is missing,
 ///   or writing failed (`ENOSPC`, `EFBIG`, `EACCES`, ...).
 ///
@@ -98,11 +117,15 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 ///   ever resolved against the live root, so a planted link in the prior workspace, or a
 ///   symlink member followed by members "below" it (H9-H11; CVE-2001-1267, CVE-2007-4131,
 ///   CVE-2025-4517 and the tar-rs `unpack_in` symlink issues), cannot redirect a write.
-/// - **Everything is checked first.** Absolute names, `..` components, members below a
-///   symlink or non-directory member, duplicates (per policy), hardlinks to anything but an
-///   earlier regular member, unknown type flags, sparse members, bad checksums, truncation
-///   and limit breaches are refused before the first write (H13: a truncated archive never
-///   touches the prior workspace).
+/// - **Everything is checked before it is written, and nothing reaches the root before the
+///   whole archive is checked.** Absolute names, `..` components, members below a symlink
+///   or non-directory member, duplicates (per policy), hardlinks to anything but an earlier
+///   regular member, unknown type flags, sparse members, bad checksums, truncation and
+///   limit breaches are refused before that member is written, and the staging tree of a
+///   refused archive is removed (H13: a truncated archive never touches the prior
+///   workspace). The staging tree is private: created `0700` by us, holding no symlink
+///   until every member is read (so no write of the pass can meet one), written only
+///   through handles on its own directories; the live root is never written.
 /// - **Atomic.** The tree is built beside the root and swapped in with one
 ///   `renameat2(RENAME_EXCHANGE)`; after a `SIGKILL` at any moment followed by
 ///   [`crate::recover`] (or the next `hydrate`), `root` is exactly the prior or exactly the
@@ -128,53 +151,116 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
 /// - `root` must not be a mount point (the exchange fails with `EBUSY`) and its filesystem
 ///   must support `RENAME_EXCHANGE` (ext4, xfs, btrfs, tmpfs do); otherwise hydration fails
 ///   with [`HydrateError::Io`] and `root` is unchanged. Hydrations of roots in the same
-///   parent directory wait for each other (`flock` on the parent).
+///   parent directory wait for each other (`flock` on the parent) to create a staging
+///   directory and from the exchange to the old tree's removal; [`hydrate_file`] of a plain
+///   file holds that lock for its whole write pass.
 /// - The `tar` crate decodes header fields; its bugs in octal/base-256 parsing are ours.
 pub fn hydrate(
     archive: impl Read,
     root: &Path,
     policy: &Policy,
 ) -> Result<HydrateReport, HydrateError> {
-    // Spool before locking: a stalled stream must not block hydrations of other roots in the
-    // same parent (found by a hostile-input review). The plan depends on the archive alone,
-    // so it is built while spooling.
+    // The validation pass runs without the parent's lock: a stalled stream must not block
+    // hydrations of other roots in the same parent (found by a hostile-input review). It
+    // writes only into its own staging directory, which its flock keeps from recoveries.
     let sib = Sibling::open_unlocked(root)?;
-    let spool = spool_file(&sib)?;
-    let planned = spool_and_plan(archive, &spool, policy);
+    let staged = compression::tar_stream(
+        BufReader::with_capacity(STREAM_BUF, archive),
+        &policy.limits,
+    )
+    .and_then(|(_, stream)| stage_stream(&sib, root, stream, policy));
     sib.lock(root)?;
     // What a crash left is resolved first, whatever the verdict on this archive.
     recover_in(&sib)?;
-    apply(&sib, planned?, &spool, root)
+    let staged = staged?;
+    commit(&sib, staged, root)
 }
 
-/// The validation pass over a stream, copying the tar stream to `spool` as it is read.
-fn spool_and_plan(archive: impl Read, spool: &File, policy: &Policy) -> Result<Plan, HydrateError> {
-    let (_, stream) = compression::tar_stream(
-        BufReader::with_capacity(STREAM_BUF, archive),
-        &policy.limits,
-    )?;
-    plan_tar_stream(stream, spool, policy)
+/// A staging directory of ours beside the root, with its lock (see
+/// [`Sibling::create_stage`]) and the plan it was built from. Dropped uncommitted, it is
+/// removed (before its lock is released).
+struct Staged<'s> {
+    sib: &'s Sibling,
+    name: Vec<u8>,
+    fd: OwnedFd,
+    plan: Plan,
+    /// Set once the exchange put it in place of the root.
+    committed: bool,
 }
 
-/// [`spool_and_plan`] of a tar stream that is already decompressed.
-fn plan_tar_stream(tar: impl Read, spool: &File, policy: &Policy) -> Result<Plan, HydrateError> {
-    let mut input = SpoolInput::new(tar, spool);
-    let (plan, _) = plan::build(&mut input, 0, policy, false)?;
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            // A failure here leaves it for `recover` (the lock goes with the handle).
+            let _ = remove_tree(self.sib.parent(), &self.name);
+        }
+    }
+}
+
+/// Creates and locks a staging directory of `root` (briefly taking the parent's lock, so
+/// that no recovery can see it unlocked).
+fn new_stage<'s>(sib: &'s Sibling, root: &Path) -> Result<Staged<'s>, HydrateError> {
+    sib.lock(root)?;
+    let created = sib.create_stage();
+    let unlocked = sib.unlock();
+    let (name, fd) = created?;
+    let staged = Staged {
+        sib,
+        name,
+        fd,
+        plan: Plan::default(),
+        committed: false,
+    };
+    unlocked?;
+    Ok(staged)
+}
+
+/// The single pass over a decompressed tar stream: validates it and writes each checked
+/// member into a new staging directory as it is read (see [`stage::Direct`]), then the rest
+/// of the tree. On any error the staging directory is gone.
+fn stage_stream<'s>(
+    sib: &'s Sibling,
+    root: &Path,
+    tar: impl Read,
+    policy: &Policy,
+) -> Result<Staged<'s>, HydrateError> {
+    let mut staged = match new_stage(sib, root) {
+        Ok(staged) => staged,
+        // No staging directory (a full or read-only parent): the archive is still read
+        // through, so that a refusal wins over the fault, as it does for a fault later on.
+        Err(fault) => {
+            validate_tar(tar, policy)?;
+            return Err(fault);
+        }
+    };
+    let mut input = StreamInput::new(tar);
+    let mut writer = stage::Direct::new(staged.fd.as_fd());
+    let (plan, _) = plan::build_into(&mut input, 0, policy, false, &mut writer)?;
     input
         .discard(TRAILER_MAX)
         .map_err(|e| io_err("reading past the end of the archive", e))?;
-    input
-        .finish()
-        .map_err(|e| io_err("writing the spool copy of the archive", e))?;
-    Ok(plan)
+    writer.finish(&plan)?;
+    set_root_time(&staged.fd, &plan)?;
+    staged.plan = plan;
+    Ok(staged)
+}
+
+/// Gives the staging root the time of a `.` member. Last: writing the tree moved it; the
+/// root's mode, set later, and the exchange, which renames the directory within one parent,
+/// leave it alone.
+fn set_root_time(fd: &OwnedFd, plan: &Plan) -> Result<(), HydrateError> {
+    if let Some(t) = plan.root_mtime.and_then(stage::times) {
+        rustix::fs::futimens(fd, &t).map_err(|e| io_err("setting the root's time", e))?;
+    }
+    Ok(())
 }
 
 /// Decompressed chunks in flight between the decoding thread and the validation pass.
 const DECODE_QUEUE: usize = 8;
 
 /// [`hydrate`] of a compressed regular file: a second thread decompresses (from the file's
-/// current position) while this one validates and spools, so decompression runs beside the
-/// parsing and the spool writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
+/// current position) while this one validates and writes the tree, so decompression runs
+/// beside the parsing and the file writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
 /// the one [`hydrate`] gives: the validation pass reads the same decompressed stream in the
 /// same order, and a decoder error or limit reaches it at the position it occurred.
 fn hydrate_compressed_file(
@@ -184,8 +270,7 @@ fn hydrate_compressed_file(
     policy: &Policy,
 ) -> Result<HydrateReport, HydrateError> {
     let sib = Sibling::open_unlocked(root)?;
-    let spool = spool_file(&sib)?;
-    let planned = std::thread::scope(|scope| {
+    let staged = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel(DECODE_QUEUE);
         let limits = policy.limits;
         std::thread::Builder::new()
@@ -194,12 +279,13 @@ fn hydrate_compressed_file(
             .map_err(|e| io_err("starting the decompression thread", e))?;
         // The receiver is dropped when the pass returns, early or not: the decoder's next
         // send fails and the thread ends (it never waits on anything but the file).
-        plan_tar_stream(Chunks::new(rx), &spool, policy)
+        stage_stream(&sib, root, Chunks::new(rx), policy)
     });
     sib.lock(root)?;
     // What a crash left is resolved first, whatever the verdict on this archive.
     recover_in(&sib)?;
-    apply(&sib, planned?, &spool, root)
+    let staged = staged?;
+    commit(&sib, staged, root)
 }
 
 /// Bytes of one decompressed chunk.
@@ -270,26 +356,12 @@ impl Read for Chunks {
     }
 }
 
-/// An unnamed file for the spool copy: `O_TMPFILE` in the root's parent (same filesystem as
-/// the staging tree, so `copy_file_range` stays in the kernel and a small `/tmp` does not
-/// limit the archive size; no name ever exists, so a crash leaves nothing), else an unnamed
-/// file in `$TMPDIR` where the parent's filesystem has no `O_TMPFILE`.
-fn spool_file(sib: &Sibling) -> Result<File, HydrateError> {
-    match openat(
-        sib.parent(),
-        ".",
-        OFlags::RDWR | OFlags::TMPFILE | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    ) {
-        Ok(fd) => Ok(File::from(fd)),
-        Err(_) => tempfile::tempfile().map_err(|e| io_err("creating the spool file", e)),
-    }
-}
-
 /// [`hydrate`] for an archive that is an open file: an uncompressed regular file is read in
-/// place by offset (from its current position; no spool copy); a compressed regular file is
-/// decompressed by a second thread while this one validates and spools it; anything else (a
-/// pipe, a socket, a device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
+/// place by offset (from its current position): validated whole first, under the parent's
+/// lock, then written with `copy_file_range` from the file (a refused archive costs no
+/// write); a compressed regular file takes [`hydrate`]'s single pass, decompressed by a
+/// second thread while this one validates and writes; anything else (a pipe, a socket, a
+/// device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
 /// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
 /// unchanged).
 pub fn hydrate_file(
@@ -367,65 +439,58 @@ fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
     }
 }
 
-/// The write pass, the swap and the clean-up.
+/// The write pass of a checked plan (payloads read from `data` by offset), the swap and the
+/// clean-up; under the parent's lock.
 fn apply(
     sib: &Sibling,
     plan: Plan,
     data: &File,
     root: &Path,
 ) -> Result<HydrateReport, HydrateError> {
-    // Both callers ran `recover_in` under the same lock before building the plan.
+    // The caller ran `recover_in` under the same lock before building the plan. A bad root
+    // fails before anything is written.
+    root_state(sib, root)?;
+    let (name, fd) = sib.create_stage()?;
+    let staged = Staged {
+        sib,
+        name,
+        fd,
+        plan,
+        committed: false,
+    };
+    stage::write(staged.fd.as_fd(), &staged.plan, data)?;
+    set_root_time(&staged.fd, &staged.plan)?;
+    commit(sib, staged, root)
+}
+
+/// Gives the staged tree the root's mode, swaps it in and removes the old tree; under the
+/// parent's lock. On error the staging directory is removed and the root is unchanged.
+fn commit(
+    sib: &Sibling,
+    mut staged: Staged<'_>,
+    root: &Path,
+) -> Result<HydrateReport, HydrateError> {
     let state = root_state(sib, root)?;
-    let stage = sib.new_stage_name();
-    let built = build_stage(sib, &stage, &plan, data, &state);
-    let swapped = built.and_then(|()| swap(sib, &stage, &state, root));
-    if let Err(e) = swapped {
-        // Roll back: the root was never touched. A failure here is left for `recover`.
-        let _ = remove_tree(sib.parent(), &stage);
-        return Err(e);
-    }
+    let mode = staged.plan.root_mode.unwrap_or(match state {
+        RootState::Dir { mode } => mode,
+        RootState::Absent => plan::IMPLICIT_DIR_MODE,
+    });
+    fchmod(&staged.fd, Mode::from_raw_mode(mode))
+        .map_err(|e| io_err("setting the root's mode", e))?;
+    swap(sib, &staged.name, &state, root)?;
     // Committed: the exchange is the commit record. From here on the new tree is in place
     // whatever happens; a failure only leaves the old tree under the staging name, which
     // `recover` (and the next hydration) removes, as it removes any staging-shaped name.
-    let mut report = plan.report;
+    staged.committed = true;
+    let mut report = std::mem::take(&mut staged.plan.report);
     // The old root is empty after a first hydration.
-    if let Err(e) = crate::remove::remove_likely_empty_at(sib.parent(), &stage) {
+    if let Err(e) = crate::remove::remove_likely_empty_at(sib.parent(), &staged.name) {
         report.leftover = Some(format!(
             "the old tree, now `{}` beside the root, could not be removed: {e}",
-            crate::sibling::show(&stage)
+            crate::sibling::show(&staged.name)
         ));
     }
     Ok(report)
-}
-
-fn build_stage(
-    sib: &Sibling,
-    stage: &[u8],
-    plan: &Plan,
-    data: &File,
-    state: &RootState,
-) -> Result<(), HydrateError> {
-    mkdirat(sib.parent(), stage, Mode::from_raw_mode(0o700))
-        .map_err(|e| io_err("creating the staging directory", e))?;
-    let fd = openat(
-        sib.parent(),
-        stage,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err("opening the staging directory", e))?;
-    stage::write(fd.as_fd(), plan, data)?;
-    let mode = plan.root_mode.unwrap_or(match state {
-        RootState::Dir { mode } => *mode,
-        RootState::Absent => plan::IMPLICIT_DIR_MODE,
-    });
-    fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err("setting the root's mode", e))?;
-    // Last: writing the tree above moved the root's mtime. The exchange that follows
-    // renames the directory within one parent, which leaves its mtime alone.
-    if let Some(t) = plan.root_mtime.and_then(stage::times) {
-        rustix::fs::futimens(&fd, &t).map_err(|e| io_err("setting the root's time", e))?;
-    }
-    Ok(())
 }
 
 /// The commit point: one `renameat2`. `RENAME_EXCHANGE` swaps the two names atomically (the

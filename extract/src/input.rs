@@ -1,15 +1,13 @@
-//! Byte sources the parser reads from: a stream ([`crate::validate`]), a stream copied to a
-//! spool file as it is read ([`crate::hydrate`]), or a regular file read by offset (an
-//! uncompressed archive file, [`crate::hydrate_file`]).
+//! Byte sources the parser reads from: a stream ([`crate::validate`], [`crate::hydrate`]),
+//! or a regular file read by offset (an uncompressed archive file, [`crate::hydrate_file`]).
 //!
 //! The parser only needs "read the next bytes" and "skip n bytes"; both report a short count at
 //! end of input so that truncation is detected by the parser, never papered over by a seek
 //! past EOF (a seekable reader happily seeks beyond the end, which is how a truncated last
 //! member could otherwise look complete).
 
-use std::fmt;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
 /// Size of the buffer used to skip payloads of a stream, in bytes.
@@ -77,70 +75,6 @@ impl<R: Read> Input for StreamInput<R> {
         let result = skip_through(&mut buf, n, |b| self.read_some(b));
         self.buf = buf;
         result
-    }
-}
-
-/// A stream whose every byte is appended to a spool file as the parser reads it (skipped
-/// payloads too): the parser stops at the end-of-archive marker, the first bad header or the
-/// first limit, so no more of the stream is copied than the archive it holds. Offsets in the
-/// stream are offsets in the spool file.
-pub(crate) struct SpoolInput<'f, R> {
-    inner: R,
-    spool: BufWriter<&'f File>,
-    buf: Vec<u8>,
-}
-
-/// An error writing the spool copy (told apart from an error reading the stream).
-#[derive(Debug)]
-struct SpoolError(io::Error);
-
-impl fmt::Display for SpoolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "writing the spool copy of the archive: {}", self.0)
-    }
-}
-
-impl std::error::Error for SpoolError {}
-
-impl<'f, R: Read> SpoolInput<'f, R> {
-    /// Reads `inner` and copies it to `spool` (empty, at offset 0).
-    pub(crate) fn new(inner: R, spool: &'f File) -> Self {
-        SpoolInput {
-            inner,
-            spool: BufWriter::with_capacity(SKIP_BUF, spool),
-            buf: Vec::new(),
-        }
-    }
-
-    /// Flushes the spool copy; the spool file then holds every byte read so far.
-    pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.spool.flush()
-    }
-}
-
-impl<R: Read> Input for SpoolInput<'_, R> {
-    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.spool
-            .write_all(&buf[..n])
-            .map_err(|e| io::Error::new(e.kind(), SpoolError(e)))?;
-        Ok(n)
-    }
-
-    fn skip(&mut self, n: u64) -> io::Result<u64> {
-        let need = usize::try_from(n.min(SKIP_BUF as u64)).unwrap_or(SKIP_BUF);
-        if self.buf.len() < need {
-            self.buf.resize(need, 0);
-        }
-        let mut buf = std::mem::take(&mut self.buf);
-        let result = skip_through(&mut buf, n, |b| self.read_some(b));
-        self.buf = buf;
-        result
-    }
-
-    fn discard(&mut self, max: u64) -> io::Result<()> {
-        let mut buf = vec![0u8; usize::try_from(max.min(64 * 1024)).unwrap_or(64 * 1024)];
-        skip_through(&mut buf, max, |b| self.inner.read(b)).map(|_| ())
     }
 }
 

@@ -4,7 +4,9 @@
 //! The plan is a trie of the final tree ([`Tree`]) and a list of actions in archive order
 //! (directories, files, hardlinks, and symlinks, which the write pass creates last). Its size
 //! grows with the number of members (one component each), never with payload bytes:
-//! payloads stay in the archive or spool file and are copied by offset.
+//! payloads stay in the archive file and are copied by offset ([`crate::hydrate_file`]), or
+//! are handed to a [`Sink`] as they are read, which writes them into the staging tree
+//! ([`crate::hydrate`]'s single pass).
 
 use crate::error::refuse;
 use crate::input::Input;
@@ -24,7 +26,7 @@ pub(crate) const IMPLICIT_DIR_MODE: u32 = 0o755;
 /// Where a regular file's bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Data {
-    /// Offset in the archive (or spool) file, in bytes.
+    /// Offset in the archive file (in the tar stream, for a stream), in bytes.
     pub(crate) offset: u64,
     /// Length in bytes.
     pub(crate) size: u64,
@@ -102,8 +104,62 @@ enum Node {
     Other,
 }
 
-struct Validator<'p> {
+/// What the validation pass tells a writer as it goes (see [`crate::stage::Direct`]): every
+/// call comes after the member it is about has passed its checks, so nothing is written for
+/// a member that is refused. [`NoSink`] ignores them all.
+pub(crate) trait Sink {
+    /// A directory is planned at `node` (its parent is planned already).
+    fn dir(&mut self, tree: &Tree, node: NodeId);
+    /// The regular file planned at `node` (mode `mode`, mtime `mtime` in seconds) has its
+    /// payload next: `read` gives it (0 at its end). A refusal `read` returns is passed on;
+    /// a fault of the writer's own is kept by the writer, not returned.
+    fn file(
+        &mut self,
+        tree: &Tree,
+        node: NodeId,
+        mode: u32,
+        mtime: u64,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
+    ) -> Result<(), HydrateError>;
+    /// `node` is a copy of the regular file now planned at `target` (a hardlink member),
+    /// with mode `mode` and mtime `mtime` (seconds).
+    fn copy(&mut self, tree: &Tree, node: NodeId, target: NodeId, mode: u32, mtime: u64);
+    /// What was planned at `node` (an empty directory if `dir`, else a regular file) is
+    /// superseded by a later member of the same name.
+    fn remove(&mut self, tree: &Tree, node: NodeId, dir: bool);
+}
+
+/// The sink of a pass that writes nothing.
+pub(crate) struct NoSink;
+
+impl Sink for NoSink {
+    fn dir(&mut self, _: &Tree, _: NodeId) {}
+    fn file(
+        &mut self,
+        _: &Tree,
+        _: NodeId,
+        _: u32,
+        _: u64,
+        _: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
+    ) -> Result<(), HydrateError> {
+        Ok(())
+    }
+    fn copy(&mut self, _: &Tree, _: NodeId, _: NodeId, _: u32, _: u64) {}
+    fn remove(&mut self, _: &Tree, _: NodeId, _: bool) {}
+}
+
+/// A regular file whose payload the sink is to be given.
+struct Payload {
+    node: NodeId,
+    mode: u32,
+    mtime: u64,
+}
+
+struct Validator<'p, 's, S> {
     policy: &'p Policy,
+    sink: &'s mut S,
+    /// The regular file of the member just checked, if it has a payload for the sink.
+    payload: Option<Payload>,
     /// What each tree node currently is (`None`: named once, replaced, nothing now).
     nodes: Vec<Option<Node>>,
     plan: Plan,
@@ -129,9 +185,23 @@ pub(crate) fn build<I: Input>(
     policy: &Policy,
     want_listing: bool,
 ) -> Result<(Plan, Option<Listing>), HydrateError> {
+    build_into(input, start, policy, want_listing, &mut NoSink)
+}
+
+/// [`build`], telling `sink` about each checked member as it goes (and giving it the
+/// payloads of regular files).
+pub(crate) fn build_into<I: Input, S: Sink>(
+    input: &mut I,
+    start: u64,
+    policy: &Policy,
+    want_listing: bool,
+    sink: &mut S,
+) -> Result<(Plan, Option<Listing>), HydrateError> {
     let mut reader = Reader::new(input, start, policy.limits);
     let mut v = Validator {
         policy,
+        sink,
+        payload: None,
         nodes: vec![None],
         plan: Plan::default(),
         total_bytes: 0,
@@ -142,6 +212,11 @@ pub(crate) fn build<I: Input>(
     while let Some(member) = reader.next_member()? {
         members += 1;
         v.member(member)?;
+        if let Some(p) = v.payload.take() {
+            let mut read = |buf: &mut [u8]| reader.payload_chunk(buf);
+            v.sink
+                .file(&v.plan.tree, p.node, p.mode, p.mtime, &mut read)?;
+        }
     }
     if members == 0 && !policy.allow_empty {
         return Err(refuse(
@@ -165,7 +240,7 @@ fn collision(raw: &[u8]) -> HydrateError {
     )
 }
 
-impl Validator<'_> {
+impl<S: Sink> Validator<'_, '_, S> {
     /// Resolves every planned relative symlink through the other planned symlinks (see
     /// [`crate::resolve`]); refuses `symlink-escape` if one leaves the root that way.
     fn check_link_chains(&self) -> Result<(), HydrateError> {
@@ -335,6 +410,7 @@ impl Validator<'_> {
                         mode: IMPLICIT_DIR_MODE,
                         mtime: None,
                     });
+                    self.sink.dir(&self.plan.tree, id);
                 }
             }
             cur = id;
@@ -389,8 +465,13 @@ impl Validator<'_> {
                     "would replace a directory that has members below it",
                 ))
             }
-            Node::Dir { action, .. } | Node::File { action, .. } => {
-                self.plan.actions[action] = Action::Skip
+            Node::Dir { action, .. } => {
+                self.plan.actions[action] = Action::Skip;
+                self.sink.remove(&self.plan.tree, node, true);
+            }
+            Node::File { action, .. } => {
+                self.plan.actions[action] = Action::Skip;
+                self.sink.remove(&self.plan.tree, node, false);
             }
             Node::Symlink {
                 action: Some(action),
@@ -444,6 +525,7 @@ impl Validator<'_> {
                 mtime: Some(m.mtime),
             }),
         );
+        self.sink.dir(&self.plan.tree, node);
         Ok(())
     }
 
@@ -463,6 +545,11 @@ impl Validator<'_> {
             mtime: m.mtime,
         };
         self.set(node, Node::File { action, data, mode }, Some(file));
+        self.payload = Some(Payload {
+            node,
+            mode,
+            mtime: m.mtime,
+        });
         Ok(())
     }
 
@@ -516,10 +603,11 @@ impl Validator<'_> {
                 _ => Err(dangling("is not an earlier regular member")),
             };
         }
-        match target.and_then(|t| self.nodes[t as usize]) {
-            Some(Node::File { action, data, mode }) => {
+        match target.and_then(|t| self.nodes[t as usize].map(|n| (t, n))) {
+            Some((t, Node::File { action, data, mode })) => {
                 self.add_bytes(data.size, &m.name)?;
                 self.replace(node, &m.name, false)?;
+                self.sink.copy(&self.plan.tree, node, t, mode, m.mtime);
                 let new = self.plan.actions.len();
                 let link = Action::Hardlink {
                     node,
@@ -544,9 +632,12 @@ impl Validator<'_> {
             // target, decided again for the second name's own directory: a rebased target
             // is relative to the link's directory, so each name gets its own text, and a
             // relative target that stays inside from one directory may leave from another.
-            Some(Node::Symlink {
-                action: Some(action),
-            }) => {
+            Some((
+                _,
+                Node::Symlink {
+                    action: Some(action),
+                },
+            )) => {
                 let Action::Symlink {
                     target, archived, ..
                 } = &self.plan.actions[action]
@@ -556,7 +647,7 @@ impl Validator<'_> {
                 let archived = archived.clone().unwrap_or_else(|| target.clone());
                 self.symlink_named(node, depth, &archived, m)
             }
-            Some(Node::Dir { .. }) => Err(dangling("is a directory")),
+            Some((_, Node::Dir { .. })) => Err(dangling("is a directory")),
             Some(_) => Err(dangling("was dropped or is not a regular file")),
             None => Err(dangling("is not an earlier member of the archive")),
         }

@@ -41,10 +41,24 @@ pub(crate) struct Reader<'a, I> {
     pos: u64,
     limits: Limits,
     done: bool,
-    /// The payload of the member returned last, skipped at the next call (size in bytes,
-    /// name for messages): the caller judges a member (its size against the limits) before
-    /// its payload is read, so a stream is never consumed past a limit.
-    unskipped: Option<(u64, Vec<u8>)>,
+    /// The payload of the member returned last, skipped at the next call: the caller
+    /// judges a member (its size against the limits) before its payload is read, so a
+    /// stream is never consumed past a limit. The caller may read the payload first
+    /// ([`Reader::payload_chunk`]); the rest is skipped.
+    unskipped: Option<Unread>,
+}
+
+/// The unread payload of the member returned last.
+#[derive(Debug)]
+struct Unread {
+    /// The member's name, for messages.
+    name: Vec<u8>,
+    /// Payload bytes.
+    size: u64,
+    /// Payload bytes plus padding to the next block.
+    total: u64,
+    /// Bytes of `total` already read.
+    done: u64,
 }
 
 /// Rounds a payload size up to whole blocks.
@@ -68,8 +82,8 @@ impl<'a, I: Input> Reader<'a, I> {
     /// without one is `truncated`. The payload of a returned member is read (skipped) at the
     /// next call, not before this one returns.
     pub(crate) fn next_member(&mut self) -> Result<Option<RawMember>, HydrateError> {
-        if let Some((size, name)) = self.unskipped.take() {
-            self.skip_payload(size, &name)?;
+        if let Some(u) = self.unskipped.take() {
+            self.skip_rest(&u)?;
         }
         if self.done {
             return Ok(None);
@@ -264,10 +278,15 @@ impl<'a, I: Input> Reader<'a, I> {
                 .map_err(|e| refuse(Reason::Malformed, &name, format!("mode field: {e}")))?
                 & 0o7777;
             let mtime = header.mtime().unwrap_or(0);
-            padded(size)
-                .and_then(|total| self.pos.checked_add(total))
+            let total = padded(size)
+                .filter(|&total| self.pos.checked_add(total).is_some())
                 .ok_or_else(|| refuse(Reason::Malformed, &name, "size overflows"))?;
-            self.unskipped = Some((size, name.clone()));
+            self.unskipped = Some(Unread {
+                name: name.clone(),
+                size,
+                total,
+                done: 0,
+            });
             return Ok(Some(RawMember {
                 name,
                 link,
@@ -302,14 +321,61 @@ impl<'a, I: Input> Reader<'a, I> {
         Ok(data)
     }
 
-    /// Skips a member's payload and padding; short means truncated.
-    fn skip_payload(&mut self, size: u64, name: &[u8]) -> Result<(), HydrateError> {
-        let total =
-            padded(size).ok_or_else(|| refuse(Reason::Malformed, name, "size overflows"))?;
-        self.pos
-            .checked_add(total)
-            .ok_or_else(|| refuse(Reason::Malformed, name, "size overflows"))?;
-        self.skip_exact(total, name)
+    /// Reads up to `buf.len()` bytes of the payload of the member returned last; 0 once
+    /// the payload is read whole (or if there is no such member). The rest of the payload,
+    /// and its padding, is skipped by the next [`Reader::next_member`]. Ends of input and
+    /// read errors are reported as skipping would report them.
+    pub(crate) fn payload_chunk(&mut self, buf: &mut [u8]) -> Result<usize, HydrateError> {
+        let Some(u) = self.unskipped.as_mut() else {
+            return Ok(0);
+        };
+        let left = u.size.saturating_sub(u.done);
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        if want == 0 {
+            return Ok(0);
+        }
+        let got = loop {
+            match self.input.read_some(&mut buf[..want]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        }
+        .map_err(|e| read_err("reading a member payload", &u.name, e))?;
+        if got == 0 {
+            return Err(refuse(
+                Reason::Truncated,
+                &u.name,
+                format!(
+                    "archive ends {} bytes into a {}-byte payload",
+                    u.done, u.total
+                ),
+            ));
+        }
+        u.done += got as u64;
+        self.pos += got as u64;
+        Ok(got)
+    }
+
+    /// Skips what is left of a member's payload and padding; short means truncated.
+    fn skip_rest(&mut self, u: &Unread) -> Result<(), HydrateError> {
+        let n = u.total - u.done;
+        let got = self
+            .input
+            .skip(n)
+            .map_err(|e| read_err("reading a member payload", &u.name, e))?;
+        self.pos += got;
+        if got < n {
+            return Err(refuse(
+                Reason::Truncated,
+                &u.name,
+                format!(
+                    "archive ends {} bytes into a {}-byte payload",
+                    u.done + got,
+                    u.total
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn skip_exact(&mut self, n: u64, name: &[u8]) -> Result<(), HydrateError> {

@@ -4,7 +4,11 @@ use std::path::Path;
 
 use std::mem::MaybeUninit;
 
-use rustix::fs::{seek, unlinkat, AtFlags, RawDir, SeekFrom};
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{
+    flock, openat, seek, unlinkat, AtFlags, FlockOperation, Mode, OFlags, RawDir, SeekFrom,
+};
 use rustix::io::Errno;
 
 use crate::error::io_err;
@@ -23,6 +27,9 @@ use crate::HydrateError;
 /// apart: the `renameat2(RENAME_EXCHANGE)` is the single commit point. Journals that earlier
 /// versions wrote beside the root (`.<root>.snapconf-journal[.tmp]`) are unlinked unread.
 ///
+/// A staging directory that a hydration still running holds (its `flock`, see
+/// [`crate::hydrate`]) is not a leftover and is left alone.
+///
 /// `root` itself is never modified. Doing nothing is success. [`crate::hydrate`] calls this
 /// first, so an explicit call is only needed to clean up without hydrating.
 ///
@@ -32,6 +39,24 @@ use crate::HydrateError;
 pub fn recover(root: &Path) -> Result<(), HydrateError> {
     let sib = Sibling::open(root)?;
     recover_in(&sib)
+}
+
+/// `Some` if the staging-shaped `name` is not a live hydration's staging directory: with
+/// the directory's `flock`, held until the value is dropped, when it could be opened; with
+/// `None` inside when it could not (not a directory, or one we cannot open: a live staging
+/// directory is always ours, mode `0700`, so one we cannot open is no live one). `None` if
+/// another open file holds the lock.
+fn unless_live(sib: &Sibling, name: &[u8]) -> Option<Option<OwnedFd>> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = openat(sib.parent(), name, flags, Mode::empty()) else {
+        return Some(None);
+    };
+    match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Some(Some(fd)),
+        Err(Errno::WOULDBLOCK) => None,
+        // A filesystem without `flock` has no live hydration's lock to respect either.
+        Err(_) => Some(Some(fd)),
+    }
 }
 
 /// [`recover`] with the parent already open and locked.
@@ -55,8 +80,13 @@ pub(crate) fn recover_in(sib: &Sibling) -> Result<(), HydrateError> {
             journals.push(name.to_vec());
         }
     }
-    // Only names of the exact staging shape are ever deleted as trees.
+    // Only names of the exact staging shape are ever deleted as trees, and only if no live
+    // hydration holds the staging directory's lock (see `crate::sibling`): the lock is
+    // taken here before removing and held until it is done.
     for name in strays {
+        let Some(_held) = unless_live(sib, &name) else {
+            continue;
+        };
         remove_tree(sib.parent(), &name)
             .map_err(|e| io_err(format!("removing leftover `{}`", show(&name)), e))?;
     }

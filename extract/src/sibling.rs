@@ -3,6 +3,13 @@
 //! For a root named `ws` the one sibling is `.ws.snapconf-stage-<16 hex>`: the staging tree;
 //! after the swap, the same name holds the old tree until it is removed.
 //!
+//! A live staging directory is `flock`ed through its own handle by the hydration writing
+//! it (taken under the parent's lock, right after `mkdir`), so that the validation pass of
+//! a stream can write into it without holding the parent's lock, and a recovery running
+//! meanwhile (which takes the parent's lock) skips it; the kernel drops that lock when the
+//! process dies, and the directory is then a leftover like any other. After the exchange
+//! the name holds the old tree, whose directory nobody locks.
+//!
 //! Nothing else outside the root is ever created, and after a successful call (or `recover`)
 //! it does not remain. (Earlier versions also kept a journal, `.ws.snapconf-journal[.tmp]`;
 //! `recover` unlinks such leftovers.) The parent is held through one handle, so a rename of the parent's
@@ -18,7 +25,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 
-use rustix::fs::{flock, open, FlockOperation, Mode, OFlags};
+use rustix::fs::{flock, mkdirat, open, openat, FlockOperation, Mode, OFlags};
 
 use crate::error::io_err;
 use crate::HydrateError;
@@ -55,7 +62,37 @@ impl Sibling {
         })
     }
 
-    /// Opens the parent of `root` without locking it (for spooling a slow stream before the
+    /// Releases the `flock` on the parent.
+    pub(crate) fn unlock(&self) -> Result<(), HydrateError> {
+        flock(&self.parent, FlockOperation::Unlock)
+            .map_err(|e| io_err("unlocking the parent of the root", e))
+    }
+
+    /// Creates a fresh staging directory (mode `0700`) and takes the exclusive `flock` on
+    /// it, which the returned handle holds until it is closed: while it is held,
+    /// [`crate::recover`] (of this or any process) leaves the directory alone. The caller
+    /// holds the parent's lock, so no recovery can see the directory before it is locked.
+    pub(crate) fn create_stage(&self) -> Result<(Vec<u8>, OwnedFd), HydrateError> {
+        let name = self.new_stage_name();
+        mkdirat(self.parent(), name.as_slice(), Mode::from_raw_mode(0o700))
+            .map_err(|e| io_err("creating the staging directory", e))?;
+        let opened = openat(
+            self.parent(),
+            name.as_slice(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .and_then(|fd| flock(&fd, FlockOperation::NonBlockingLockExclusive).map(|()| fd));
+        match opened {
+            Ok(fd) => Ok((name, fd)),
+            Err(e) => {
+                let _ = crate::remove::remove_tree_at(self.parent(), &name);
+                Err(io_err("opening the staging directory", e))
+            }
+        }
+    }
+
+    /// Opens the parent of `root` without locking it (for reading a slow stream before the
     /// lock is taken, so one stalled input does not block other hydrations).
     pub(crate) fn open_unlocked(root: &Path) -> Result<Sibling, HydrateError> {
         let shown = root.display();

@@ -1,4 +1,6 @@
-//! The write pass: materialise a checked [`Plan`] inside the staging directory.
+//! The write passes: materialise a checked [`Plan`] inside the staging directory, after
+//! the validation pass ([`write`], for an archive file read by offset) or during it
+//! ([`Direct`], for a stream).
 //!
 //! Order matters and is the point of this file:
 //! 1. directories, regular files and hardlinks in archive order; every file is created with
@@ -13,16 +15,17 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{
-    fchmod, futimens, linkat, mkdirat, openat, symlinkat, AtFlags, Mode, OFlags, Timestamps,
+    fchmod, futimens, linkat, mkdirat, openat, symlinkat, unlinkat, AtFlags, Mode, OFlags,
+    Timestamps,
 };
 
 use crate::beneath::open_dir;
 use crate::copy::Copier;
-use crate::plan::{Action, Data, Plan};
+use crate::plan::{Action, Data, Plan, Sink};
 use crate::tree::{NodeId, Tree, ROOT};
 use crate::HydrateError;
 
@@ -36,17 +39,16 @@ const STAGING_DIR_MODE: u32 = 0o700;
 /// Handles on staging directories by tree node.
 struct DirCache<'a> {
     stage: BorrowedFd<'a>,
-    tree: &'a Tree,
     fds: HashMap<NodeId, OwnedFd>,
 }
 
 impl DirCache<'_> {
-    fn get(&mut self, dir: NodeId) -> io::Result<BorrowedFd<'_>> {
+    fn get(&mut self, tree: &Tree, dir: NodeId) -> io::Result<BorrowedFd<'_>> {
         if dir == ROOT {
             return Ok(self.stage);
         }
         if !self.fds.contains_key(&dir) {
-            let fd = open_dir(self.stage, &self.tree.path(dir))?;
+            let fd = open_dir(self.stage, &tree.path(dir))?;
             self.insert(dir, fd);
         }
         match self.fds.get(&dir) {
@@ -96,7 +98,6 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
     let tree = &plan.tree;
     let mut cache = DirCache {
         stage,
-        tree,
         fds: HashMap::new(),
     };
     let mut copier = Copier::new();
@@ -107,7 +108,7 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                 let (parent, name) = (tree.parent(*node), tree.name(*node));
                 let e = |what, e| err(tree, *node, what, e);
                 let pfd = cache
-                    .get(parent)
+                    .get(tree, parent)
                     .map_err(|x| e("opening the parent of", x))?;
                 mkdirat(pfd, name, Mode::from_raw_mode(STAGING_DIR_MODE))
                     .map_err(|x| e("creating directory", x.into()))?;
@@ -121,7 +122,16 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                 mode,
                 mtime,
             } => {
-                write_file(&mut cache, &mut copier, data, *node, *d, *mode, *mtime)?;
+                write_file(
+                    &mut cache,
+                    tree,
+                    &mut copier,
+                    data,
+                    *node,
+                    *d,
+                    *mode,
+                    *mtime,
+                )?;
             }
             Action::Hardlink {
                 node,
@@ -142,24 +152,40 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                         let tfd = open_dir(stage, &tree.path(tree.parent(t)))
                             .map_err(|x| err(tree, t, "opening the parent of", x))?;
                         let pfd = cache
-                            .get(tree.parent(*node))
+                            .get(tree, tree.parent(*node))
                             .map_err(|x| err(tree, *node, "opening the parent of", x))?;
                         // Flags empty: never AT_SYMLINK_FOLLOW; the target is a regular file
                         // we created a moment ago.
                         linkat(&tfd, tree.name(t), pfd, tree.name(*node), AtFlags::empty())
                             .map_err(|x| err(tree, *node, "creating hardlink", x))?;
                     }
-                    None => write_file(&mut cache, &mut copier, data, *node, *d, *mode, *mtime)?,
+                    None => write_file(
+                        &mut cache,
+                        tree,
+                        &mut copier,
+                        data,
+                        *node,
+                        *d,
+                        *mode,
+                        *mtime,
+                    )?,
                 }
             }
             Action::Symlink { .. } => symlinks.push(index),
             Action::Skip => {}
         }
     }
-    for index in symlinks {
+    finish(&mut cache, plan, &symlinks)
+}
+
+/// The end of a write pass: the symlinks (action indices `symlinks`), then directory modes
+/// and times, deepest first.
+fn finish(cache: &mut DirCache<'_>, plan: &Plan, symlinks: &[usize]) -> Result<(), HydrateError> {
+    let tree = &plan.tree;
+    for &index in symlinks {
         if let Action::Symlink { node, target, .. } = &plan.actions[index] {
             let pfd = cache
-                .get(tree.parent(*node))
+                .get(tree, tree.parent(*node))
                 .map_err(|x| err(tree, *node, "opening the parent of", x))?;
             symlinkat(target.as_slice(), pfd, tree.name(*node))
                 .map_err(|x| err(tree, *node, "creating symlink", x))?;
@@ -172,9 +198,8 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
             let e = |what, x| err(tree, *node, what, x);
             let fd = match cache.fds.remove(node) {
                 Some(fd) => fd,
-                None => {
-                    open_dir(stage, &tree.path(*node)).map_err(|x| e("reopening directory", x))?
-                }
+                None => open_dir(cache.stage, &tree.path(*node))
+                    .map_err(|x| e("reopening directory", x))?,
             };
             fchmod(&fd, Mode::from_raw_mode(*mode))
                 .map_err(|x| e("setting the mode of", x.into()))?;
@@ -186,8 +211,10 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_file(
     cache: &mut DirCache<'_>,
+    tree: &Tree,
     copier: &mut Copier,
     data: &File,
     node: NodeId,
@@ -195,10 +222,9 @@ fn write_file(
     mode: u32,
     mtime: u64,
 ) -> Result<(), HydrateError> {
-    let tree = cache.tree;
     let e = |what, x| err(tree, node, what, x);
     let pfd = cache
-        .get(tree.parent(node))
+        .get(tree, tree.parent(node))
         .map_err(|x| e("opening the parent of", x))?;
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = openat(pfd, tree.name(node), flags, Mode::from_raw_mode(0o600))
@@ -215,4 +241,284 @@ fn write_file(
         futimens(&file, &t).map_err(|x| e("setting the time of", x.into()))?;
     }
     Ok(())
+}
+
+/// Bytes of the buffer a [`Direct`] writer reads payloads through.
+const PAYLOAD_BUF: usize = 256 * 1024;
+
+/// The writer of the single pass ([`crate::hydrate`] of a stream): the validation pass
+/// hands it each checked member as it reads it (see [`Sink`]), so a regular file's payload
+/// goes straight from the stream into its file in the staging tree, and [`Direct::finish`]
+/// is left only with what needs the whole archive known: hardlinks (`Hardlinks::Link`),
+/// symlinks, and directory modes and times.
+///
+/// Writing ahead of the verdict is safe because the staging tree is private (mode `0700`,
+/// flocked, see [`crate::sibling`]), holds no symlink until [`Direct::finish`], and is
+/// removed whole if the archive is refused later.
+///
+/// Files are created `0600` and given their mode after their data; a mode without owner
+/// read (`0o400`) is applied only at the end, so that a later hardlink member can still
+/// copy the file. A hardlink member is copied at once from the file its target names then
+/// (a later duplicate of the target under `Duplicates::LastWins` cannot change what it
+/// holds); under `Hardlinks::Link` the copy is replaced by a link at the end when the
+/// target's member still stands, as the two-pass [`write`] does.
+///
+/// A fault of the target filesystem (`ENOSPC`, `EFBIG`, ...) does not stop the validation
+/// pass: it is kept, nothing more is written, and [`Direct::finish`] returns it, so a
+/// refusal later in the archive wins and the verdict stays [`crate::validate`]'s.
+pub(crate) struct Direct<'a> {
+    cache: DirCache<'a>,
+    copier: Copier,
+    buf: Vec<u8>,
+    /// Files whose mode is applied at the end, with that mode.
+    deferred: HashMap<NodeId, u32>,
+    failed: Option<HydrateError>,
+}
+
+impl<'a> Direct<'a> {
+    /// A writer into the empty staging directory `stage`.
+    pub(crate) fn new(stage: BorrowedFd<'a>) -> Self {
+        Direct {
+            cache: DirCache {
+                stage,
+                fds: HashMap::new(),
+            },
+            copier: Copier::new(),
+            buf: Vec::new(),
+            deferred: HashMap::new(),
+            failed: None,
+        }
+    }
+
+    /// Keeps the first fault.
+    fn fail(&mut self, e: HydrateError) {
+        if self.failed.is_none() {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Creates the file `node` (mode `0600`, `O_EXCL`).
+    fn create(&mut self, tree: &Tree, node: NodeId) -> Result<File, HydrateError> {
+        let pfd = self
+            .cache
+            .get(tree, tree.parent(node))
+            .map_err(|x| err(tree, node, "opening the parent of", x))?;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(pfd, tree.name(node), flags, Mode::from_raw_mode(0o600))
+            .map_err(|x| err(tree, node, "creating file", x))?;
+        Ok(File::from(fd))
+    }
+
+    /// Gives a written file its mode (or defers it) and time.
+    fn seal(
+        &mut self,
+        tree: &Tree,
+        node: NodeId,
+        file: &File,
+        mode: u32,
+        mtime: u64,
+    ) -> Result<(), HydrateError> {
+        let e = |what, x: rustix::io::Errno| err(tree, node, what, x);
+        if mode & 0o400 == 0 {
+            self.deferred.insert(node, mode);
+        } else {
+            fchmod(file, Mode::from_raw_mode(mode)).map_err(|x| e("setting the mode of", x))?;
+        }
+        if let Some(t) = times(mtime) {
+            futimens(file, &t).map_err(|x| e("setting the time of", x))?;
+        }
+        Ok(())
+    }
+
+    fn copy_of(
+        &mut self,
+        tree: &Tree,
+        node: NodeId,
+        target: NodeId,
+        mode: u32,
+        mtime: u64,
+    ) -> Result<(), HydrateError> {
+        let tfd = self
+            .cache
+            .get(tree, tree.parent(target))
+            .map_err(|x| err(tree, target, "opening the parent of", x))?;
+        let src = openat(
+            tfd,
+            tree.name(target),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|x| err(tree, target, "opening", x))?;
+        let src = File::from(src);
+        let len = src
+            .metadata()
+            .map_err(|x| err(tree, target, "inspecting", x))?
+            .len();
+        let mut dst = self.create(tree, node)?;
+        if len > 0 {
+            self.copier
+                .copy(&src, 0, len, &mut dst)
+                .map_err(|x| err(tree, node, "writing", x))?;
+        }
+        self.seal(tree, node, &dst, mode, mtime)
+    }
+
+    /// The end of the pass, once the whole archive was read and accepted as `plan`: links
+    /// (`Hardlinks::Link`), deferred file modes, symlinks, directory modes and times.
+    ///
+    /// # Errors
+    /// The first fault kept during the pass, or one of these steps' own.
+    pub(crate) fn finish(mut self, plan: &Plan) -> Result<(), HydrateError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let tree = &plan.tree;
+        let mut symlinks = Vec::new();
+        for (index, action) in plan.actions.iter().enumerate() {
+            match action {
+                Action::Hardlink {
+                    node,
+                    target,
+                    link: true,
+                    ..
+                } => {
+                    let t = match &plan.actions[*target] {
+                        Action::File { node, .. } | Action::Hardlink { node, .. } => *node,
+                        _ => continue,
+                    };
+                    let tfd = open_dir(self.cache.stage, &tree.path(tree.parent(t)))
+                        .map_err(|x| err(tree, t, "opening the parent of", x))?;
+                    let pfd = self
+                        .cache
+                        .get(tree, tree.parent(*node))
+                        .map_err(|x| err(tree, *node, "opening the parent of", x))?;
+                    unlinkat(pfd, tree.name(*node), AtFlags::empty())
+                        .map_err(|x| err(tree, *node, "replacing the copy", x))?;
+                    // Never AT_SYMLINK_FOLLOW: the target is a regular file of ours.
+                    linkat(&tfd, tree.name(t), pfd, tree.name(*node), AtFlags::empty())
+                        .map_err(|x| err(tree, *node, "creating hardlink", x))?;
+                }
+                Action::Symlink { .. } => symlinks.push(index),
+                _ => {}
+            }
+        }
+        for (&node, &mode) in &self.deferred {
+            let pfd = self
+                .cache
+                .get(tree, tree.parent(node))
+                .map_err(|x| err(tree, node, "opening the parent of", x))?;
+            // Still `0600` (the mode is what was deferred), so it opens.
+            let fd = openat(
+                pfd,
+                tree.name(node),
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|x| err(tree, node, "opening", x))?;
+            fchmod(&fd, Mode::from_raw_mode(mode))
+                .map_err(|x| err(tree, node, "setting the mode of", x))?;
+        }
+        finish(&mut self.cache, plan, &symlinks)
+    }
+}
+
+impl Sink for Direct<'_> {
+    fn dir(&mut self, tree: &Tree, node: NodeId) {
+        if self.failed.is_some() {
+            return;
+        }
+        let e = |what, x: io::Error| err(tree, node, what, x);
+        let made = self
+            .cache
+            .get(tree, tree.parent(node))
+            .map_err(|x| e("opening the parent of", x))
+            .and_then(|pfd| {
+                mkdirat(pfd, tree.name(node), Mode::from_raw_mode(STAGING_DIR_MODE))
+                    .map_err(|x| e("creating directory", x.into()))?;
+                openat(pfd, tree.name(node), dir_flags(), Mode::empty())
+                    .map_err(|x| e("opening directory", x.into()))
+            });
+        match made {
+            Ok(fd) => self.cache.insert(node, fd),
+            Err(x) => self.fail(x),
+        }
+    }
+
+    fn file(
+        &mut self,
+        tree: &Tree,
+        node: NodeId,
+        mode: u32,
+        mtime: u64,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
+    ) -> Result<(), HydrateError> {
+        if self.failed.is_some() {
+            // The reader skips the payload.
+            return Ok(());
+        }
+        let mut file = match self.create(tree, node) {
+            Ok(f) => f,
+            Err(x) => {
+                self.fail(x);
+                return Ok(());
+            }
+        };
+        if self.buf.is_empty() {
+            self.buf = vec![0; PAYLOAD_BUF];
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        let written = loop {
+            let n = match read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => n,
+                Err(refusal) => {
+                    self.buf = buf;
+                    return Err(refusal);
+                }
+            };
+            if let Err(x) = file.write_all(&buf[..n]) {
+                break Err(err(tree, node, "writing", x));
+            }
+        };
+        self.buf = buf;
+        match written.and_then(|()| self.seal(tree, node, &file, mode, mtime)) {
+            Ok(()) => {}
+            Err(x) => self.fail(x),
+        }
+        Ok(())
+    }
+
+    fn copy(&mut self, tree: &Tree, node: NodeId, target: NodeId, mode: u32, mtime: u64) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(x) = self.copy_of(tree, node, target, mode, mtime) {
+            self.fail(x);
+        }
+    }
+
+    fn remove(&mut self, tree: &Tree, node: NodeId, dir: bool) {
+        if self.failed.is_some() {
+            return;
+        }
+        self.deferred.remove(&node);
+        let flags = if dir {
+            self.cache.fds.remove(&node);
+            AtFlags::REMOVEDIR
+        } else {
+            AtFlags::empty()
+        };
+        let removed = self
+            .cache
+            .get(tree, tree.parent(node))
+            .map_err(|x| err(tree, node, "opening the parent of", x))
+            .and_then(|pfd| {
+                unlinkat(pfd, tree.name(node), flags)
+                    .map_err(|x| err(tree, node, "removing superseded", x))
+            });
+        if let Err(x) = removed {
+            self.fail(x);
+        }
+    }
 }

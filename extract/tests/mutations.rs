@@ -119,8 +119,9 @@ fn validate_never_panics() {
     }
 }
 
-/// 300 mutations through `hydrate` in a jail: contained, atomic, and in agreement with
-/// `validate`.
+/// 300 mutations through `hydrate` (the single pass) and `hydrate_file` of the plain file
+/// (validation, then the write pass), alternately, in a jail: contained, atomic, and in
+/// agreement with `validate`.
 #[test]
 fn hydrate_agrees_with_validate_and_stays_contained() {
     let (seed, scale) = knobs(0x5eed_1234_abcd_0002);
@@ -128,13 +129,21 @@ fn hydrate_agrees_with_validate_and_stays_contained() {
     let jail = Jail::new();
     let seeds = seeds(&jail.out().display().to_string());
     jail.prior(&[("prior", "prior content"), ("dir/f", "x")]);
+    let files = tempfile::tempdir().expect("tempdir");
+    let file = files.path().join("archive.tar");
     let (mut accepted, mut refused) = (0, 0);
     for i in 0..300 * scale {
         let pick = rng.below(seeds.len());
         let ar = mutate(&mut rng, &seeds[pick]);
         let policy = &policies()[i % 2];
         let v = validate(&ar[..], policy);
-        let h = jailed(&jail, || hydrate(&ar[..], &jail.root(), policy));
+        let h = if i % 4 < 2 {
+            jailed(&jail, || hydrate(&ar[..], &jail.root(), policy))
+        } else {
+            std::fs::write(&file, &ar).expect("write");
+            let f = std::fs::File::open(&file).expect("open");
+            jailed(&jail, || hydrate_file(&f, &jail.root(), policy))
+        };
         match (&v, &h) {
             (Ok(_), Ok(_)) => accepted += 1,
             (Err(a), Err(b)) if a.reason().is_some() && a.reason() == b.reason() => refused += 1,

@@ -25,7 +25,8 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
     let policy = policy(&a.policy);
     let result = if a.archive.as_os_str() == "-" {
         // Stdin as a file: redirected from a regular file it is read in place (or, when
-        // compressed, decompressed beside the validation); a pipe or device is spooled.
+        // compressed, decompressed beside the validation); a pipe or device takes
+        // the single pass (validated and written as it is read).
         match std::io::stdin().as_fd().try_clone_to_owned() {
             Ok(fd) => rx::hydrate_file(&std::fs::File::from(fd), &a.root, &policy),
             Err(_) => rx::hydrate(open(&a.archive)?, &a.root, &policy),

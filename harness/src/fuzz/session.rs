@@ -153,8 +153,9 @@ pub struct FuzzSummary {
     pub view_restores: u64,
     /// Kept views laid out anew because a change outside the root could not be restored.
     pub view_rebuilds: u64,
-    /// Executions ended at the shortened timeout of [`hang_cut`] once a `hang` was
-    /// pending or kept: further hangs, not judged as findings of their own.
+    /// Executions ended at the shortened timeout (ten times the worker's slowest that
+    /// finished, at least 1 s) once a `hang` was pending or kept: further hangs, not judged
+    /// as findings of their own.
     pub hangs_cut_short: u64,
     /// Seconds the persistent executions of all workers spent per phase (zero when every
     /// execution was one-shot).

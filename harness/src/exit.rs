@@ -11,5 +11,6 @@ pub const FINDINGS: i32 = 1;
 /// Bad usage or configuration: unknown adapter, missing directory, unreadable profile, a
 /// bad `--shard`, a baseline file that cannot be read; given before anything runs.
 pub const USAGE: i32 = 2;
-/// Nothing ran (no producer or extractor available) or an internal error of snapconf.
+/// Nothing ran (no producer or extractor available, or every capture of every pair was
+/// refused, so no case had an archive to judge) or an internal error of snapconf.
 pub const NOTHING_RAN: i32 = 3;

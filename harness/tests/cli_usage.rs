@@ -472,3 +472,54 @@ fn symlinks_given_as_directories_are_named() {
         assert!(err.contains(says), "{name}: {err}");
     }
 }
+
+/// A producer whose tool fails outright (GNU tar's `gzip` broken) refuses every capture:
+/// the run does not read as conforming: with every pair idle it exits 3 and its verdict
+/// says no pair ran a case (the verdict beside pairs that ran: a unit test of
+/// `report::markdown`).
+#[test]
+fn a_producer_that_refuses_every_capture_is_not_conforming() {
+    if !support::producer_available("gnu-tar-lnk-gz") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let gzip = bin.join("gzip");
+    std::fs::write(
+        &gzip,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'gzip 1.12'; exit 0; fi\necho broken >&2\nexit 1\n",
+    )
+    .expect("write");
+    std::fs::set_permissions(&gzip, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let report = dir.path().join("report");
+    let run = |producers: &str| {
+        support::snapconf(
+            &[
+                "run",
+                "--cases",
+                "6",
+                "--seed",
+                "1",
+                "--producers",
+                producers,
+                "--extractors",
+                "reference",
+                "--report-dir",
+                report.to_str().expect("utf-8"),
+            ],
+            &[("PATH", &path)],
+        )
+    };
+    let (code, out, err) = run("gnu-tar-lnk-gz");
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("no pair ran a case"), "{out}");
+    let summary = std::fs::read_to_string(report.join("summary.md")).expect("summary");
+    assert!(summary.contains("no pair ran a case"), "{summary}");
+}

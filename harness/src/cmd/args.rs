@@ -13,7 +13,8 @@ use std::path::PathBuf;
 /// Exit codes: 0 every pair conforms or every finding is known from the baseline (replay:
 /// fixed; hydrate/check-archive: accepted), 1 findings of a new cause (run, audit,
 /// lifecycle, fuzz; replay: reproduces; hydrate/check-archive: refused, root untouched),
-/// 2 bad usage or configuration, 3 nothing ran or internal error.
+/// 2 bad usage or configuration, 3 nothing ran (no tool, or every capture refused) or
+/// internal error.
 #[derive(Debug, Parser)]
 #[command(name = "snapconf", version, about, long_about = None)]
 pub struct Cli {

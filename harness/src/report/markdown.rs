@@ -8,10 +8,27 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// The one-line verdict of a report: `3 new cause(s) in 14 failing cell(s), 1 known from
-/// the baseline`, or `every pair conforms`.
+/// the baseline`, or `every pair conforms`; pairs that ran no case (every capture
+/// refused) are named instead of counted as conforming.
 pub fn verdict(file: &ReportFile) -> String {
     let report = &file.run;
     if !report.has_findings() {
+        let idle = report.idle_pairs();
+        if report.nothing_ran() {
+            return "no pair ran a case: every capture was refused (see the capture refusals)"
+                .to_string();
+        }
+        if !idle.is_empty() {
+            let names: Vec<String> = idle
+                .iter()
+                .map(|p| format!("{} × {}", p.producer, p.extractor))
+                .collect();
+            return format!(
+                "every pair that ran conforms; {} pair(s) ran no case, every capture refused: {}",
+                idle.len(),
+                names.join(", ")
+            );
+        }
         return "every pair conforms".to_string();
     }
     let new = file.causes.iter().filter(|c| !c.known).count();
@@ -210,4 +227,44 @@ fn fence_for(text: &str) -> String {
 
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Mode, PairReport, RunReport};
+
+    fn pair(producer: &str, cases: u64, passed: u64) -> PairReport {
+        let mut p = PairReport::new(producer, "reference");
+        p.cases = cases;
+        p.passed = passed;
+        p.skipped = cases - passed;
+        p
+    }
+
+    /// A pair that ran no case is named in the verdict, and a run where no pair ran one
+    /// says so and exits 3; a pair with some cases run conforms as ever.
+    #[test]
+    fn pairs_that_ran_no_case_are_not_counted_as_conforming() {
+        let mut run = RunReport::empty(Mode::Run, 1, 6, "default");
+        run.pairs = vec![pair("a", 6, 2), pair("b", 6, 0)];
+        let file = ReportFile::new(run.clone());
+        assert_eq!(
+            verdict(&file),
+            "every pair that ran conforms; 1 pair(s) ran no case, every capture refused: b × reference"
+        );
+        assert_eq!(file.exit_code(), crate::exit::OK);
+        run.pairs = vec![pair("b", 6, 0)];
+        let file = ReportFile::new(run.clone());
+        assert!(
+            verdict(&file).starts_with("no pair ran a case"),
+            "{}",
+            verdict(&file)
+        );
+        assert_eq!(file.exit_code(), crate::exit::NOTHING_RAN);
+        run.pairs = vec![pair("a", 6, 6)];
+        let file = ReportFile::new(run);
+        assert_eq!(verdict(&file), "every pair conforms");
+        assert_eq!(file.exit_code(), crate::exit::OK);
+    }
 }

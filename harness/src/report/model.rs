@@ -155,6 +155,21 @@ impl RunReport {
     pub fn has_new_findings(&self) -> bool {
         self.findings.iter().any(|f| !f.known)
     }
+
+    /// The pairs that ran no case: every capture refused (a producer whose tool fails
+    /// outright, say a broken `gzip` under `tar -z`, refuses them all), so they conform
+    /// only by having nothing to judge.
+    pub fn idle_pairs(&self) -> Vec<&PairReport> {
+        self.pairs
+            .iter()
+            .filter(|p| p.cases > 0 && p.skipped == p.cases && p.findings.is_empty())
+            .collect()
+    }
+
+    /// True if there were pairs and none of them ran a case ([`RunReport::idle_pairs`]).
+    pub fn nothing_ran(&self) -> bool {
+        !self.pairs.is_empty() && self.idle_pairs().len() == self.pairs.len()
+    }
 }
 
 /// One producer × extractor pair.
@@ -276,6 +291,8 @@ impl ReportFile {
     pub fn exit_code(&self) -> i32 {
         if self.run.has_new_findings() {
             crate::exit::FINDINGS
+        } else if self.run.nothing_ran() {
+            crate::exit::NOTHING_RAN
         } else {
             crate::exit::OK
         }

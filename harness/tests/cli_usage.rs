@@ -44,7 +44,7 @@ fn audit_of_a_missing_directory_is_a_usage_error() {
     let (code, _, err) = snapconf(&["audit", "/nonexistent/snapconf-audit-dir"]);
     assert_eq!(code, 2, "stderr: {err}");
     assert!(
-        err.contains("`/nonexistent/snapconf-audit-dir` is not a directory"),
+        err.contains("`/nonexistent/snapconf-audit-dir` does not exist"),
         "{err}"
     );
 }

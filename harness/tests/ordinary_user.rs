@@ -167,7 +167,8 @@ fn run_as_an_ordinary_user_conforms() {
 }
 
 /// `audit` as uid 65534 of a directory of theirs holding `0000` and `0555` directories and
-/// a `0000` file: it runs, and every mode is given back.
+/// a `0000` file: it runs, both producers refuse to capture what that user cannot read (so
+/// no pair ran a case: exit 3, and the verdict says why), and every mode is given back.
 #[test]
 fn audit_as_an_ordinary_user_gives_modes_back() {
     if !can_drop() || !available("gnu-tar") {
@@ -205,9 +206,24 @@ fn audit_as_an_ordinary_user_gives_modes_back() {
     let report = report(&rd, &out);
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(3),
         "stderr:\n{}\nreport: {report:#}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no pair ran a case"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let refused: Vec<&str> = report["capture_refusals"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|r| r["producer"].as_str())
+        .collect();
+    assert!(
+        refused.contains(&"gnu-tar") && refused.contains(&"tar-rs"),
+        "both producers' refusals are counted: {report:#}"
     );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("(5 entries)"),

@@ -156,10 +156,14 @@ impl RunReport {
         self.findings.iter().any(|f| !f.known)
     }
 
-    /// The pairs that ran no case: every capture refused (a producer whose tool fails
-    /// outright, say a broken `gzip` under `tar -z`, refuses them all), so they conform
-    /// only by having nothing to judge.
+    /// The pairs of a `run` or `audit` that ran no case: every capture refused (a producer
+    /// whose tool fails outright, say a broken `gzip` under `tar -z`, refuses them all), so
+    /// they conform only by having nothing to judge. None in `fuzz` and `lifecycle`, whose
+    /// `skipped` counts something else.
     pub fn idle_pairs(&self) -> Vec<&PairReport> {
+        if !matches!(self.mode, Mode::Run | Mode::Audit) {
+            return Vec::new();
+        }
         self.pairs
             .iter()
             .filter(|p| p.cases > 0 && p.skipped == p.cases && p.findings.is_empty())

@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{
-    fchmod, futimens, linkat, mkdirat, openat, symlinkat, unlinkat, AtFlags, Mode, OFlags,
+    chmodat, fchmod, futimens, linkat, mkdirat, openat, symlinkat, unlinkat, AtFlags, Mode, OFlags,
     Timestamps,
 };
 
@@ -408,16 +408,18 @@ impl<'a> Direct<'a> {
                 .cache
                 .get(tree, tree.parent(node))
                 .map_err(|x| err(tree, node, "opening the parent of", x))?;
-            // Still `0600` (the mode is what was deferred), so it opens.
-            let fd = openat(
+            // By name, not by opening it: after the relinking above, two names may share
+            // one inode, and once the first is given a mode without owner read, opening
+            // the second fails for anyone but root (a hostile review found it as uid
+            // 65534). `chmodat` follows symlinks, and none exists in the staging tree
+            // yet: they are made by `finish` below, last.
+            chmodat(
                 pfd,
                 tree.name(node),
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
+                Mode::from_raw_mode(mode),
+                AtFlags::empty(),
             )
-            .map_err(|x| err(tree, node, "opening", x))?;
-            fchmod(&fd, Mode::from_raw_mode(mode))
-                .map_err(|x| err(tree, node, "setting the mode of", x))?;
+            .map_err(|x| err(tree, node, "setting the mode of", x))?;
         }
         finish(&mut self.cache, plan, &symlinks)
     }

@@ -280,3 +280,45 @@ fn replay_as_an_ordinary_user_reproduces() {
         String::from_utf8_lossy(&replay.stderr)
     );
 }
+
+/// As uid 65534, a gzip'd archive (the single pass) of a file without owner read (`0200`)
+/// and a hardlink to it, under `--hardlinks link`: hydrated as `check-archive` accepts it,
+/// both names one inode of mode `0200`. The pass used to open each name to set its mode,
+/// which fails for the second name once the shared inode lost its read bit (root never
+/// sees it).
+#[test]
+fn an_unreadable_hardlinked_file_hydrates_as_an_ordinary_user() {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    if !can_drop() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let work = sandbox.owned("work");
+    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    t.file_mode("a", b"x", 0o200).hardlink("b", "a");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&t.finish()).expect("gzip");
+    let archive = work.join("a.tar.gz");
+    std::fs::write(&archive, gz.finish().expect("gzip")).expect("write");
+    let root = work.join("root");
+    let (archive, root_s) = (
+        archive.to_str().expect("utf-8"),
+        root.to_str().expect("utf-8"),
+    );
+    let check = sandbox.snapconf(&["check-archive", "--hardlinks", "link", archive]);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let out = sandbox.snapconf(&["hydrate", "--hardlinks", "link", archive, root_s]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (a, b) = (
+        std::fs::symlink_metadata(root.join("a")).expect("a"),
+        std::fs::symlink_metadata(root.join("b")).expect("b"),
+    );
+    assert_eq!(a.ino(), b.ino(), "one inode");
+    assert_eq!(a.mode() & 0o7777, 0o200);
+}

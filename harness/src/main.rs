@@ -14,6 +14,16 @@ fn main() {
     {
         std::process::exit(snapconf_producers::process::reaper::main(&args[2..]));
     }
+    // A write past `RLIMIT_FSIZE` must fail with `EFBIG`, not kill this process (the
+    // default action of `SIGXFSZ`): `hydrate` then reads on, a refusal of the archive still
+    // wins, and its staging directory is removed (a hostile review found the process
+    // killed, the verdict lost and the staging left). A handler, not `SIG_IGN`, so the
+    // tools this process starts get the default action back at `exec`, as they would
+    // from a shell.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     let cli = cmd::Cli::parse();
     // Every external tool runs under a reaper of its own, which kills and names the
     // processes it leaves behind; steps may then run in parallel threads. This process is

@@ -439,3 +439,45 @@ fn all_parsers_compare_the_tar_inside_a_compressed_archive() {
     assert!(out.contains("tar-crate       2 member(s)"), "{out}");
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Under `RLIMIT_FSIZE` (here 500 kB), a stream whose payload passes the limit before a
+/// member the policy refuses (`/x`) is refused for that member, exactly as `check-archive`
+/// says, with nothing left beside the root: the write fails with `EFBIG` instead of
+/// `SIGXFSZ` killing the process midway (exit 153, the staging directory left), and the
+/// refusal wins over the fault.
+#[test]
+fn a_file_size_limit_does_not_kill_a_hydration() {
+    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    t.file("a", &[b'a'; 10_000])
+        .file("b", &vec![b'b'; 1_500_000])
+        .file("/x", b"x");
+    let tar = t.finish();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parent = dir.path().join("par");
+    std::fs::create_dir(&parent).expect("mkdir");
+    let mut child = Command::new("prlimit")
+        .arg("--fsize=500000")
+        .arg("--")
+        .arg(support::snapconf_bin())
+        .args(["hydrate", "-"])
+        .arg(parent.join("ws"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The refusal may come before the whole stream is read.
+    let _ = stdin.write_all(&tar);
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused, not killed: {err}");
+    assert!(err.contains("absolute-path"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&parent)
+        .expect("read")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing left beside the root: {left:?}");
+}

@@ -160,9 +160,11 @@ pub(crate) fn decoder<'a>(
         return Box::new(raw);
     }
     let consumed = Rc::new(Cell::new(0u64));
+    let last_output = Rc::new(Cell::new(0u64));
     let counted = Counted {
         inner: raw,
         consumed: Rc::clone(&consumed),
+        last_output: Rc::clone(&last_output),
         pending: None,
     };
     let inner: Result<Box<dyn Read + 'a>, io::Error> = match kind {
@@ -183,6 +185,7 @@ pub(crate) fn decoder<'a>(
             inner,
             kind,
             consumed,
+            last_output,
             produced: 0,
             limits: *limits,
             buf: Vec::new(),
@@ -235,6 +238,9 @@ impl std::error::Error for SourceError {}
 struct Counted<R> {
     inner: R,
     consumed: Rc<Cell<u64>>,
+    /// `consumed` when the decoder last gave output ([`Limited`] sets it): more than
+    /// [`IDLE_INPUT`] bytes past it is refused.
+    last_output: Rc<Cell<u64>>,
     /// A source error met after some bytes, given at the next read.
     pending: Option<io::Error>,
 }
@@ -259,9 +265,24 @@ impl<R: Read> Read for Counted<R> {
             }
         }
         self.consumed.set(self.consumed.get() + got as u64);
+        if self.consumed.get() - self.last_output.get() > IDLE_INPUT {
+            return Err(refusal(
+                Reason::DecompressionLimit,
+                format!(
+                    "more than {} compressed bytes in a row decompress to nothing",
+                    IDLE_INPUT
+                ),
+            ));
+        }
         Ok(got)
     }
 }
+
+/// Most compressed bytes read in a row with no decompressed byte out (16 MiB). A stream of
+/// empty gzip members or of zstd skippable frames decompresses to nothing, so no output
+/// limit is ever reached; without this it would be read forever (a hostile review), or a
+/// sparse file of such frames to its end.
+const IDLE_INPUT: u64 = 16 << 20;
 
 /// Bytes the decoder is asked for at a time ([`Limited`]'s buffer).
 const DECODED_CHUNK: usize = 64 * 1024;
@@ -278,6 +299,8 @@ struct Limited<'a> {
     inner: Box<dyn Read + 'a>,
     kind: Compression,
     consumed: Rc<Cell<u64>>,
+    /// Shared with [`Counted`]: `consumed` when output last came out.
+    last_output: Rc<Cell<u64>>,
     produced: u64,
     limits: Limits,
     buf: Vec<u8>,
@@ -339,6 +362,7 @@ impl Limited<'_> {
                 }
             };
             self.produced += n as u64;
+            self.last_output.set(self.consumed.get());
             if let Some(e) = self.over_limit() {
                 // The bytes past a limit are not given.
                 self.failed = Some(e);
@@ -380,7 +404,11 @@ impl Limited<'_> {
         let inner = e.into_inner();
         match inner.map(|b| b.downcast::<SourceError>()) {
             Some(Ok(source)) => source.0,
-            Some(Err(other)) => decode_refusal(self.kind, kind, &other.to_string()),
+            // A refusal of the raw source's own ([`IDLE_INPUT`]), passed through the decoder.
+            Some(Err(other)) => match other.downcast::<StreamRefusal>() {
+                Ok(r) => refusal(r.reason, r.detail),
+                Err(other) => decode_refusal(self.kind, kind, &other.to_string()),
+            },
             None => decode_refusal(self.kind, kind, ""),
         }
     }

@@ -46,7 +46,14 @@ pub(crate) struct Reader<'a, I> {
     /// stream is never consumed past a limit. The caller may read the payload first
     /// ([`Reader::payload_chunk`]); the rest is skipped.
     unskipped: Option<Unread>,
+    /// PAX global (`g`) headers read so far (see [`MAX_GLOBAL_HEADERS`]).
+    globals: usize,
 }
+
+/// Most PAX global (`g`) headers an archive may hold (real ones hold one, say `git
+/// archive`'s comment). They are not members, so without this bound an endless stream of
+/// them would be read forever, never reaching [`Limits::members`] (a hostile review).
+pub(crate) const MAX_GLOBAL_HEADERS: usize = 1024;
 
 /// The unread payload of the member returned last.
 #[derive(Debug)]
@@ -75,6 +82,7 @@ impl<'a, I: Input> Reader<'a, I> {
             limits,
             done: false,
             unskipped: None,
+            globals: 0,
         }
     }
 
@@ -195,6 +203,14 @@ impl<'a, I: Input> Reader<'a, I> {
                         pax = Some(fields);
                     }
                     _ => {
+                        self.globals += 1;
+                        if self.globals > MAX_GLOBAL_HEADERS {
+                            return Err(refuse(
+                                Reason::LimitExceeded,
+                                &header_name,
+                                format!("more than {MAX_GLOBAL_HEADERS} PAX global headers"),
+                            ));
+                        }
                         // A global header applies to every later member in GNU tar and
                         // libarchive, but not in tar-rs; refuse the keywords that would make
                         // parsers disagree about names or sizes.

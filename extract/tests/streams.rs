@@ -188,3 +188,97 @@ fn cut_streams_agree_with_validate() {
         assert_eq!(vr, hr, "cut at {cut}: validate {v:?}, hydrate {h:?}");
     }
 }
+
+/// `pattern` repeated forever; counts the bytes handed out.
+struct Cycle {
+    pattern: Vec<u8>,
+    at: usize,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for Cycle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        for b in buf.iter_mut() {
+            *b = self.pattern[self.at];
+            self.at = (self.at + 1) % self.pattern.len();
+        }
+        self.read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(buf.len())
+    }
+}
+
+/// Endless streams of what is neither a member nor output, refused (a hostile review
+/// found each read forever): PAX global headers, which are not members, so the member
+/// limit never came; empty gzip members and zstd skippable frames, which decompress to
+/// nothing, so no output limit came. `hydrate` and `validate` agree, each within a bounded
+/// read (the 16 MiB of compressed input allowed without output, plus buffers).
+#[test]
+fn endless_streams_of_nothing_are_refused() {
+    let global = Raw::new()
+        .push(
+            b'g',
+            b"pax_global_header",
+            b"",
+            b"17 comment=hello\n",
+            0o644,
+        )
+        .bytes
+        .clone();
+    let mut empty_gzip = Vec::new();
+    {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(&mut empty_gzip, flate2::Compression::fast());
+        e.write_all(b"").expect("gzip");
+        e.finish().expect("gzip");
+    }
+    let mut skippable = vec![0x50, 0x2a, 0x4d, 0x18];
+    skippable.extend_from_slice(&(1u32 << 20).to_le_bytes());
+    skippable.resize(8 + (1 << 20), 0xab);
+    for (what, pattern, want, bound) in [
+        (
+            "PAX global headers",
+            global,
+            Reason::LimitExceeded,
+            READ_BOUND,
+        ),
+        (
+            "empty gzip members",
+            empty_gzip,
+            Reason::DecompressionLimit,
+            20 << 20,
+        ),
+        (
+            "zstd skippable frames",
+            skippable,
+            Reason::DecompressionLimit,
+            20 << 20,
+        ),
+    ] {
+        let cycle = |read: &Arc<AtomicU64>| Cycle {
+            pattern: pattern.clone(),
+            at: 0,
+            read: Arc::clone(read),
+        };
+        let jail = Jail::new();
+        jail.prior(&[("prior", "prior content")]);
+        let read = Arc::new(AtomicU64::new(0));
+        let stream = cycle(&read);
+        let h = jailed(&jail, || hydrate(stream, &jail.root(), &Policy::default()));
+        assert_eq!(
+            h.as_ref().err().and_then(|e| e.reason()),
+            Some(want),
+            "{what}: {h:?}"
+        );
+        let n = read.load(Ordering::Relaxed);
+        assert!(n <= bound, "{what}: hydrate read {n} bytes");
+        let read = Arc::new(AtomicU64::new(0));
+        let v = validate(cycle(&read), &Policy::default());
+        assert_eq!(
+            v.as_ref().err().and_then(|e| e.reason()),
+            Some(want),
+            "{what}: {v:?}"
+        );
+        let n = read.load(Ordering::Relaxed);
+        assert!(n <= bound, "{what}: validate read {n} bytes");
+    }
+}

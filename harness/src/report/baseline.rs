@@ -279,19 +279,8 @@ mod tests {
     fn report(findings: Vec<FindingRecord>) -> RunReport {
         RunReport {
             schema: 1,
-            mode: Default::default(),
-            seed: 1,
-            cases: 1,
-            profile: "default".into(),
-            pairs: vec![],
             findings,
-            capture_refusals: vec![],
-            skipped_adapters: vec![],
-            skipped_entries: 0,
-            fixed: vec![],
-            faults: vec![],
-            notes: vec![],
-            audited: None,
+            ..RunReport::empty(Default::default(), 1, 1, "default")
         }
     }
 

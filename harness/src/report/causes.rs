@@ -597,11 +597,6 @@ mod tests {
         let dl = "hardlink member `a` names `b`, which is not an earlier member (1 such member(s))";
         let report = RunReport {
             schema: 1,
-            mode: Default::default(),
-            seed: 1,
-            cases: 20,
-            profile: "default".into(),
-            pairs: vec![],
             findings: vec![
                 rec(Check::ROUNDTRIP, "gnu-tar", "busybox-tar", rt, 5, 1),
                 rec(Check::ROUNDTRIP, "tar-rs", "busybox-tar", rt2, 4, 1),
@@ -630,13 +625,7 @@ mod tests {
                     4,
                 ),
             ],
-            capture_refusals: vec![],
-            skipped_adapters: vec![],
-            skipped_entries: 0,
-            fixed: vec![],
-            faults: vec![],
-            notes: vec![],
-            audited: None,
+            ..RunReport::empty(Default::default(), 1, 20, "default")
         };
         let cs = causes(&report);
         let ids: Vec<&str> = cs.iter().map(|c| c.check.id()).collect();

@@ -84,19 +84,7 @@ mod tests {
     fn empty() -> RunReport {
         RunReport {
             schema: 1,
-            mode: Default::default(),
-            seed: 1,
-            cases: 0,
-            profile: "default".into(),
-            pairs: Vec::new(),
-            findings: Vec::new(),
-            capture_refusals: Vec::new(),
-            skipped_adapters: Vec::new(),
-            skipped_entries: 0,
-            fixed: Vec::new(),
-            faults: Vec::new(),
-            notes: Vec::new(),
-            audited: None,
+            ..RunReport::empty(Default::default(), 1, 0, "default")
         }
     }
 

@@ -194,20 +194,10 @@ mod tests {
             pair.findings.insert(f.check.id().into(), f.count);
         }
         RunReport {
-            schema: crate::report::REPORT_SCHEMA,
-            mode: Default::default(),
-            seed,
-            cases,
-            profile: "default".into(),
             pairs: vec![pair],
             findings,
-            capture_refusals: vec![],
-            skipped_adapters: vec![],
-            skipped_entries: 0,
-            fixed: vec![],
-            faults: vec![],
             notes: vec![format!("shard 1/2: {cases} of 20 cases")],
-            audited: None,
+            ..RunReport::empty(Default::default(), seed, cases, "default")
         }
     }
 

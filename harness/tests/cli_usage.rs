@@ -166,6 +166,26 @@ fn replay_of_an_invalid_spec_is_a_usage_error() {
 }
 
 /// `snapconf list` with `SNAPCONF_PYTHON=python` (and `PATH` as given); the lines of the
+/// An executable shell script `name` with body `script` in `dir` (made if missing); its
+/// path.
+fn fake_tool(dir: &std::path::Path, name: &str, script: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let tool = dir.join(name);
+    std::fs::write(&tool, format!("#!/bin/sh\n{script}")).expect("write the fake tool");
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    tool
+}
+
+/// `PATH` with `dir` first.
+fn path_with(dir: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// four Python adapters.
 fn python_lines(python: &std::path::Path, path: &str) -> Vec<String> {
     let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
@@ -190,14 +210,11 @@ fn python_lines(python: &std::path::Path, path: &str) -> Vec<String> {
 #[test]
 fn every_python_adapter_probes_the_interpreter_it_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let fake = dir.path().join("python");
-    std::fs::write(
-        &fake,
-        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Python 3.0.0-fake'; exit 0; fi\nexit 1\n",
-    )
-    .expect("write the fake interpreter");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
+    let fake = fake_tool(
+        dir.path(),
+        "python",
+        "if [ \"$1\" = --version ]; then echo 'Python 3.0.0-fake'; exit 0; fi\nexit 1\n",
+    );
     let path = std::env::var("PATH").unwrap_or_default();
     for line in python_lines(&fake, &path) {
         assert!(
@@ -369,16 +386,8 @@ fn a_report_directory_in_use_is_refused() {
 fn a_signal_during_set_up_leaves_nothing_behind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).expect("mkdir");
-    let slow = bin.join("bsdtar");
-    std::fs::write(&slow, "#!/bin/sh\nsleep 3\necho 'bsdtar 0.0-slow'\n").expect("write");
-    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    fake_tool(&bin, "bsdtar", "sleep 3\necho 'bsdtar 0.0-slow'\n");
+    let path = path_with(&bin);
     let report = dir.path().join("report");
     let runs: [&[&str]; 3] = [
         &["run", "--cases", "3", "--extractors", "bsdtar"],
@@ -484,20 +493,12 @@ fn a_producer_that_refuses_every_capture_is_not_conforming() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).expect("mkdir");
-    let gzip = bin.join("gzip");
-    std::fs::write(
-        &gzip,
-        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'gzip 1.12'; exit 0; fi\necho broken >&2\nexit 1\n",
-    )
-    .expect("write");
-    std::fs::set_permissions(&gzip, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
+    fake_tool(
+        &bin,
+        "gzip",
+        "if [ \"$1\" = --version ]; then echo 'gzip 1.12'; exit 0; fi\necho broken >&2\nexit 1\n",
     );
+    let path = path_with(&bin);
     let report = dir.path().join("report");
     let run = |producers: &str| {
         support::snapconf(

@@ -157,9 +157,10 @@ pub trait Extractor: Send + Sync {
 
     /// Whether the tool can run in a filesystem view ([`crate::process::view`]), and the
     /// host paths it needs there besides `/usr` (and `/bin`, `/lib`... where they are not
-    /// links into it), mounted read-only: an interpreter installed elsewhere, say. `None`
-    /// (the default) for a tool that cannot: an in-process adapter, or a plugged-in
-    /// backend whose files the view does not know.
+    /// links into it), mounted read-only: an interpreter installed elsewhere, say; the one
+    /// path [`crate::process::view::WHOLE_HOST`] asks for the whole host, read-only (a
+    /// plugged-in backend, whose files snapconf does not know). `None` (the default) for
+    /// a tool that cannot run in a view: an in-process adapter.
     fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
         None
     }

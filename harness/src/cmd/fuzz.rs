@@ -7,6 +7,7 @@ use super::Usage;
 use snapconf_harness::exit;
 use snapconf_harness::fuzz::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
 use snapconf_harness::jail::default_jail_base;
+use snapconf_harness::jail::host_canary::HostCanary;
 use snapconf_harness::model::policy_map::reference_policy;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -176,7 +177,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             ))
             .into());
         }
+        let canary = HostCanary::take();
         let hits = replay_finding(dir, ex.as_ref(), &opts)?;
+        canary.check().map_err(anyhow::Error::msg)?;
         if hits.is_empty() {
             outln!(
                 "fixed: `{}` no longer shows a finding with `{name}`",
@@ -200,6 +203,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     );
     // A signal ends the session at the next execution, so no jail is left behind.
     let began = std::time::Instant::now();
+    let canary = HostCanary::take();
     let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
         FuzzEvent::Found(f) => eprintln!(
             "found {}{}: {} ({})",
@@ -213,6 +217,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             f.case_dir
         ),
     })?;
+    // Before anything is reported: a session that reached the host is not a result.
+    canary.check().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&report_dir)
         .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
     std::fs::write(

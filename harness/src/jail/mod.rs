@@ -4,8 +4,10 @@
 pub mod canary;
 pub mod cleanup;
 pub mod fuzz_jail;
+pub mod host_canary;
 mod layout;
 mod memo;
+pub mod mirror;
 mod pool;
 pub mod restore;
 mod snapshot;

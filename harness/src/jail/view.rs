@@ -14,6 +14,8 @@
 //!   a merged-`/usr` system, read-only mounts otherwise);
 //! - the host paths the extractor declares ([`snapconf_producers::Extractor::view_paths`]:
 //!   an interpreter's prefix) and the `snapconf` binary for a child extractor, read-only;
+//!   or, for a tool that asks for the whole host (a plugged-in backend), every host
+//!   directory and file but the view's own, read-only ([`super::mirror`]);
 //! - no host device node at all (a bound `/dev/null` is the host's own inode, whose mode,
 //!   owner and times a tool running as root could change through a swapped link), and no
 //!   procfs (as root a write to `/proc/sys/...` would reach the host's kernel settings):
@@ -32,6 +34,7 @@
 
 use super::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
 use super::Jail;
+use snapconf_producers::process::view::WHOLE_HOST;
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -45,6 +48,9 @@ pub const BWRAP_INSTALL_HINT: &str = "apt-get install bubblewrap";
 
 /// Top-level host entries that are either links into `/usr` or directories to mount.
 const SYSTEM_DIRS: [&str; 6] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/// The size of a whole-host view's private `/dev` (a tmpfs), in bytes: room for what
+/// programs write to `/dev/null` and the like, which are plain files there.
+const DEV_TMPFS_BYTES: u64 = 16 << 20;
 /// Capabilities a tool keeps in the view when run as root: those an extractor needs on the
 /// files it writes (owners, modes, setuid bits, device and FIFO members).
 const KEPT_CAPABILITIES: [&str; 6] = [
@@ -135,50 +141,67 @@ impl View {
         let mut p: Vec<OsString> = vec![BWRAP_PROGRAM.into()];
         p.extend(namespace_flags().into_iter().map(OsString::from));
         let mut mounts = Vec::new();
+        // `--tmpfs` takes no source: a private tmpfs of [`DEV_TMPFS_BYTES`] at `to`.
         let mut bind = |flag: &str, from: &Path, to: &Path| {
-            p.push(flag.into());
-            p.push(from.into());
+            if flag == "--tmpfs" {
+                p.push("--size".into());
+                p.push(DEV_TMPFS_BYTES.to_string().into());
+                p.push(flag.into());
+            } else {
+                p.push(flag.into());
+                p.push(from.into());
+            }
             p.push(to.into());
             mounts.push(mount_point(&top, to));
         };
         bind("--bind", &top, Path::new("/"));
-        // The jail at its own host path too; the mount point is a directory of the jail.
-        std::fs::create_dir_all(mount_point(&top, &top))?;
-        bind("--bind", &top, &top);
-        for p in protected {
-            if let Ok(rel) = p.strip_prefix(&top) {
-                bind("--ro-bind", p, p);
-                bind("--ro-bind", p, &Path::new("/").join(rel));
+        let whole_host = super::mirror::wants_whole_host(extra);
+        let mirrored = if whole_host {
+            // The host, read-only, around the view's own directories (`super::mirror`).
+            let binds = super::mirror::lay_out(&top, &super::mirror::entries())?;
+            for b in &binds {
+                bind("--ro-bind", b, b);
             }
-        }
-        std::fs::create_dir_all(top.join("usr"))?;
-        bind("--ro-bind", Path::new("/usr"), Path::new("/usr"));
-        for d in SYSTEM_DIRS {
-            let host = Path::new("/").join(d);
-            let Ok(meta) = std::fs::symlink_metadata(&host) else {
-                continue;
-            };
-            let here = top.join(d);
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&host)?;
-                if std::fs::symlink_metadata(&here).is_err() {
-                    std::os::unix::fs::symlink(&target, &here)?;
+            binds
+        } else {
+            std::fs::create_dir_all(top.join("usr"))?;
+            bind("--ro-bind", Path::new("/usr"), Path::new("/usr"));
+            for d in SYSTEM_DIRS {
+                let host = Path::new("/").join(d);
+                let Ok(meta) = std::fs::symlink_metadata(&host) else {
+                    continue;
+                };
+                let here = top.join(d);
+                if meta.file_type().is_symlink() {
+                    let target = std::fs::read_link(&host)?;
+                    if std::fs::symlink_metadata(&here).is_err() {
+                        std::os::unix::fs::symlink(&target, &here)?;
+                    }
+                } else if meta.is_dir() {
+                    std::fs::create_dir_all(&here)?;
+                    bind("--ro-bind", &host, &host);
                 }
-            } else if meta.is_dir() {
-                std::fs::create_dir_all(&here)?;
-                bind("--ro-bind", &host, &host);
             }
-        }
+            vec![PathBuf::from("/usr")]
+        };
         std::fs::create_dir_all(top.join("dev"))?;
-        let mut extra: Vec<PathBuf> = extra.to_vec();
+        if whole_host {
+            // No device node at all, not even the host's `/dev/null` (a tool running as root
+            // could change its mode through a bind): `/dev` is a small tmpfs of the view's
+            // own, so `2>/dev/null` writes a file there that nobody compares or keeps.
+            bind("--tmpfs", Path::new(""), Path::new("/dev"));
+        }
+        let mut extra: Vec<PathBuf> = extra
+            .iter()
+            .filter(|e| e.as_os_str() != WHOLE_HOST && !super::mirror::covered(e, &mirrored))
+            .cloned()
+            .collect();
         extra.sort();
         extra.dedup();
         for e in &extra {
             let here = mount_point(&top, e);
-            if here.starts_with(top.join("usr")) || std::fs::symlink_metadata(&here).is_ok() {
-                if !here.starts_with(top.join("usr")) {
-                    bind("--ro-bind", e, e);
-                }
+            if std::fs::symlink_metadata(&here).is_ok() {
+                bind("--ro-bind", e, e);
                 continue;
             }
             if e.is_dir() {
@@ -190,6 +213,16 @@ impl View {
                 std::fs::write(&here, b"")?;
             }
             bind("--ro-bind", e, e);
+        }
+        // The jail at its own host path too, after the host's directories (it may lie in
+        // one, `/var/tmp` say); the mount point is a directory of the jail.
+        std::fs::create_dir_all(mount_point(&top, &top))?;
+        bind("--bind", &top, &top);
+        for p in protected {
+            if let Ok(rel) = p.strip_prefix(&top) {
+                bind("--ro-bind", p, p);
+                bind("--ro-bind", p, &Path::new("/").join(rel));
+            }
         }
         p.push("--chdir".into());
         p.push("/".into());

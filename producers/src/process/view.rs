@@ -10,6 +10,14 @@
 use std::cell::RefCell;
 use std::ffi::OsString;
 
+/// The one view path that asks for the whole host, read-only
+/// ([`crate::Extractor::view_paths`]): what a plugged-in backend gets, since the files it
+/// needs (an interpreter under `/opt`, a virtualenv under `$HOME`, a Node installation) are
+/// not known to snapconf. The view then shows every host directory read-only except the
+/// ones it owns for decoys, whose host entries it shows one by one (see the harness's
+/// `jail::mirror`).
+pub const WHOLE_HOST: &str = "/";
+
 thread_local! {
     static VIEW: RefCell<Option<Vec<OsString>>> = const { RefCell::new(None) };
 }

@@ -1,0 +1,141 @@
+//! The host canary: the absolute paths the fuzzer's attacks aim at, read on the host before
+//! and after a session, so that an archive that got past the filesystem view
+//! ([`super::view`]) stops the session instead of going unseen.
+//!
+//! The attacks aim at the view's decoys by their absolute paths ([`VIEW_DECOYS`]:
+//! `/etc/passwd`, `/root/.bashrc`, `/decoy`, `/out/target`, …) and at its decoy directories
+//! ([`VIEW_DIRS`]). Inside a view those are the jail's; on the host they are the real ones
+//! or nothing. The canary is only ever *read*: for a path that exists, its `lstat` (device,
+//! inode, kind, mode, owner, size, mtime and ctime: any write, chmod, chown, rename over or
+//! link changes the ctime, which no tool can set back); for a path that does not, that it
+//! still does not. A directory is compared by existence and kind alone, since the host's
+//! own programs add entries to `/etc` or `/root` at any time.
+//!
+//! A run under test (`harness/tests/host_safety.rs`) goes further: the whole host is an
+//! overlay in a private mount namespace there, and every write outside the jails is seen.
+
+use super::view_layout::{VIEW_DECOYS, VIEW_DIRS};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// What is compared of one path; `None`: absent.
+type Seen = Option<(u64, u64, u32, u32, u32, u64, i64, i64, i64, i64)>;
+
+/// The host paths the attacks aim at, as read at one moment; see the module docs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCanary {
+    seen: Vec<(PathBuf, Seen)>,
+}
+
+/// The paths a canary reads: the decoys and decoy directories but `/` and `/tmp` (whose
+/// entries the host changes all the time; the decoy in `/tmp` is read on its own).
+fn paths() -> impl Iterator<Item = &'static str> {
+    VIEW_DECOYS
+        .into_iter()
+        .chain(VIEW_DIRS.into_iter().filter(|d| *d != "/" && *d != "/tmp"))
+}
+
+fn read(p: &Path) -> Seen {
+    let m = std::fs::symlink_metadata(p).ok()?;
+    if m.is_dir() {
+        // Existence and kind only (see the module docs).
+        return Some((0, 0, m.mode() & 0o170000, 0, 0, 0, 0, 0, 0, 0));
+    }
+    Some((
+        m.dev(),
+        m.ino(),
+        m.mode(),
+        m.uid(),
+        m.gid(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
+impl HostCanary {
+    /// Read the canary paths now.
+    pub fn take() -> HostCanary {
+        HostCanary {
+            seen: paths()
+                .map(|p| (PathBuf::from(p), read(Path::new(p))))
+                .collect(),
+        }
+    }
+
+    /// What changed since `self` was taken, one line per path (`/etc/passwd` changed,
+    /// `/decoy` appeared, `/root/.bashrc` disappeared); empty when nothing did.
+    pub fn changes(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|(p, before)| {
+                let now = read(p);
+                let what = match (before, &now) {
+                    (a, b) if a == b => return None,
+                    (None, Some(_)) => "appeared",
+                    (Some(_), None) => "disappeared",
+                    _ => "changed",
+                };
+                Some(format!("`{}` {what}", p.display()))
+            })
+            .collect()
+    }
+
+    /// `Err` with a message naming every change since `self` was taken, for a session to
+    /// stop on: something reached the host past the view (a defect of snapconf's, to be
+    /// reported), or a program of the host changed one of these paths meanwhile.
+    ///
+    /// # Errors
+    /// The message, when anything changed.
+    pub fn check(&self) -> Result<(), String> {
+        let changes = self.changes();
+        if changes.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the host changed outside the jail during the session ({}): an archive may have \
+             reached the host past the filesystem view; the session is stopped (if no other \
+             program changed these paths, this is a defect of snapconf's: please report it \
+             with the session's seed)",
+            changes.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A canary compares equal to itself and reads every decoy path of the view.
+    #[test]
+    fn a_canary_reads_every_attack_path_and_sees_no_change_when_none_happened() {
+        let c = HostCanary::take();
+        assert!(c.seen.iter().any(|(p, _)| p == Path::new("/etc/passwd")));
+        assert!(c.seen.iter().any(|(p, _)| p == Path::new("/decoy")));
+        assert!(c.changes().is_empty(), "{:?}", c.changes());
+        assert!(c.check().is_ok());
+    }
+
+    /// A change to a file is seen through its ctime, and an entry appearing where there
+    /// was none is seen (a temporary file stands in for a host path).
+    #[test]
+    fn a_write_and_a_new_entry_are_seen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("passwd");
+        std::fs::write(&f, "root:x:0:0\n").expect("write");
+        let absent = dir.path().join("decoy");
+        let c = HostCanary {
+            seen: vec![(f.clone(), read(&f)), (absent.clone(), read(&absent))],
+        };
+        assert!(c.check().is_ok());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&f, "root:x:0:0\n").expect("same bytes again");
+        std::fs::write(&absent, "x").expect("new");
+        let changes = c.changes();
+        assert_eq!(changes.len(), 2, "{changes:?}");
+        assert!(changes[0].ends_with("changed") && changes[1].ends_with("appeared"));
+        assert!(c.check().expect_err("stops").contains("passwd"));
+    }
+}

@@ -342,14 +342,20 @@ impl Extractor for BackendExtractor {
         self.0.promises
     }
 
-    /// The whole host, read-only ([`crate::process::view::WHOLE_HOST`]), for a backend in
-    /// command mode: each step is a process of its own, started through the thread's view.
+    /// The whole host, read-only ([`crate::process::view::WHOLE_HOST`]), and the
+    /// description's own directory (`{dir}`, which may lie where the view shows nothing of
+    /// the host, such as `/tmp`), for a backend in command mode: each step is a process of
+    /// its own, started through the thread's view.
     /// `None` in worker mode: the worker is one process shared by every thread, started
     /// outside any view, so a fuzzer may only hand it archives that cannot reach past the
     /// jail whatever the worker does.
     fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        (self.0.worker.is_none())
-            .then(|| vec![std::path::PathBuf::from(crate::process::view::WHOLE_HOST)])
+        (self.0.worker.is_none()).then(|| {
+            vec![
+                std::path::PathBuf::from(crate::process::view::WHOLE_HOST),
+                self.0.desc.dir.clone(),
+            ]
+        })
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {

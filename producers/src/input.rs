@@ -84,7 +84,7 @@ impl InputError {
 
 /// `limit` bytes in words: `16 MiB (16777216 bytes)`, or `N bytes` when not whole MiB.
 fn limit_text(limit: u64) -> String {
-    if limit >= MIB && limit % MIB == 0 {
+    if limit >= MIB && limit.is_multiple_of(MIB) {
         format!("{} MiB ({limit} bytes)", limit / MIB)
     } else {
         format!("{limit} bytes")

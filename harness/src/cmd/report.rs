@@ -129,11 +129,12 @@ fn open_case(dir: &Path, case_dir: &str) -> Result<Option<OwnedFd>, InputError> 
 }
 
 /// The names of the files in the opened case directory `case` (`shown` in messages),
-/// sorted; each is a regular file, looked at without following a symlink.
+/// sorted; each is a regular file of at most [`ARCHIVE_LIMIT`] bytes, looked at without
+/// following a symlink.
 ///
 /// # Errors
 /// [`InputError`] naming the first entry that is a symlink, a directory or a special file,
-/// or the directory when it cannot be listed.
+/// or too large, or the directory when it cannot be listed.
 fn case_files(case: &OwnedFd, shown: &Path) -> Result<Vec<OsString>, InputError> {
     let listing_err = |e: rustix::io::Errno| InputError::Read {
         path: shown.to_path_buf(),
@@ -147,8 +148,16 @@ fn case_files(case: &OwnedFd, shown: &Path) -> Result<Vec<OsString>, InputError>
             continue;
         }
         let name = OsStr::from_bytes(name).to_owned();
-        // Opened (`O_NOFOLLOW`, `O_NONBLOCK`) and `fstat`ed: a regular file or refused.
-        input::open_file_at(case, Path::new(&name), &shown.join(&name))?;
+        // Opened (`O_NOFOLLOW`, `O_NONBLOCK`) and `fstat`ed: a regular file or refused;
+        // one too large to copy is refused now too, not half-way through the copy.
+        let path = shown.join(&name);
+        let file = input::open_file_at(case, Path::new(&name), &path)?;
+        if file.metadata().is_ok_and(|m| m.len() > ARCHIVE_LIMIT) {
+            return Err(InputError::TooLarge {
+                path,
+                limit: ARCHIVE_LIMIT,
+            });
+        }
         names.push(name);
     }
     names.sort();

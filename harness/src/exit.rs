@@ -9,7 +9,9 @@ pub const OK: i32 = 0;
 /// root untouched (`hydrate`, `check-archive`).
 pub const FINDINGS: i32 = 1;
 /// Bad usage or configuration: unknown adapter, missing directory, unreadable profile, a
-/// bad `--shard`, a baseline file that cannot be read; given before anything runs.
+/// bad `--shard`, a baseline file that cannot be read, an input file that is not a regular
+/// file or is over its limit ([`snapconf_producers::input`]), a symlink or special file in
+/// a report directory given to `report merge`; given before anything runs.
 pub const USAGE: i32 = 2;
 /// Nothing ran (no producer or extractor available, or every capture of every pair was
 /// refused, so no case had an archive to judge) or an internal error of snapconf.

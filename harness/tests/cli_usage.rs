@@ -524,3 +524,66 @@ fn a_producer_that_refuses_every_capture_is_not_conforming() {
     let summary = std::fs::read_to_string(report.join("summary.md")).expect("summary");
     assert!(summary.contains("no pair ran a case"), "{summary}");
 }
+
+/// A FIFO given as `--profile`, `--backend` or `--baseline`, or a directory given as
+/// `--profile`, is refused at once with exit 2 naming it and what it is (a FIFO was read
+/// forever, deaf to SIGINT).
+#[test]
+fn a_fifo_or_a_directory_as_an_input_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("input.toml");
+    support::mkfifo(&fifo);
+    let folder = dir.path().join("folder.toml");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let rd = dir.path().join("r");
+    for (flag, file, kind) in [
+        ("--profile", &fifo, "a named pipe (FIFO)"),
+        ("--backend", &fifo, "a named pipe (FIFO)"),
+        ("--baseline", &fifo, "a named pipe (FIFO)"),
+        ("--profile", &folder, "a directory"),
+    ] {
+        let args = [
+            "run".as_ref(),
+            "--cases".as_ref(),
+            "1".as_ref(),
+            "--report-dir".as_ref(),
+            rd.as_os_str(),
+            flag.as_ref(),
+            file.as_os_str(),
+        ];
+        let (code, _, err) = support::snapconf_within(
+            &args,
+            std::time::Duration::from_secs(20),
+            &format!("refuse {flag} {}", file.display()),
+        );
+        assert_eq!(code, 2, "{flag}: stderr: {err}");
+        assert!(
+            err.contains(&format!("`{}` is {kind}", file.display())),
+            "{flag}: {err}"
+        );
+        assert!(!rd.exists(), "{flag}: nothing was written");
+    }
+}
+
+/// A `--profile` larger than the configuration limit (16 MiB) is refused naming the limit,
+/// not read and parsed.
+#[test]
+fn an_oversize_input_file_is_refused_naming_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big = dir.path().join("big.toml");
+    let f = std::fs::File::create(&big).expect("create");
+    f.set_len(snapconf_producers::input::CONFIG_LIMIT + 1)
+        .expect("sparse file");
+    let (code, _, err) = snapconf(&[
+        "run",
+        "--cases",
+        "1",
+        "--profile",
+        big.to_str().unwrap_or("big.toml"),
+    ]);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(
+        err.contains("big.toml` is larger than the limit of 16 MiB"),
+        "{err}"
+    );
+}

@@ -497,3 +497,46 @@ fn all_parsers_read_compressed_archives_and_stdin() {
         "{text}"
     );
 }
+
+/// `--replay` of a FIFO or of `/dev/zero`, and `--baseline` of a FIFO, are refused at once
+/// with exit 2 naming the file and what it is: `/dev/zero` was read until memory ran out,
+/// a FIFO forever.
+#[test]
+fn a_fifo_or_a_device_as_a_fuzz_input_is_refused_at_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fifo = tmp.path().join("finding.tar");
+    support::mkfifo(&fifo);
+    let report = tmp.path().join("report");
+    let zero = std::path::Path::new("/dev/zero");
+    for (flag, file, kind) in [
+        ("--replay", fifo.as_path(), "a named pipe (FIFO)"),
+        ("--replay", zero, "a character device"),
+        ("--baseline", fifo.as_path(), "a named pipe (FIFO)"),
+    ] {
+        let args = [
+            "fuzz".as_ref(),
+            "--extractor".as_ref(),
+            "reference".as_ref(),
+            "--time".as_ref(),
+            "1".as_ref(),
+            "--report-dir".as_ref(),
+            report.as_os_str(),
+            flag.as_ref(),
+            file.as_os_str(),
+        ];
+        let (code, _, err) = support::snapconf_within(
+            &args,
+            std::time::Duration::from_secs(20),
+            &format!("refuse {flag} {}", file.display()),
+        );
+        assert_eq!(code, 2, "{flag} {}: stderr: {err}", file.display());
+        assert!(
+            err.contains(&format!(
+                "`{}` is {kind}, not a regular file",
+                file.display()
+            )),
+            "{flag}: {err}"
+        );
+        assert!(!report.exists(), "{flag}: nothing ran");
+    }
+}

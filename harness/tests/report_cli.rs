@@ -463,3 +463,131 @@ fn runs_never_share_or_leave_stale_report_dirs() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(!stale.exists() && rd.join("report.json").is_file());
 }
+
+/// A report directory `dir` as a `run` shard writes it, by hand: `report.json` with one
+/// finding whose reproducer is `cases/1`, and that directory with `finding.json` (the
+/// caller plants what it tests in or instead of it).
+fn hand_report(dir: &Path) {
+    use snapconf_harness::report::{FindingRecord, Mode, ReportFile, RunReport};
+    let mut run = RunReport::empty(Mode::Run, 7, 1, "default");
+    let finding: FindingRecord = serde_json::from_value(serde_json::json!({
+        "check": "containment",
+        "producer": "tar-rs",
+        "extractor": "reference",
+        "case_dir": "cases/1",
+        "entries": 1,
+        "message": "planted",
+        "count": 1,
+        "capture_side": false,
+        "fingerprint": "",
+    }))
+    .expect("a finding record");
+    run.findings.push(finding);
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let text = serde_json::to_string_pretty(&ReportFile::new(run)).expect("json");
+    std::fs::write(dir.join("report.json"), text).expect("report.json");
+}
+
+/// `report merge` never follows a symlink inside an input report: a symlinked `cases/<id>`
+/// or `cases` (to a directory holding a secret), or a symlinked file in a case directory,
+/// is refused with exit 2 naming it, and the secret is not copied to `--out`; a FIFO in a
+/// case directory, or as `report.json` (also for `baseline update --report`), is refused
+/// at once, not read forever. A plain reproducer is still copied.
+#[test]
+fn report_merge_follows_no_symlink_and_reads_no_special_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let secret = tmp.path().join("home/.ssh");
+    std::fs::create_dir_all(&secret).expect("mkdir");
+    std::fs::write(secret.join("id_rsa"), "PRIVATE KEY").expect("secret");
+    let within = std::time::Duration::from_secs(20);
+    let merge = |input: &Path, out: &Path| {
+        let args = [
+            "report".as_ref(),
+            "merge".as_ref(),
+            input.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ];
+        support::snapconf_within(&args, within, "merge or refuse")
+    };
+    let secret_copied = |out: &Path| out.join("cases/1/id_rsa").exists();
+
+    // The reproducer directory a symlink to the secret's.
+    let a = tmp.path().join("a");
+    hand_report(&a);
+    std::fs::create_dir(a.join("cases")).expect("mkdir");
+    std::os::unix::fs::symlink(&secret, a.join("cases/1")).expect("symlink");
+    let out = tmp.path().join("out-a");
+    let (code, _, err) = merge(&a, &out);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "`{}` is a symbolic link, not a directory",
+            a.join("cases/1").display()
+        )),
+        "{err}"
+    );
+    assert!(!secret_copied(&out), "the secret was copied");
+
+    // `cases` a symlink to a directory whose `1` is the secret's.
+    let b = tmp.path().join("b");
+    hand_report(&b);
+    let decoy = tmp.path().join("decoy");
+    std::fs::create_dir(&decoy).expect("mkdir");
+    std::os::unix::fs::symlink(&secret, decoy.join("1")).expect("symlink");
+    std::os::unix::fs::symlink(&decoy, b.join("cases")).expect("symlink");
+    let out = tmp.path().join("out-b");
+    let (code, _, err) = merge(&b, &out);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cases` is a symbolic link"), "{err}");
+    assert!(!secret_copied(&out), "the secret was copied");
+
+    // A real case directory with a symlinked file in it, then with a FIFO.
+    let c = tmp.path().join("c");
+    hand_report(&c);
+    std::fs::create_dir_all(c.join("cases/1")).expect("mkdir");
+    std::os::unix::fs::symlink(secret.join("id_rsa"), c.join("cases/1/id_rsa")).expect("symlink");
+    let out = tmp.path().join("out-c");
+    let (code, _, err) = merge(&c, &out);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("id_rsa` is a symbolic link"), "{err}");
+    assert!(!secret_copied(&out), "the secret was copied");
+    std::fs::remove_file(c.join("cases/1/id_rsa")).expect("rm");
+    support::mkfifo(&c.join("cases/1/finding.json"));
+    let (code, _, err) = merge(&c, &out);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("finding.json` is a named pipe (FIFO)"),
+        "{err}"
+    );
+
+    // A plain reproducer is copied, file by file.
+    std::fs::remove_file(c.join("cases/1/finding.json")).expect("rm");
+    std::fs::write(c.join("cases/1/observed.txt"), "seen").expect("write");
+    let (code, _, err) = merge(&c, &out);
+    assert_eq!(code, 1, "a new finding; stderr: {err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("cases/1/observed.txt")).expect("copied"),
+        "seen"
+    );
+
+    // `report.json` a FIFO, for `report merge` and `baseline update --report`.
+    let d = tmp.path().join("d");
+    std::fs::create_dir(&d).expect("mkdir");
+    support::mkfifo(&d.join("report.json"));
+    let (code, _, err) = merge(&d, &tmp.path().join("out-d"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("report.json` is a named pipe (FIFO)"), "{err}");
+    let baseline = tmp.path().join("baseline.json");
+    let args = [
+        "baseline".as_ref(),
+        "update".as_ref(),
+        "--report".as_ref(),
+        d.as_os_str(),
+        "--out".as_ref(),
+        baseline.as_os_str(),
+    ];
+    let (code, _, err) = support::snapconf_within(&args, within, "refuse the report");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("report.json` is a named pipe (FIFO)"), "{err}");
+}

@@ -5,6 +5,7 @@ pub mod adapters;
 pub mod backend;
 pub mod clear;
 pub mod exclusion;
+pub mod input;
 pub mod process;
 pub mod registry;
 

@@ -5,7 +5,9 @@ use super::adapters;
 use super::args::FuzzArgs;
 use super::Usage;
 use snapconf_harness::exit;
-use snapconf_harness::fuzz::{fuzz as fuzz_session, replay_finding, FuzzEvent, FuzzOptions};
+use snapconf_harness::fuzz::{
+    fuzz as fuzz_session, read_replay, replay_archive, FuzzEvent, FuzzOptions,
+};
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::jail::host_canary::HostCanary;
 use snapconf_harness::model::policy_map::reference_policy;
@@ -25,7 +27,9 @@ pub fn corpora_dir(given: Option<&Path>) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora")
 }
 
-/// `(label, bytes)` of every `.tar` in `<corpora>/seeds` and `<corpora>/adversarial`.
+/// `(label, bytes)` of every `.tar` in `<corpora>/seeds` and `<corpora>/adversarial`; each
+/// a regular file of at most [`ARCHIVE_LIMIT`](snapconf_producers::input::ARCHIVE_LIMIT)
+/// bytes, else a usage error naming it.
 pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
     let mut out = Vec::new();
     for sub in ["seeds", "adversarial"] {
@@ -37,8 +41,11 @@ pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
         paths.sort();
         for p in paths {
             if p.extension().is_some_and(|e| e == "tar") {
-                let bytes = std::fs::read(&p)
-                    .map_err(|e| Usage(format!("cannot read `{}`: {e}", p.display())))?;
+                let bytes = snapconf_producers::input::read_file(
+                    &p,
+                    snapconf_producers::input::ARCHIVE_LIMIT,
+                )
+                .map_err(|e| Usage(format!("corpus: {e}")))?;
                 let label = format!(
                     "{sub}/{}",
                     p.file_name()
@@ -102,6 +109,18 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|p| snapconf_harness::report::Baseline::load(p).map_err(Usage))
         .transpose()?;
+    // The archive to replay too: a FIFO, a device or a huge file is refused here, at once.
+    let replay = match &a.replay {
+        None => None,
+        Some(dir) if !dir.exists() => {
+            return Err(Usage(format!(
+                "--replay `{}`: no such reproducer directory or archive",
+                dir.display()
+            ))
+            .into());
+        }
+        Some(dir) => Some(read_replay(dir).map_err(|e| Usage(format!("--replay: {e}")))?),
+    };
     let Some(name) = a.extractor.clone() else {
         return Err(Usage("pass --extractor NAME or --parsers".into()).into());
     };
@@ -169,16 +188,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         known: baseline.clone().unwrap_or_default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     };
-    if let Some(dir) = &a.replay {
-        if !dir.exists() {
-            return Err(Usage(format!(
-                "--replay `{}`: no such reproducer directory or archive",
-                dir.display()
-            ))
-            .into());
-        }
+    if let (Some(dir), Some((file, bytes))) = (&a.replay, &replay) {
         let canary = HostCanary::take();
-        let hits = replay_finding(dir, ex.as_ref(), &opts)?;
+        let hits = replay_archive(file, bytes, ex.as_ref(), &opts)?;
         canary.check().map_err(anyhow::Error::msg)?;
         if hits.is_empty() {
             outln!(

@@ -7,6 +7,10 @@ use anyhow::Context;
 use snapconf_harness::lifecycle::runner::LifecycleMeta;
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
 use snapconf_harness::run::repro::FindingMeta;
+use snapconf_producers::input::{self, InputError, ARCHIVE_LIMIT, CONFIG_LIMIT};
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Read every shard report, merge them (see [`snapconf_harness::report::merge`]), copy each
@@ -48,12 +52,19 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
             ))
             .into());
         }
-        let case_index = file
-            .run
-            .findings
-            .iter()
-            .map(|f| case_index(&dir.join(&f.case_dir)))
-            .collect();
+        // Every reproducer is looked at now, before anything is written: a symlink at
+        // `cases` or `cases/<id>` or in it, or a file that is not a regular one, is refused.
+        let mut case_index = Vec::with_capacity(file.run.findings.len());
+        for f in &file.run.findings {
+            let case = open_case(dir, &f.case_dir).map_err(bad_input)?;
+            case_index.push(match case {
+                Some(fd) => {
+                    case_files(&fd, &dir.join(&f.case_dir)).map_err(bad_input)?;
+                    read_case_index(&fd, &dir.join(&f.case_dir))
+                }
+                None => None,
+            });
+        }
         inputs.push(MergeInput {
             run: file.run,
             case_index,
@@ -69,10 +80,8 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         copied.push(&f.case_dir);
         let from = a.dirs[src].join(&f.case_dir);
         let to = a.out.join(&f.case_dir);
-        if from.is_dir() {
-            copy_dir(&from, &to).with_context(|| {
-                format!("cannot copy `{}` to `{}`", from.display(), to.display())
-            })?;
+        if let Some(case) = open_case(&a.dirs[src], &f.case_dir).map_err(bad_input)? {
+            copy_case(&case, &from, &to)?;
         } else {
             eprintln!(
                 "snapconf: warning: reproducer `{}` is missing; the merged report links to nothing there",
@@ -83,10 +92,83 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
     finish(merged.run, &a.out, a.baseline.as_deref())
 }
 
-/// The case index `finding.json` in `case_dir` records, if it can be read: a run's
-/// `case_index`, or a lifecycle reproducer's sequence `index`.
-fn case_index(case_dir: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(case_dir.join("finding.json")).ok()?;
+/// A file of an input report that is refused (a symlink, a special file, too large): a
+/// usage error (exit 2) naming it.
+fn bad_input(e: InputError) -> anyhow::Error {
+    Usage(format!("cannot merge: {e}")).into()
+}
+
+/// The reproducer `case_dir` (`cases/<id>`, checked by [`is_case_dir`]) of input report
+/// `dir`, opened beneath `dir` without following a symlink at `cases` or at `<id>`;
+/// `Ok(None)` when either is missing.
+///
+/// # Errors
+/// [`InputError`] naming the path: a symlink or anything else that is not a directory.
+fn open_case(dir: &Path, case_dir: &str) -> Result<Option<OwnedFd>, InputError> {
+    let Some(id) = case_dir.strip_prefix("cases/") else {
+        return Ok(None);
+    };
+    let missing = |r: Result<OwnedFd, InputError>| match r {
+        Err(e) if e.is_not_found() => Ok(None),
+        r => r.map(Some),
+    };
+    let top = input::open_dir(dir)?;
+    let Some(cases) = missing(input::open_dir_at(
+        &top,
+        Path::new("cases"),
+        &dir.join("cases"),
+    ))?
+    else {
+        return Ok(None);
+    };
+    missing(input::open_dir_at(
+        &cases,
+        Path::new(id),
+        &dir.join(case_dir),
+    ))
+}
+
+/// The names of the files in the opened case directory `case` (`shown` in messages),
+/// sorted; each is a regular file of at most [`ARCHIVE_LIMIT`] bytes, looked at without
+/// following a symlink.
+///
+/// # Errors
+/// [`InputError`] naming the first entry that is a symlink, a directory or a special file,
+/// or too large, or the directory when it cannot be listed.
+fn case_files(case: &OwnedFd, shown: &Path) -> Result<Vec<OsString>, InputError> {
+    let listing_err = |e: rustix::io::Errno| InputError::Read {
+        path: shown.to_path_buf(),
+        source: e.into(),
+    };
+    let mut names = Vec::new();
+    for e in rustix::fs::Dir::read_from(case).map_err(listing_err)? {
+        let e = e.map_err(listing_err)?;
+        let name = e.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let name = OsStr::from_bytes(name).to_owned();
+        // Opened (`O_NOFOLLOW`, `O_NONBLOCK`) and `fstat`ed: a regular file or refused;
+        // one too large to copy is refused now too, not half-way through the copy.
+        let path = shown.join(&name);
+        let file = input::open_file_at(case, Path::new(&name), &path)?;
+        if file.metadata().is_ok_and(|m| m.len() > ARCHIVE_LIMIT) {
+            return Err(InputError::TooLarge {
+                path,
+                limit: ARCHIVE_LIMIT,
+            });
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The case index `finding.json` in the opened case directory records, if it can be read:
+/// a run's `case_index`, or a lifecycle reproducer's sequence `index`.
+fn read_case_index(case: &OwnedFd, shown: &Path) -> Option<u64> {
+    let name = Path::new("finding.json");
+    let text = input::read_text_at(case, name, &shown.join(name), CONFIG_LIMIT).ok()?;
     if let Ok(meta) = serde_json::from_str::<FindingMeta>(&text) {
         return meta.case_index;
     }
@@ -138,19 +220,25 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Copy a reproducer directory: its files, subdirectories and symlinks (as symlinks).
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let ft = e.file_type()?;
-        if ft.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst)?;
+/// Copy the opened reproducer directory `case` (`from` in messages) to `to`: its regular
+/// files, each at most [`ARCHIVE_LIMIT`] bytes, with their permission bits.
+///
+/// # Errors
+/// A usage error naming an entry that is not a regular file (a symlink, a subdirectory, a
+/// special file) or is too large; an I/O error writing `to`.
+fn copy_case(case: &OwnedFd, from: &Path, to: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create `{}`", to.display()))?;
+    for name in case_files(case, from).map_err(bad_input)? {
+        let shown = from.join(&name);
+        let file = input::open_file_at(case, Path::new(&name), &shown).map_err(bad_input)?;
+        let mode = file.metadata().map(|m| m.permissions().mode() & 0o777);
+        let bytes = input::read_limited(file, &shown, ARCHIVE_LIMIT).map_err(bad_input)?;
+        let dst = to.join(&name);
+        std::fs::write(&dst, bytes).with_context(|| format!("cannot write `{}`", dst.display()))?;
+        if let Ok(mode) = mode {
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode))
+                .with_context(|| format!("cannot set the mode of `{}`", dst.display()))?;
         }
     }
     Ok(())

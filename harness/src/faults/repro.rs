@@ -23,14 +23,15 @@ pub fn write_fault_json(dir: &Path, plan: &FaultPlan) -> Result<(), HarnessError
 /// Read `dir/fault.json`; `Ok(None)` when there is none.
 ///
 /// # Errors
-/// A message naming the file when it exists but cannot be read or parsed.
+/// A message naming the file when it exists but cannot be read (not a regular file of at
+/// most [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes) or parsed.
 pub fn read_fault_json(dir: &Path) -> Result<Option<FaultPlan>, String> {
     let p = dir.join(FAULT_JSON);
-    match std::fs::read_to_string(&p) {
+    match snapconf_producers::input::read_text(&p, snapconf_producers::input::CONFIG_LIMIT) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| format!("`{}` is not a snapconf fault: {e}", p.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read `{}`: {e}", p.display())),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.to_string()),
     }
 }

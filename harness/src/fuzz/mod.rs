@@ -38,7 +38,7 @@ pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use report::fuzz_report;
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
 pub use session::{
-    fuzz, replay_finding, verdicts, DrawnVerdict, FuzzEvent, FuzzFinding, FuzzOptions, FuzzSummary,
-    Verdicts, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
+    fuzz, read_replay, replay_archive, replay_finding, verdicts, DrawnVerdict, FuzzEvent,
+    FuzzFinding, FuzzOptions, FuzzSummary, Verdicts, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
 };
 pub use signature::{shape, signature};

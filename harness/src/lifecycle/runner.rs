@@ -560,11 +560,15 @@ pub struct Replayed {
     pub finding: Option<Finding>,
 }
 
-/// Read a lifecycle reproducer (`finding.json`, `sequence.json`). `Err` names the file.
+/// Read a lifecycle reproducer (`finding.json`, `sequence.json`: regular files of at most
+/// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
 pub fn read_reproducer(dir: &Path) -> Result<(LifecycleMeta, Sequence), String> {
     let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .map_err(|e| format!("cannot read `{}`: {e}", dir.join(name).display()))
+        snapconf_producers::input::read_text(
+            &dir.join(name),
+            snapconf_producers::input::CONFIG_LIMIT,
+        )
+        .map_err(|e| e.to_string())
     };
     let meta: LifecycleMeta = serde_json::from_str(&read("finding.json")?)
         .map_err(|e| format!("`{}`: {e}", dir.join("finding.json").display()))?;

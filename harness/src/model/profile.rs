@@ -77,12 +77,10 @@ pub struct Profile {
 /// A profile that could not be read or parsed; the message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    #[error("cannot read profile `{path}`: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file could not be read: missing, not a regular file, or over
+    /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes (named in the error).
+    #[error("cannot use profile: {0}")]
+    Read(#[from] snapconf_producers::input::InputError),
     #[error("profile `{path}` is not valid: {message}")]
     Parse { path: String, message: String },
     #[error("unknown profile `{0}` (built-in: default; or give a path to a .toml file)")]
@@ -114,10 +112,8 @@ impl Profile {
         if !name_or_path.ends_with(".toml") && !path.exists() {
             return Err(ProfileError::Unknown(name_or_path.to_string()));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
-            path: name_or_path.to_string(),
-            source,
-        })?;
+        let text =
+            snapconf_producers::input::read_text(path, snapconf_producers::input::CONFIG_LIMIT)?;
         Self::from_toml(&text, name_or_path)
     }
 }

@@ -145,10 +145,12 @@ fn fingerprint_v1(check: Check, message: &str) -> String {
 }
 
 impl Baseline {
-    /// Read a baseline file of schema 2 or 1; `Err` names the file.
+    /// Read a baseline file of schema 2 or 1: a regular file of at most
+    /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes; `Err` names the file.
     pub fn load(path: &Path) -> Result<Baseline, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read baseline `{}`: {e}", path.display()))?;
+        let text =
+            snapconf_producers::input::read_text(path, snapconf_producers::input::CONFIG_LIMIT)
+                .map_err(|e| format!("cannot use baseline: {e}"))?;
         let bad = |e: serde_json::Error| format!("baseline `{}` is not valid: {e}", path.display());
         let s: SchemaOnly = serde_json::from_str(&text).map_err(bad)?;
         match s.schema {

@@ -8,6 +8,7 @@ use crate::model::bytes::RawBytes;
 use crate::model::spec::WorkspaceSpec;
 use crate::workspace::describe::spec_tree;
 use crate::workspace::diff::listing;
+use snapconf_producers::input::{read_file, read_text, ARCHIVE_LIMIT, CONFIG_LIMIT};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -92,12 +93,14 @@ fn case_file(case_dir: &Path) -> &'static str {
 /// one a line (edits as their JSON, which names entries by number).
 fn sequence_tree(case_dir: &Path) -> String {
     let path = case_dir.join(SEQUENCE);
-    let seq: crate::lifecycle::Sequence = match std::fs::read_to_string(&path)
+    let seq: crate::lifecycle::Sequence = match read_text(&path, CONFIG_LIMIT)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-    {
+        .and_then(|t| {
+            serde_json::from_str(&t)
+                .map_err(|e| format!("`{}` is not a sequence: {e}", path.display()))
+        }) {
         Ok(seq) => seq,
-        Err(e) => return format!("(cannot read `{}`: {e})\n", path.display()),
+        Err(e) => return format!("({e})\n"),
     };
     let mut s = String::new();
     let _ = writeln!(s, "initial workspace:");
@@ -132,9 +135,9 @@ fn sequence_tree(case_dir: &Path) -> String {
 /// escaped, as the fuzzer parses them (the archive may be one no tar reader accepts).
 fn archive_records(case_dir: &Path) -> String {
     let path = case_dir.join(ARCHIVE);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_file(&path, ARCHIVE_LIMIT) {
         Ok(b) => b,
-        Err(e) => return format!("(cannot read `{}`: {e})\n", path.display()),
+        Err(e) => return format!("({e})\n"),
     };
     let recs = crate::fuzz::Records::parse(&bytes);
     let mut s = format!("archive.tar, {} record(s):\n", recs.records.len());
@@ -172,8 +175,7 @@ fn indented(text: &str) -> String {
 
 fn read_spec(case_dir: &Path, name: &str) -> Result<WorkspaceSpec, String> {
     let path = case_dir.join(name);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("(cannot read `{}`: {e})", path.display()))?;
+    let text = read_text(&path, CONFIG_LIMIT).map_err(|e| format!("({e})"))?;
     WorkspaceSpec::from_json(&text)
         .map_err(|e| format!("(`{}` is not a workspace spec: {e})", path.display()))
 }

@@ -22,8 +22,11 @@ pub(super) fn h(s: &str) -> String {
 /// size of regular files), or why it cannot be read.
 pub fn archive_listing(case_dir: &Path) -> String {
     let path = case_dir.join("archive.tar");
-    let file = match std::fs::File::open(&path) {
+    let file = match snapconf_producers::input::open_file(&path) {
         Ok(f) => f,
+        Err(snapconf_producers::input::InputError::Open { source, .. }) => {
+            return format!("(no archive: {source})")
+        }
         Err(e) => return format!("(no archive: {e})"),
     };
     match list_members(std::io::BufReader::new(file)) {
@@ -157,7 +160,13 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
     }
     for f in &report.findings {
         let case_dir = dir.join(&f.case_dir);
-        let read = |name: &str| std::fs::read_to_string(case_dir.join(name)).unwrap_or_default();
+        let read = |name: &str| {
+            snapconf_producers::input::read_text(
+                &case_dir.join(name),
+                snapconf_producers::input::CONFIG_LIMIT,
+            )
+            .unwrap_or_default()
+        };
         let anchor = format!("{}__{}__{}", f.check.id(), f.producer, f.extractor);
         let _ = writeln!(
             s,

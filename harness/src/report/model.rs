@@ -302,10 +302,12 @@ impl ReportFile {
         }
     }
 
-    /// Read `report.json` of schema 1 or 2. `Err` names the file.
+    /// Read `report.json` of schema 1 or 2: a regular file of at most
+    /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes. `Err` names the file.
     pub fn load(path: &std::path::Path) -> Result<ReportFile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let text =
+            snapconf_producers::input::read_text(path, snapconf_producers::input::CONFIG_LIMIT)
+                .map_err(|e| format!("cannot use report: {e}"))?;
         let file: ReportFile = serde_json::from_str(&text)
             .map_err(|e| format!("`{}` is not a snapconf report: {e}", path.display()))?;
         if file.run.schema == 0 || file.run.schema > REPORT_SCHEMA {

@@ -111,11 +111,15 @@ pub fn repro_script(
     )
 }
 
-/// Read a reproducer back: its metadata and case. `Err` names the file.
+/// Read a reproducer back: its metadata and case (regular files of at most
+/// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
 pub fn read_case_dir(dir: &Path) -> Result<(FindingMeta, Case), String> {
     let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .map_err(|e| format!("cannot read `{}`: {e}", dir.join(name).display()))
+        snapconf_producers::input::read_text(
+            &dir.join(name),
+            snapconf_producers::input::CONFIG_LIMIT,
+        )
+        .map_err(|e| e.to_string())
     };
     let meta: FindingMeta = serde_json::from_str(&read("finding.json")?).map_err(|e| {
         format!(

@@ -120,3 +120,63 @@ pub fn wait_within(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// As [`snapconf`] with no extra environment, but the process must exit within `limit`:
+/// past it, it is killed and the test fails (`what` names what it should have done). Its
+/// output goes to files, so that a hung process cannot block on a full pipe.
+pub fn snapconf_within<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    limit: std::time::Duration,
+    what: &str,
+) -> (i32, String, String) {
+    let out = tempfile::tempfile().expect("stdout file");
+    let err = tempfile::tempfile().expect("stderr file");
+    let mut child = std::process::Command::new(snapconf_bin())
+        .args(args)
+        .env_remove("SNAPCONF_BACKEND")
+        .env_remove("SNAPCONF_PROFILE")
+        .env_remove("SNAPCONF_FAULTS")
+        .env_remove("SNAPCONF_BASELINE")
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(err.try_clone().expect("dup"))
+        .spawn()
+        .expect("the snapconf binary runs");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "snapconf {:?} did not {what} within {limit:?}",
+                args.iter()
+                    .map(|a| a.as_ref().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |mut f: std::fs::File| {
+        use std::io::{Read, Seek};
+        let mut s = String::new();
+        f.seek(std::io::SeekFrom::Start(0)).expect("seek");
+        let _ = f.read_to_string(&mut s);
+        s
+    };
+    (status.code().unwrap_or(-1), read(out), read(err))
+}
+
+/// Make a FIFO (named pipe) at `at`, mode 0600.
+pub fn mkfifo(at: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        at,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+}

@@ -110,12 +110,12 @@ impl BackendDescription {
     /// Read and check the description at `path`.
     ///
     /// # Errors
-    /// [`BackendError`] naming `path` and, where there is one, the key.
+    /// [`BackendError`] naming `path` and, where there is one, the key;
+    /// [`BackendError::Read`] when it is not a regular file of at most
+    /// [`CONFIG_LIMIT`](crate::input::CONFIG_LIMIT) bytes.
     pub fn load(path: &Path) -> Result<Self, BackendError> {
-        let text = std::fs::read_to_string(path).map_err(|source| BackendError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        // Bounded and typed: a FIFO or `/dev/zero` given as `--backend` is refused at once.
+        let text = crate::input::read_text(path, crate::input::CONFIG_LIMIT)?;
         Self::parse(&text, path)
     }
 

@@ -6,13 +6,10 @@ use std::path::PathBuf;
 /// key errors also name the key.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
-    /// The file could not be read.
-    #[error("cannot read backend `{path}`: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file could not be read: missing, not a regular file, too large (the error names
+    /// the file).
+    #[error("cannot use backend: {0}")]
+    Read(#[from] crate::input::InputError),
     /// The file is not valid TOML, has an unknown key, lacks a required key or has a value
     /// of the wrong type; `message` is the TOML parser's, which names the key and line.
     #[error("backend `{path}` is not valid: {message}")]

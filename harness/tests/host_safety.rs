@@ -430,3 +430,67 @@ fn a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched() {
         );
     }
 }
+
+/// Property: a backend in worker mode (one process for the whole run, started outside any
+/// view) gets only archives that cannot reach past the jail: a replay of an escaping
+/// archive is refused before it runs, naming the rule, and a seeds-only session skips and
+/// counts the rest and writes nothing outside its jails.
+#[test]
+fn a_worker_backend_outside_the_view_gets_only_host_safe_archives() {
+    if !can_run("a_worker_backend_outside_the_view_gets_only_host_safe_archives") {
+        return;
+    }
+    let work = shm_dir("worker");
+    let toml = fixtures().join("unprotected/extractall_worker.toml");
+    let name = "unprotected-worker";
+    let archives = named_archives(work.path());
+    let corpora = work.path().join("corpora");
+    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
+    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
+        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
+    }
+    let bin = sh_quote(&support::snapconf_bin());
+    let mut script = String::new();
+    for a in &archives {
+        script.push_str(&format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --replay {arc} >{arc}.replay 2>&1; echo \"exit $?\" >>{arc}.replay\n",
+            tmp = work.path().display(),
+            toml = sh_quote(&toml),
+            arc = sh_quote(a),
+        ));
+    }
+    let report = work.path().join("report");
+    script.push_str(&format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --time 15 --seed 5 --corpora {corpora} --report-dir {report} >{tmp}/session.log 2>&1\n",
+        tmp = work.path().display(),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+        report = sh_quote(&report),
+    ));
+    let (_, upper) = in_overlay(work.path(), &script);
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "a worker backend wrote outside its jails"
+    );
+    for a in &archives {
+        let replay = std::fs::read_to_string(format!("{}.replay", a.display())).expect("replay");
+        assert!(
+            replay.contains("could reach past the jail") && replay.ends_with("exit 3\n"),
+            "{}: {replay}",
+            a.display()
+        );
+    }
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
+    )
+    .expect("fuzz.json parses");
+    assert!(
+        summary["skipped_unsafe_for_host"].as_u64() > Some(0),
+        "escaping archives are skipped and counted: {log}"
+    );
+    assert!(summary["executions"].as_u64() > Some(0), "{log}");
+}

@@ -112,14 +112,15 @@ impl Drop for BaseLease {
             return;
         };
         h.leases -= 1;
-        if h.leases == 0 {
-            if let Some(h) = held.remove(&self.base) {
-                // Unlinked while still locked, then closed (which releases the lock).
-                if h.fd.is_some() {
-                    let _ = std::fs::remove_file(lock_path(&self.base, std::process::id()));
-                }
-            }
+        if h.leases > 0 {
+            return;
         }
+        let last = held.remove(&self.base);
+        // Unlinked while still locked, then closed (which releases the lock).
+        if last.as_ref().is_some_and(|h| h.fd.is_some()) {
+            let _ = std::fs::remove_file(lock_path(&self.base, std::process::id()));
+        }
+        drop(last);
     }
 }
 
@@ -170,7 +171,9 @@ fn parse(name: &str) -> Option<Entry> {
     let pid = parts.next()?;
     let tail = parts.next()?;
     let kind_ok = !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase());
-    (kind_ok && !tail.is_empty()).then_some(())?;
+    if !kind_ok || tail.is_empty() {
+        return None;
+    }
     digits(pid).map(Entry::Dir)
 }
 
@@ -188,8 +191,8 @@ fn dead(base: &Path, pid: u32) -> Option<Option<OwnedFd>> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let gone = || !Path::new("/proc").join(pid.to_string()).exists();
     match open(lock_path(base, pid), flags, Mode::empty()) {
-        Err(Errno::NOENT) => gone().then_some(None),
-        // Not ours to judge (a symlink, a file we cannot read): by `/proc` alone.
+        // No lock file (a live process between leases, an older snapconf), or one not ours
+        // to open (a symlink, a file we cannot read): by `/proc` alone.
         Err(_) => gone().then_some(None),
         Ok(fd) => match flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Some(Some(fd)),

@@ -18,7 +18,14 @@ use rustix::thread::UnshareFlags;
 /// Call it first in `main`, before any thread starts: `unshare` moves only the calling
 /// thread, and threads started before would stay in the host's namespace.
 ///
-/// Returns `Ok(true)` once in a private namespace; `Ok(false)`, having changed nothing,
+/// The namespace is named (its `/proc/self/ns/mnt` link) in the environment variable
+/// [`PRIVATE_MOUNT_NS`], which the processes this one starts inherit: a `snapconf` started
+/// by `snapconf` (a `serve-hydrate` server, a reaper's tool) finds itself already in that
+/// namespace and stays in it, so it sees the mounts its parent makes later (the `enospc`
+/// tmpfs) rather than a copy taken when it started.
+///
+/// Returns `Ok(true)` once in a private namespace (also one entered by a `snapconf`
+/// ancestor); `Ok(false)`, having changed nothing,
 /// when the effective uid is not 0 (an ordinary user cannot mount anything that would need
 /// cleaning up) or when the kernel refuses the `unshare` with `EPERM` (root without
 /// `CAP_SYS_ADMIN`, as in many containers); the caller then goes on as before, silently.
@@ -29,6 +36,10 @@ use rustix::thread::UnshareFlags;
 pub fn enter_private_mounts() -> std::io::Result<bool> {
     if !rustix::process::geteuid().is_root() {
         return Ok(false);
+    }
+    let inherited = current_namespace();
+    if inherited.is_some() && std::env::var_os(PRIVATE_MOUNT_NS) == inherited {
+        return Ok(true);
     }
     // `unshare_unsafe` is only unsafe for `CLONE_FILES`; the safe, deprecated wrapper is
     // sound for `CLONE_NEWNS`.
@@ -42,5 +53,20 @@ pub fn enter_private_mounts() -> std::io::Result<bool> {
         "/",
         MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
     )?;
+    if let Some(ns) = current_namespace() {
+        // Single-threaded still (see above), so setting the environment races nothing.
+        std::env::set_var(PRIVATE_MOUNT_NS, ns);
+    }
     Ok(true)
+}
+
+/// The environment variable naming the private mount namespace a `snapconf` process made
+/// (`mnt:[<inode>]`, the `/proc/self/ns/mnt` link), for the `snapconf` processes it starts.
+pub const PRIVATE_MOUNT_NS: &str = "SNAPCONF_PRIVATE_MOUNT_NS";
+
+/// This process's mount namespace, `mnt:[<inode>]`, if `/proc` tells.
+fn current_namespace() -> Option<std::ffi::OsString> {
+    std::fs::read_link("/proc/self/ns/mnt")
+        .ok()
+        .map(std::path::PathBuf::into_os_string)
 }

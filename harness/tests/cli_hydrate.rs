@@ -559,7 +559,7 @@ fn recover_removes_a_killed_hydrations_staging_and_leaves_a_live_one() {
     assert!(out.contains("live") && out.contains(&staging), "{out}");
     assert_eq!(
         stagings(dir.path()),
-        [staging.clone()],
+        [staging.as_str()],
         "a live one is kept"
     );
     let pid = rustix::process::Pid::from_child(&child.0);
@@ -570,7 +570,7 @@ fn recover_removes_a_killed_hydrations_staging_and_leaves_a_live_one() {
         std::time::Duration::from_secs(30),
         "die after SIGKILL",
     );
-    assert_eq!(stagings(dir.path()), [staging.clone()], "the kill left it");
+    assert_eq!(stagings(dir.path()), [staging.as_str()], "the kill left it");
     let (code, out, err) = recover();
     assert_eq!(code, 0, "{err}");
     let line = format!("removed {}", dir.path().join(&staging).display());

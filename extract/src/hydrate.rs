@@ -91,11 +91,14 @@ fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
 ///
 /// `root` may hold a prior workspace (a directory, not a symlink to one) or not exist (its
 /// parent must). On success `root` holds exactly the archive's tree: nothing of the prior
-/// workspace survives (replace, not merge). The root directory's mode and modification
-/// time become those of a `.` member if the archive has one; else the mode stays the prior
-/// root's (`0755` for a new root) and the time is the hydration's. Ownership is not
-/// restored (everything belongs to the caller); file and directory modification times are
-/// restored to the second; symlink times are not.
+/// workspace survives (replace, not merge). The root directory itself keeps what the prior
+/// root had: its mode (setgid and sticky bits included; a `.` member's mode does not
+/// replace it), its owner when the caller may give it (root) and its group when the caller
+/// may (root, or a member of that group); see *Security*. A new root (none existed) takes
+/// the mode of a `.` member if the archive has one, else `0755`. The root's modification
+/// time becomes that of a `.` member if there is one, else the hydration's. Ownership of
+/// everything below the root is not restored (it belongs to the caller); file and directory
+/// modification times are restored to the second; symlink times are not.
 ///
 /// # Errors
 /// - [`HydrateError::Refused`]: the archive breaks the policy, is malformed or truncated;
@@ -130,6 +133,13 @@ fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
 ///   `renameat2(RENAME_EXCHANGE)`; after a `SIGKILL` at any moment followed by
 ///   [`crate::recover`] (or the next `hydrate`), `root` is exactly the prior or exactly the
 ///   new tree.
+/// - **The root keeps its owner, group and mode.** The staged tree that replaces an
+///   existing root is given, before the exchange, the prior root's mode (including setgid
+///   and sticky), and its owner and group through `fchown` as far as the caller is
+///   allowed: run as root, a user's `ROOT` (say `1000:1000`, mode `2770`) stays theirs
+///   rather than becoming a root-owned directory that locks them out; run as an ordinary
+///   user, the mode is kept and the group too when the user is a member of it. An archive
+///   cannot change who may enter the root: a `.` member's mode applies to a new root only.
 /// - **No special files, no privilege bits under the default policy:** FIFOs and devices are
 ///   never created; [`crate::Modes::DataFilter`] clears setuid/setgid/sticky and
 ///   group/other write.
@@ -409,7 +419,12 @@ fn first_block_compression(archive: &File, start: u64) -> Result<Compression, Hy
 /// What is at `root` before we start.
 enum RootState {
     Absent,
-    Dir { mode: u32 },
+    /// A directory: its permission bits (with setuid/setgid/sticky), owner and group.
+    Dir {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    },
 }
 
 fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
@@ -420,6 +435,8 @@ fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
         Ok(st) => match FileType::from_raw_mode(st.st_mode) {
             FileType::Directory => Ok(RootState::Dir {
                 mode: st.st_mode & 0o7777,
+                uid: st.st_uid,
+                gid: st.st_gid,
             }),
             FileType::Symlink => Err(io_err(
                 format!("root `{shown}`"),
@@ -471,10 +488,14 @@ fn commit(
     root: &Path,
 ) -> Result<HydrateReport, HydrateError> {
     let state = root_state(sib, root)?;
-    let mode = staged.plan.root_mode.unwrap_or(match state {
-        RootState::Dir { mode } => mode,
-        RootState::Absent => plan::IMPLICIT_DIR_MODE,
-    });
+    let mode = match state {
+        RootState::Dir { mode, uid, gid } => {
+            keep_owner(&staged.fd, uid, gid)?;
+            mode
+        }
+        RootState::Absent => staged.plan.root_mode.unwrap_or(plan::IMPLICIT_DIR_MODE),
+    };
+    // After the owner: a change of group may clear setgid, and this sets it again.
     fchmod(&staged.fd, Mode::from_raw_mode(mode))
         .map_err(|e| io_err("setting the root's mode", e))?;
     swap(sib, &staged.name, &state, root)?;
@@ -491,6 +512,26 @@ fn commit(
         ));
     }
     Ok(report)
+}
+
+/// Gives the staged root (`fd`) the prior root's owner `uid` and group `gid`, as far as the
+/// caller may: both when it may (root, or an owner already the caller), else the group
+/// alone (a group the caller is a member of), else neither (`EPERM` is not an error: the
+/// root is then the caller's, as any directory it makes).
+///
+/// # Errors
+/// [`HydrateError::Io`] for a `fchown(2)` error other than `EPERM`.
+fn keep_owner(fd: &OwnedFd, uid: u32, gid: u32) -> Result<(), HydrateError> {
+    use rustix::fs::{fchown, Gid, Uid};
+    let gid = Some(Gid::from_raw(gid));
+    let result = match fchown(fd, Some(Uid::from_raw(uid)), gid) {
+        Err(Errno::PERM) => fchown(fd, None, gid),
+        other => other,
+    };
+    match result {
+        Ok(()) | Err(Errno::PERM) => Ok(()),
+        Err(e) => Err(io_err("giving the root its prior owner", e)),
+    }
 }
 
 /// The commit point: one `renameat2`. `RENAME_EXCHANGE` swaps the two names atomically (the

@@ -33,4 +33,4 @@ pub use name::{name_components, normalise_name};
 pub use policy::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,
 };
-pub use recover::recover;
+pub use recover::{recover, Recovery};

@@ -1,5 +1,7 @@
 //! Finishing or rolling back what a killed hydration left beside the root.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use std::mem::MaybeUninit;
@@ -31,14 +33,37 @@ use crate::HydrateError;
 /// [`crate::hydrate`]) is not a leftover and is left alone.
 ///
 /// `root` itself is never modified. Doing nothing is success. [`crate::hydrate`] calls this
-/// first, so an explicit call is only needed to clean up without hydrating.
+/// first, so an explicit call is only needed to clean up without hydrating (`snapconf
+/// recover ROOT`). Returns what it found and did ([`Recovery`]).
 ///
 /// # Errors
 /// [`HydrateError::Io`] if the parent cannot be opened or locked, or a leftover cannot be
-/// removed (e.g. a mount point inside it; it is then left in place).
-pub fn recover(root: &Path) -> Result<(), HydrateError> {
+/// removed (e.g. a mount point inside it; it is then left in place). Leftovers removed
+/// before the failing one stay removed.
+pub fn recover(root: &Path) -> Result<Recovery, HydrateError> {
     let sib = Sibling::open(root)?;
     recover_in(&sib)
+}
+
+/// What [`recover`] found beside a root: file names in the root's parent directory, in the
+/// order the directory listed them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// Staging directories of dead hydrations, removed: each held either a partial tree
+    /// (the root kept its prior tree) or, after the exchange, the old tree (the root holds
+    /// the new one); both cases end the same way, with the root whole.
+    pub removed: Vec<OsString>,
+    /// Staging directories a live hydration holds (locked), left alone.
+    pub live: Vec<OsString>,
+    /// Journals of earlier versions (`.<root>.snapconf-journal[.tmp]`), unlinked.
+    pub journals: Vec<OsString>,
+}
+
+impl Recovery {
+    /// True if nothing was found (no leftover, no live staging directory).
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty() && self.live.is_empty() && self.journals.is_empty()
+    }
 }
 
 /// `Some` if the staging-shaped `name` is not a live hydration's staging directory: with
@@ -63,7 +88,7 @@ fn unless_live(sib: &Sibling, name: &[u8]) -> Option<Option<OwnedFd>> {
 ///
 /// The parent is listed once (by its handle, from offset 0): with no staging-shaped name in
 /// it, which is every hydration after a clean one, that listing is all the work.
-pub(crate) fn recover_in(sib: &Sibling) -> Result<(), HydrateError> {
+pub(crate) fn recover_in(sib: &Sibling) -> Result<Recovery, HydrateError> {
     let listing_err = |e: rustix::io::Errno| io_err("listing the root's parent", e);
     let legacy = [sib.legacy_journal_name(), sib.legacy_journal_tmp_name()];
     let mut strays = Vec::new();
@@ -83,20 +108,25 @@ pub(crate) fn recover_in(sib: &Sibling) -> Result<(), HydrateError> {
     // Only names of the exact staging shape are ever deleted as trees, and only if no live
     // hydration holds the staging directory's lock (see `crate::sibling`): the lock is
     // taken here before removing and held until it is done.
+    let mut done = Recovery::default();
+    let os = |name: Vec<u8>| OsString::from_vec(name);
     for name in strays {
         let Some(_held) = unless_live(sib, &name) else {
+            done.live.push(os(name));
             continue;
         };
         remove_tree(sib.parent(), &name)
             .map_err(|e| io_err(format!("removing leftover `{}`", show(&name)), e))?;
+        done.removed.push(os(name));
     }
     // A journal name is unlinked as a name (never opened: it may be anything, a FIFO too);
     // a directory there was never ours and is left alone.
     for name in journals {
         match unlinkat(sib.parent(), name.as_slice(), AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT | Errno::ISDIR) => {}
+            Ok(()) => done.journals.push(os(name)),
+            Err(Errno::NOENT | Errno::ISDIR) => {}
             Err(e) => return Err(io_err(format!("removing leftover `{}`", show(&name)), e)),
         }
     }
-    Ok(())
+    Ok(done)
 }

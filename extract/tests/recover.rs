@@ -229,3 +229,27 @@ fn fifos_at_journal_names_never_block() {
     assert_eq!(fs::read(jail.root().join("b")).expect("read"), b"new");
     assert!(names.iter().all(|p| !p.exists()));
 }
+
+/// `recover` names what it did: the staging directory it removed, the journal it unlinked,
+/// and a staging directory whose lock a live hydration holds (here: this test), kept.
+#[test]
+fn recovery_names_what_was_removed_and_what_was_live() {
+    use rustix::fs::{flock, FlockOperation};
+    let jail = Jail::new();
+    jail.prior(&[("a", "prior")]);
+    fs::create_dir(jail.path().join(stage_name())).expect("dead staging");
+    journal(&jail, "staged", &stage_name());
+    let live = ".root.snapconf-stage-fedcba9876543210";
+    fs::create_dir(jail.path().join(live)).expect("live staging");
+    let held = fs::File::open(jail.path().join(live)).expect("open");
+    flock(&held, FlockOperation::LockExclusive).expect("flock");
+    let done = recover(&jail.root()).expect("recover");
+    assert_eq!(done.removed, [stage_name().as_str()]);
+    assert_eq!(done.journals, [".root.snapconf-journal"]);
+    assert_eq!(done.live, [live]);
+    assert!(jail.path().join(live).exists());
+    drop(held);
+    let done = recover(&jail.root()).expect("recover");
+    assert_eq!(done.removed, [live]);
+    assert!(recover(&jail.root()).expect("recover").is_empty());
+}

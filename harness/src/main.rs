@@ -14,6 +14,13 @@ fn main() {
     {
         std::process::exit(snapconf_producers::process::reaper::main(&args[2..]));
     }
+    // Before anything else (and before any thread starts): as root, a mount namespace of
+    // our own with private mounts, so that no mount of this process or its tools (the
+    // `enospc` fault's tmpfs) outlives it, even after a SIGKILL. Not root, or not allowed
+    // (a container): nothing changes and nothing is said.
+    if let Err(e) = snapconf_harness::jail::namespace::enter_private_mounts() {
+        eprintln!("snapconf: warning: cannot make this process's mounts private: {e}");
+    }
     // A write past `RLIMIT_FSIZE` must fail with `EFBIG`, not kill this process (the
     // default action of `SIGXFSZ`): `hydrate` then reads on, a refusal of the archive still
     // wins, and its staging directory is removed (a hostile review found the process

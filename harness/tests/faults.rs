@@ -306,8 +306,15 @@ fn sigint_stops_an_audit_and_leaves_nothing_behind() {
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     let status = support::wait_within(&mut child, Duration::from_secs(60), "stop after SIGINT");
-    assert_eq!(status.code(), Some(130), "exit 130 after SIGINT");
-    assert!(rep.join("report.json").is_file(), "the report is written");
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    assert_eq!(status.code(), Some(130), "exit 130 after SIGINT: {err}");
+    assert!(
+        rep.join("report.json").is_file(),
+        "the report is written: {err}"
+    );
     assert_jail_dir_empty(&jail);
     let left = processes_naming(&jail.to_string_lossy());
     assert!(left.is_empty(), "processes left: {left:?}");

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 /// fixed; hydrate/check-archive: accepted), 1 findings of a new cause (run, audit,
 /// lifecycle, fuzz; replay: reproduces; hydrate/check-archive: refused, root untouched),
 /// 2 bad usage or configuration, 3 nothing ran (no tool, or every capture refused) or
-/// internal error.
+/// internal error. recover: 0 recovered or nothing to do, 1 a leftover could not be
+/// removed, 2 bad usage.
 #[derive(Debug, Parser)]
 #[command(name = "snapconf", version, about, long_about = None)]
 pub struct Cli {
@@ -39,6 +40,16 @@ pub enum Command {
     /// promises (hardlinks copied, absolute and escaping symlinks kept, FIFOs and devices
     /// dropped, modes data-filter); each flag's help names the profile key it stands for.
     Hydrate(HydrateArgs),
+    /// Remove what a killed `hydrate` of ROOT left beside it (its staging directory)
+    ///
+    /// A staging directory `.ROOT.snapconf-stage-<16 hex>` of a hydration that died is
+    /// removed: ROOT is then exactly its prior tree, or exactly the new tree if the dead
+    /// hydration had swapped it in (the extractor's recovery). One line on stdout per
+    /// directory removed; one per staging directory a live hydration holds (its lock), which
+    /// is left alone. Exit 0: recovered, or nothing to do (also when only live ones were
+    /// found); 1: a leftover could not be removed (I/O error, named on stderr); 2: bad usage
+    /// (ROOT does not end in a plain name, or its parent is not a directory).
+    Recover(RecoverArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
     ///
     /// Same reader, checks and policy defaults as `hydrate`, so the two agree on every
@@ -414,6 +425,13 @@ pub struct HydrateArgs {
     pub root: PathBuf,
     #[command(flatten)]
     pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The workspace root whose dead hydrations' leftovers are removed (ROOT itself is
+    /// never modified; it need not exist)
+    pub root: PathBuf,
 }
 
 #[derive(Debug, Args)]

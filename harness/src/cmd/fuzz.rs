@@ -88,6 +88,8 @@ fn replay_args(a: &FuzzArgs) -> String {
 pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     // From the start: a signal while tools are probed leaves no probe's scratch behind.
     super::stop_on_signals()?;
+    // What killed snapconf processes left in the jail base goes first.
+    snapconf_harness::jail::leftovers::sweep_at_start(a.jail_dir.as_deref());
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -1,7 +1,8 @@
-//! `snapconf hydrate` and `snapconf check-archive`: the reference extractor on the command
-//! line, so a backend in any language can replace its `tar -xf` with it.
+//! `snapconf hydrate`, `snapconf recover` and `snapconf check-archive`: the reference
+//! extractor on the command line, so a backend in any language can replace its `tar -xf`
+//! with it.
 
-use super::args::{CheckArchiveArgs, HydrateArgs, ServeHydrateArgs};
+use super::args::{CheckArchiveArgs, HydrateArgs, RecoverArgs, ServeHydrateArgs};
 use super::policy_flags::policy;
 use super::Usage;
 use serde::Serialize;
@@ -41,6 +42,56 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
         rx::hydrate_file(&file, &a.root, &policy)
     };
     Ok(report_hydration(result, &a.root))
+}
+
+/// `snapconf recover ROOT`: [`rx::recover`], one stdout line per staging directory removed
+/// (`removed <path>`) or left alone because a live hydration holds it (`live <path>`), and
+/// per legacy journal unlinked. Exit codes: [`exit::OK`] (recovered or nothing to do),
+/// [`exit::FINDINGS`] (a leftover could not be removed: the I/O failure `hydrate` also
+/// exits 1 with), [`exit::USAGE`] (ROOT does not end in a plain name, or its parent is not
+/// a directory).
+pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
+    use std::path::Component;
+    let root = &a.root;
+    if !matches!(root.components().next_back(), Some(Component::Normal(_))) {
+        return Err(Usage(format!(
+            "root `{}` must end in a plain name (not `/`, `.` or `..`)",
+            root.display()
+        ))
+        .into());
+    }
+    let parent = match root.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Usage(format!(
+            "the parent of root `{}` is not a directory",
+            root.display()
+        ))
+        .into());
+    }
+    match rx::recover(root) {
+        Ok(done) => {
+            for (what, names) in [
+                ("removed", &done.removed),
+                ("removed journal", &done.journals),
+                ("live, left alone:", &done.live),
+            ] {
+                for name in names {
+                    outln!("{what} {}", parent.join(name).display());
+                }
+            }
+            if done.removed.is_empty() && done.journals.is_empty() {
+                eprintln!("nothing to recover beside `{}`", root.display());
+            }
+            Ok(exit::OK)
+        }
+        Err(e) => {
+            eprintln!("failed: {e}");
+            Ok(exit::FINDINGS)
+        }
+    }
 }
 
 /// What `hydrate` prints (on stderr) and exits with for `result`, a hydration of `root`.

@@ -161,6 +161,7 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
 
 /// `snapconf lifecycle --replay DIR`.
 fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
+    snapconf_harness::jail::leftovers::sweep_at_start(a.pairs.jail_dir.as_deref());
     let (meta, seq) = read_reproducer(dir).map_err(Usage)?;
     let backends = super::backends::load(&a.pairs.backends)?;
     let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";

@@ -37,6 +37,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::List(a) => list::list(a),
         Command::Lifecycle(a) => lifecycle::lifecycle(a),
         Command::Hydrate(a) => hydrate::hydrate(a),
+        Command::Recover(a) => hydrate::recover(a),
         Command::CheckArchive(a) => hydrate::check_archive(a),
         Command::ServeHydrate(a) => hydrate::serve(a),
         Command::Baseline(args::BaselineCommand::Update(a)) => baseline::update(a),

@@ -41,6 +41,8 @@ pub fn setup(
     label: &str,
 ) -> anyhow::Result<Setup> {
     super::stop_on_signals()?;
+    // What killed snapconf processes left in the jail base goes first.
+    snapconf_harness::jail::leftovers::sweep_at_start(pairs.jail_dir.as_deref());
     let backends = backends::load(&pairs.backends)?;
     let profile = backends::profile(pairs.profile.as_deref(), &backends)?;
     if let Some(b) = &pairs.baseline {

@@ -161,7 +161,7 @@ impl Extractor for ChildReference {
 
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
         Ok(Some(match rx::recover(req.root) {
-            Ok(()) => Outcome::Success,
+            Ok(_) => Outcome::Success,
             Err(e) => Outcome::Refused {
                 message: snapconf_producers::adapters::reference::refusal_message(&e),
             },

@@ -290,8 +290,10 @@ fn execute_once(
 
 /// A scratch directory beside `jail` (outside it: the view shows the tool the whole jail).
 pub(super) fn scratch_beside(jail: &Jail) -> Result<tempfile::TempDir, HarnessError> {
+    // Named with this process's pid, beside a jail that holds this process's lock in the
+    // base, so a sweep after a SIGKILL removes it (`crate::jail::leftovers`).
     tempfile::Builder::new()
-        .prefix("snapconf-scratch-")
+        .prefix(&crate::jail::leftovers::dir_prefix("scratch"))
         .tempdir_in(jail.path().parent().unwrap_or(jail.path()))
         .ctx(|| "cannot create scratch".into())
 }

@@ -7,9 +7,9 @@
 //! out/            decoys `target`, `x`, `decoy/file` (the prior's link `l` points at one)
 //! canary          a file beside the root
 //! ```
-//! The jail is removed on drop. A process killed by libFuzzer never drops it, so a new jail
-//! first removes jails of processes that no longer exist (`snapconf-fuzz-<pid>-*` whose
-//! `/proc/<pid>` is gone).
+//! The jail is removed on drop. A process killed by libFuzzer never drops it, so the first
+//! jail of a process in a base first removes jails of processes that no longer exist
+//! (`snapconf-fuzz-<pid>-*` and the other pid-named dirs; see [`super::leftovers`]).
 
 use crate::workspace::materialise::remove_tree;
 use std::collections::BTreeMap;
@@ -38,6 +38,8 @@ pub struct FuzzJail {
     outside: BTreeMap<Vec<u8>, StatKey>,
     /// `lstat` state of the prior right after [`FuzzJail::reset_prior`].
     prior: BTreeMap<Vec<u8>, StatKey>,
+    /// This process's lock in the base, held while the jail exists.
+    _lease: super::leftovers::BaseLease,
 }
 
 /// A unique number per jail in this process.
@@ -54,9 +56,9 @@ impl FuzzJail {
             Some(b) => b.to_path_buf(),
             None => crate::jail::default_jail_base().unwrap_or_else(std::env::temp_dir),
         };
-        sweep_stale(&base);
+        let lease = super::leftovers::BaseLease::take(&base);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = base.join(format!("snapconf-fuzz-{}-{n}", std::process::id()));
+        let path = base.join(format!("{}{n}", super::leftovers::dir_prefix("fuzz")));
         if path.exists() {
             remove_tree(&path)?;
         }
@@ -75,6 +77,7 @@ impl FuzzJail {
             path,
             outside: BTreeMap::new(),
             prior: BTreeMap::new(),
+            _lease: lease,
         };
         jail.reset_prior()?;
         jail.outside = jail.outside_state()?;
@@ -222,23 +225,4 @@ fn walk(dir: &Path, prefix: &mut Vec<u8>, map: &mut BTreeMap<Vec<u8>, StatKey>) 
         prefix.truncate(len);
     }
     Ok(())
-}
-
-/// Remove `snapconf-fuzz-<pid>-*` jails under `base` whose process is gone.
-fn sweep_stale(base: &Path) {
-    let Ok(rd) = std::fs::read_dir(base) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("snapconf-fuzz-")) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if !Path::new("/proc").join(pid.to_string()).exists() {
-            let _ = remove_tree(&e.path());
-        }
-    }
 }

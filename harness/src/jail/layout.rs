@@ -1,6 +1,7 @@
 //! The jail: a scratch directory holding every root, the archive and the canaries of one case.
 //!
-//! Layout (all inside one `snapconf-jail-*` temporary directory):
+//! Layout (all inside one `snapconf-jail-<pid>-*` temporary directory; see
+//! [`super::leftovers`] for the naming and the sweep of a killed process's jails):
 //! ```text
 //! src/            capture root (W1 materialised)
 //! out/            decoys: the targets of `{out}` symlinks, each with unique content
@@ -35,6 +36,9 @@ pub struct Jail {
     pub(super) fills: bool,
     /// The jail is on tmpfs or ramfs, where snapshots may keep what they read (see [`Memo`]).
     pub(super) keeps: bool,
+    /// This process's lock in the base, held while the jail exists (dropped after the
+    /// jail's removal: fields drop after [`Drop::drop`]).
+    _lease: super::leftovers::BaseLease,
 }
 
 /// Names kept by [`Jail::reset`]: the decoys, the canary and the canary directory.
@@ -49,15 +53,19 @@ const FIXED: [&[u8]; 3] = [
 pub const DECOYS: [&str; 3] = ["target", "x", "decoy/file"];
 
 impl Jail {
-    /// Create a jail under `base` (the system temp dir when `None`), with `src/`, `out/`
-    /// holding decoys and a `canary` file, each with content unique to this jail.
+    /// Create a jail `snapconf-jail-<pid>-<random>` under `base` (the system temp dir when
+    /// `None`), with `src/`, `out/` holding decoys and a `canary` file, each with content
+    /// unique to this jail. The first jail of this process in a base sweeps what dead
+    /// processes left there ([`super::leftovers`]).
+    ///
+    /// # Errors
+    /// Any failure to create the directory or what goes in it.
     pub fn new(base: Option<&Path>) -> std::io::Result<Jail> {
-        let mut b = tempfile::Builder::new();
-        b.prefix("snapconf-jail-");
-        let dir = match base {
-            Some(base) => b.tempdir_in(base)?,
-            None => b.tempdir()?,
-        };
+        let in_base = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let lease = super::leftovers::BaseLease::take(&in_base);
+        let dir = tempfile::Builder::new()
+            .prefix(&super::leftovers::dir_prefix("jail"))
+            .tempdir_in(&in_base)?;
         let path = dir.path().canonicalize()?;
         std::fs::create_dir(path.join("src"))?;
         std::fs::create_dir(path.join("out"))?;
@@ -87,6 +95,7 @@ impl Jail {
             counter: 0,
             memo: Mutex::default(),
             base: base.map(Path::to_path_buf),
+            _lease: lease,
         })
     }
 

@@ -115,7 +115,7 @@ impl Extractor for ReferenceExtractor {
     /// beside the root. An error is a refused recovery (data), not a [`ToolError`].
     fn recover(&self, req: &HydrateRequest<'_>) -> Result<Option<Outcome>, ToolError> {
         Ok(Some(match snapconf_extract::recover(req.root) {
-            Ok(()) => Outcome::Success,
+            Ok(_) => Outcome::Success,
             Err(e) => Outcome::Refused {
                 message: refusal_message(&e),
             },

@@ -41,9 +41,13 @@ const BLOCK: usize = 512;
 /// True if `bytes` is safe to hand to an extractor that may follow anything, with its root
 /// one directory below the jail (`<jail>/root`, `<jail>/h-<n>`): nothing it holds, as any
 /// parser may read it, names an absolute path, and at most one `..` component appears in
-/// the whole input, so no chain of links and names can climb past the jail (one `..`
-/// reaches the jail itself; every further level needs a `..` of its own, and a link's own
-/// `..` is counted wherever it appears).
+/// the whole input, so no chain of links and names can climb past the jail. One `..`
+/// reaches the jail itself; a symlink's target is read from where the link is, so every
+/// further level needs a `..` text of its own, planted one level higher. Two things plant
+/// one text many times, so with them no `..` at all is allowed: a hardlink (`link(2)` on a
+/// symlink `up -> ..` makes a second `..` link wherever the hardlink's name lands, say
+/// `up/z`, one level up: a block typed `1` anywhere forbids every `..`) and a PAX global
+/// header (its `linkpath` applies to every later member).
 ///
 /// The rule is conservative, not a model of one parser:
 ///
@@ -122,6 +126,8 @@ struct Scan<'a> {
     /// Only blocks whose checksum holds count (raw bytes of a compressed input).
     gated: bool,
     dotdots: usize,
+    /// Some block is typed as a hardlink (`1`).
+    hardlink: bool,
     budget: usize,
 }
 
@@ -131,6 +137,7 @@ impl<'a> Scan<'a> {
             bytes,
             gated,
             dotdots: 0,
+            hardlink: false,
             budget: BODY_BUDGET,
         }
     }
@@ -144,7 +151,7 @@ impl<'a> Scan<'a> {
             }
             at += BLOCK;
         }
-        self.dotdots <= 1
+        self.dotdots <= 1 && !(self.hardlink && self.dotdots > 0)
     }
 
     /// Judge the block at byte `at` (any offset) as a header; with `hop`, also the blocks
@@ -175,11 +182,17 @@ impl<'a> Scan<'a> {
             };
             self.budget = left;
         }
+        self.hardlink |= h.typeflag() == b'1';
         let mut next_sizes = Vec::new();
         match h.typeflag() {
             b'x' | b'g' | b'X' => {
                 let (values, pax_sizes) = pax_values(body);
+                let before = self.dotdots;
                 if !values.iter().all(|v| self.value(v)) {
+                    return false;
+                }
+                // A global record applies to every later member: its `..` is many.
+                if h.typeflag() == b'g' && self.dotdots > before {
                     return false;
                 }
                 next_sizes = pax_sizes;

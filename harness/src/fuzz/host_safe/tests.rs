@@ -77,6 +77,31 @@ fn one_dotdot_stays_inside_and_a_second_does_not() {
     t.symlink("up", "..").symlink("up/up", "..");
     assert!(!host_safe(&t.finish()), "two `..` could leave the jail");
     let mut t = RawTar::new();
+    t.symlink("up", "..")
+        .hardlink("up/z", "up")
+        .file("up/z/x", b"x");
+    assert!(
+        !host_safe(&t.finish()),
+        "a hardlink re-plants `..` one level up"
+    );
+    let mut t = RawTar::new();
+    t.file("a", b"a").hardlink("h", "a");
+    assert!(host_safe(&t.finish()), "a hardlink with no `..` runs");
+    let mut t = RawTar::new();
+    t.push(
+        b'g',
+        b"pax_global_header",
+        b"",
+        &pax_records(&[("linkpath", b"..")]),
+        0o644,
+    )
+    .symlink("up", "x")
+    .symlink("up/z", "x");
+    assert!(
+        !host_safe(&t.finish()),
+        "a global `..` applies to every link"
+    );
+    let mut t = RawTar::new();
     t.symlink("l", "/etc");
     assert!(!host_safe(&t.finish()), "an absolute link target");
     let mut t = RawTar::new();

@@ -97,7 +97,7 @@ fn safe_in_layer(bytes: &[u8], layer: usize) -> bool {
     match detect(&bytes[..bytes.len().min(MAGIC_LEN)]) {
         Err(_) => false,
         Ok(Compression::None) => Scan::new(bytes, false).safe(),
-        Ok(_) if layer + 1 >= MAX_LAYERS => false,
+        Ok(_) if layer >= MAX_LAYERS => false,
         Ok(_) => {
             Scan::new(bytes, true).safe()
                 && decoded(bytes).is_some_and(|d| safe_in_layer(&d, layer + 1))
@@ -210,7 +210,7 @@ impl<'a> Scan<'a> {
             // sizes.
             let next = offset(body_start, s.div_ceil(512).saturating_mul(512));
             for &p in &next_sizes {
-                hops.push(next.and_then(|n| offset(n + BLOCK, p)));
+                hops.push(next.and_then(|n| offset(n.checked_add(BLOCK)?, p)));
             }
         }
         hops.into_iter()

@@ -256,6 +256,43 @@ fn compressed_inputs_are_judged_inside() {
     assert!(!host_safe(&garbage), "bytes after the last member");
     let cut = gzip(&benign());
     assert!(!host_safe(&cut[..cut.len() - 8]), "a cut gzip stream");
+    assert!(
+        host_safe(&gzip(&gzip(&benign()))),
+        "two layers of a harmless archive"
+    );
+    let mut deep = benign();
+    for _ in 0..5 {
+        deep = gzip(&deep);
+    }
+    assert!(!host_safe(&deep), "more layers than are unwrapped");
+    let big = vec![0u8; usize::try_from(super::MAX_DECODED).expect("fits") + 512];
+    assert!(!host_safe(&zstd(&big)), "over the decoded limit");
     assert!(!host_safe(b"BZh91AY&SY\0\0\0\0"), "bzip2 cannot be judged");
     assert!(!host_safe(b"PK\x03\x04rest"), "zip cannot be judged");
+}
+
+/// The seed corpus, as GNU tar, bsdtar, BusyBox, Python and tar-rs wrote it, stays
+/// runnable once its absolute link (`.venv/bin/python -> /usr/local/bin/python`, where a
+/// writer kept it) is retargeted, as mutations do: real tool output (old-GNU and PAX
+/// headers, a hardlink, a 120-byte name) does not read as an escape.
+#[test]
+fn the_seed_corpus_runs_once_its_absolute_link_is_retargeted() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("corpora/seeds") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("seed");
+        let mut recs = Records::parse(&bytes);
+        let mut absolute = false;
+        for r in &mut recs.records {
+            if r.link().starts_with(b"/") {
+                absolute = true;
+                r.set_link(b"python");
+            }
+        }
+        assert_eq!(host_safe(&bytes), !absolute, "{}", path.display());
+        assert!(host_safe(&recs.to_bytes()), "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no seed in {}", dir.display());
 }

@@ -80,7 +80,7 @@ const BLOCK: usize = 512;
 ///   twice: stricter than needed, never looser).
 /// - **Compression.** Input that starts with gzip, zstd or xz magic is decoded with the
 ///   reference's own decoder ([`tar_stream`]: concatenated gzip members, zstd frames, xz
-///   streams) up to [`MAX_DECODED`] bytes and up to [`MAX_LAYERS`] layers, and the decoded
+///   streams) up to [`MAX_DECODED`] bytes and up to 4 layers (`MAX_LAYERS`), and the decoded
 ///   bytes are judged; its raw bytes are also judged, but only blocks whose checksum holds
 ///   ([`RawHeader::checksum_matches`]), for a reader that ignores the magic. Other known
 ///   magic (bzip2, lz4, lzip, `compress`, lzop, zip, 7z: bsdtar reads them all) and any

@@ -111,6 +111,14 @@ pub const PREFIX: Field = Field {
     len: 155,
 };
 
+/// `realsize`: an old-GNU sparse member's full size, base-256 or octal (GNU tar manual,
+/// "GNU tar and POSIX tar", `struct oldgnu_header`: `realsize[12]` at 483). It overlaps
+/// [`PREFIX`]: a reader takes one or the other by the magic.
+pub const GNU_REALSIZE: Field = Field {
+    offset: 483,
+    len: 12,
+};
+
 /// The bytes of a header field up to its first NUL (a C string in a fixed field).
 fn c_field(f: &[u8]) -> &[u8] {
     let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
@@ -128,6 +136,14 @@ impl<B: AsRef<[u8]>> RawHeader<B> {
     /// The bytes of `field` as stored (empty if the buffer ends before it).
     pub fn field(&self, field: Field) -> &[u8] {
         self.0.as_ref().get(field.range()).unwrap_or_default()
+    }
+
+    /// The bytes of `field` that the buffer holds: all of them, or those before the end of
+    /// a cut header (where [`RawHeader::field`] gives nothing).
+    pub fn field_cut(&self, field: Field) -> &[u8] {
+        let b = self.0.as_ref();
+        let end = field.range().end.min(b.len());
+        b.get(field.offset.min(end)..end).unwrap_or_default()
     }
 
     /// The `name` field up to its first NUL.
@@ -179,6 +195,39 @@ impl<B: AsRef<[u8]>> RawHeader<B> {
     /// The `chksum` field's octal digits ([`parse_octal`]).
     pub fn chksum(&self) -> Option<u64> {
         parse_octal(self.field(CHKSUM))
+    }
+    /// True if some reading of the `chksum` field equals the block's unsigned or signed
+    /// byte sum (the field taken as spaces): POSIX sums unsigned bytes; GNU tar, libarchive,
+    /// Python `tarfile` and Go also accept the signed sum old BSD, Solaris and HP-UX tars
+    /// wrote. Readings: [`parse_octal`], [`parse_numeric`] (libarchive's `tar_atol` takes
+    /// base-256 here too) and Python's `int(field, 8)` after the first NUL is cut and
+    /// whitespace stripped (which also takes `+`, `0o` and `_`). False for a cut block.
+    pub fn checksum_matches(&self) -> bool {
+        let Some(block) = self.0.as_ref().get(..512) else {
+            return false;
+        };
+        let (mut unsigned, mut signed) = (0i64, 0i64);
+        for (i, &b) in block.iter().enumerate() {
+            let b = if CHKSUM.range().contains(&i) { b' ' } else { b };
+            unsigned += i64::from(b);
+            signed += i64::from(b as i8);
+        }
+        let field = self.field(CHKSUM);
+        let python = {
+            let text = c_field(field).trim_ascii();
+            let text = text.strip_prefix(b"+").unwrap_or(text);
+            let text = text
+                .strip_prefix(b"0o")
+                .or_else(|| text.strip_prefix(b"0O"))
+                .unwrap_or(text);
+            let digits: Vec<u8> = text.iter().copied().filter(|&b| b != b'_').collect();
+            parse_octal(&digits).filter(|_| digits.iter().all(|b| (b'0'..=b'7').contains(b)))
+        };
+        [parse_octal(field), parse_numeric(field), python]
+            .into_iter()
+            .flatten()
+            .filter_map(|v| i64::try_from(v).ok())
+            .any(|v| v == unsigned || v == signed)
     }
     /// The `devmajor` field ([`parse_numeric`]).
     pub fn devmajor(&self) -> Option<u64> {

@@ -3,7 +3,6 @@
 //! policy.
 
 use super::records::Records;
-use crate::archive::raw::{RawHeader, NAME};
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::{ModeRule, Profile};
 use crate::model::tree::{NodeKind, Tree};
@@ -96,72 +95,10 @@ pub fn privileged_or_special(tree: &Tree, strip_privileged: bool) -> Vec<String>
     out
 }
 
-/// True if the archive is safe to hand to an extractor that may follow anything: no
-/// absolute name or link target anywhere (ustar fields, GNU `L`/`K` bodies, PAX
-/// `path`/`linkpath`), and at most one `..` component in the whole archive. With the root
-/// inside a jail, such an archive cannot reach past the jail whatever the extractor does.
-pub fn host_safe(bytes: &[u8]) -> bool {
-    let recs = Records::parse(bytes);
-    let mut dotdots = 0;
-    let mut check = |v: &[u8]| -> bool {
-        let v = v.split(|&b| b == 0).next().unwrap_or_default();
-        dotdots += v.split(|&b| b == b'/').filter(|c| *c == b"..").count();
-        !v.starts_with(b"/")
-    };
-    for r in &recs.records {
-        let prefix = r.fields().prefix().to_vec();
-        if !check(&r.name()) || !check(&r.link()) || !check(&prefix) {
-            return false;
-        }
-        match r.flag() {
-            b'L' | b'K' if !check(&r.payload) => return false,
-            b'x' | b'g' => {
-                for line in r.payload.split(|&b| b == b'\n') {
-                    if let Some(eq) = line.iter().position(|&b| b == b'=') {
-                        let key = &line[..eq];
-                        if (key.ends_with(b"path") || key.ends_with(b"linkpath"))
-                            && !check(&line[eq + 1..])
-                        {
-                            return false;
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    // The tail may hold a cut header; its name field counts too, once the tail holds all of
-    // it.
-    let cut = RawHeader(&recs.tail);
-    if cut.field(NAME).len() == NAME.len && !check(cut.name()) {
-        return false;
-    }
-    dotdots <= 1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::archive::raw::RawTar;
-
-    #[test]
-    fn host_safety_refuses_absolute_paths_and_a_second_dotdot() {
-        let mut t = RawTar::new();
-        t.symlink("up", "..").file("up/out/x", b"x");
-        assert!(host_safe(&t.finish()), "one `..` stays inside the jail");
-        let mut t = RawTar::new();
-        t.symlink("up", "..").symlink("up/up", "..");
-        assert!(!host_safe(&t.finish()), "two `..` could leave the jail");
-        let mut t = RawTar::new();
-        t.symlink("l", "/etc");
-        assert!(
-            !host_safe(&t.finish()),
-            "an absolute link target is never run"
-        );
-        let mut t = RawTar::new();
-        t.pax(&[("path", b"/etc/x")]).file("x", b"x");
-        assert!(!host_safe(&t.finish()), "an absolute PAX path is never run");
-    }
 
     #[test]
     fn a_special_file_is_unsafe_and_setuid_is_filtered() {

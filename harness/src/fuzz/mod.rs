@@ -8,6 +8,7 @@ mod attack;
 mod expect;
 mod expectation;
 mod failure;
+mod host_safe;
 mod judge;
 mod mutate;
 mod parsers;
@@ -26,7 +27,8 @@ pub use attack::{attack, attack_of, AttackClass};
 pub use expect::check_listing;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
 pub use failure::OracleFailure;
-pub use judge::{host_safe, judge, privileged_or_special, safety_policy, Judged, UNSAFE_REASONS};
+pub use host_safe::{host_safe, MAX_DECODED};
+pub use judge::{judge, privileged_or_special, safety_policy, Judged, UNSAFE_REASONS};
 pub use mutate::{mutate, Mutation};
 pub use parsers::{
     parsed, permissive_policy, reference_listing, reference_parse_listing, reference_vs_tar_crate,

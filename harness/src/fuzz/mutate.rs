@@ -214,6 +214,41 @@ mod tests {
     use super::*;
     use crate::archive::raw::RawTar;
 
+    /// Every target and inserted name that reaches past the jail (absolute, or two `..`)
+    /// is judged unsafe wherever it goes; the ones with one `..` or none may run.
+    #[test]
+    fn hostile_targets_and_names_are_not_host_safe() {
+        let reaches = |v: &[u8]| {
+            v.starts_with(b"/") || v.split(|&b| b == b'/').filter(|c| *c == b"..").count() > 1
+        };
+        for t in TARGETS {
+            let mut a = RawTar::new();
+            a.symlink("l", std::str::from_utf8(t).expect("ASCII"));
+            let mut recs = Records::parse(&RawTar::new().file("a", b"x").finish());
+            recs.records[0].set_link(t);
+            for bytes in [a.finish(), recs.to_bytes()] {
+                assert_eq!(
+                    crate::fuzz::host_safe(&bytes),
+                    !reaches(t),
+                    "target `{}`",
+                    String::from_utf8_lossy(t)
+                );
+            }
+        }
+        for n in NAMES {
+            let mut name = n.to_vec();
+            name.extend_from_slice(b"/x");
+            let mut recs = Records::parse(&RawTar::new().file("a", b"x").finish());
+            recs.records[0].set_name(&name);
+            assert_eq!(
+                crate::fuzz::host_safe(&recs.to_bytes()),
+                !reaches(n),
+                "name `{}`",
+                String::from_utf8_lossy(&name)
+            );
+        }
+    }
+
     #[test]
     fn mutation_is_deterministic_per_seed() {
         let mut t = RawTar::new();

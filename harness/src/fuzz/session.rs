@@ -2,7 +2,8 @@
 //! prior workspace in a jail, judge the outcome, shrink and write each new finding kind.
 
 use super::attack::attack;
-use super::judge::{host_safe, judge};
+use super::host_safe::host_safe;
+use super::judge::judge;
 use super::mutate::{mutate, Mutation};
 use super::persist::Persist;
 use super::records::Records;

@@ -6,6 +6,8 @@ mod class;
 mod draw;
 mod encode;
 mod hardlink;
+#[cfg(test)]
+mod host_safe_tests;
 mod member;
 mod names;
 mod pairs;

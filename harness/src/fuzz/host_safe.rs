@@ -1,0 +1,347 @@
+//! [`host_safe`]: may an archive run through an extractor that is *not* inside a disposable
+//! filesystem view? Only if no parser, however it reads the bytes, can find a name or link
+//! target in it that reaches past the jail.
+//!
+//! Parsers disagree about where members are (the `size-smuggle` class: a size other readers
+//! ignore hides headers in a payload; CVE-2025-62518 in `tokio-tar`/`astral-tokio-tar` was
+//! that class), about where a name ends (a NUL that node's `path.join` drops, a `\` that
+//! Windows-minded normalisers split on), and about whether the bytes are compressed. So the
+//! judgement does not walk members the way one parser does; it reads every place any of
+//! them could take for a header, and every reading of every name found there. A false
+//! "unsafe" only skips a mutant; a false "safe" once let Python's unfiltered `extractall()`
+//! overwrite the host's `/etc/passwd`.
+
+use crate::archive::raw::{
+    parse_numeric, parse_octal, RawHeader, GNU_REALSIZE, LINKNAME, NAME, PREFIX, SIZE,
+};
+use snapconf_extract::compression::{detect, tar_stream, Compression};
+use snapconf_extract::Limits;
+use std::collections::BTreeSet;
+use std::io::Read;
+
+/// Most bytes a compressed input may decode to, in bytes (64 MiB); past it the input is
+/// not judged, so it is unsafe.
+pub const MAX_DECODED: u64 = 64 << 20;
+
+/// Most compression layers unwrapped (libarchive stacks filters, so a gzip inside a zstd
+/// is read by bsdtar); a deeper input is unsafe.
+const MAX_LAYERS: usize = 4;
+
+/// Most extension-body bytes (PAX, GNU long names) judged per input, in bytes: every block
+/// may claim a body up to the end of the input, so without a bound the scan is quadratic.
+/// Past it the input is unsafe.
+const BODY_BUDGET: usize = 64 << 20;
+
+/// Bytes of the input matched against compression magic numbers (the longest is 6).
+const MAGIC_LEN: usize = 16;
+
+/// A tar block, in bytes.
+const BLOCK: usize = 512;
+
+/// True if `bytes` is safe to hand to an extractor that may follow anything, with its root
+/// one directory below the jail (`<jail>/root`, `<jail>/h-<n>`): nothing it holds, as any
+/// parser may read it, names an absolute path, and at most one `..` component appears in
+/// the whole input, so no chain of links and names can climb past the jail. One `..`
+/// reaches the jail itself; a symlink's target is read from where the link is, so every
+/// further level needs a `..` text of its own, planted one level higher. Two things plant
+/// one text many times, so with them no `..` at all is allowed: a hardlink (`link(2)` on a
+/// symlink `up -> ..` makes a second `..` link wherever the hardlink's name lands, say
+/// `up/z`, one level up: a block typed `1` anywhere forbids every `..`) and a PAX global
+/// header (its `linkpath` applies to every later member).
+///
+/// The rule is conservative, not a model of one parser:
+///
+/// - **Where headers are.** Every 512-byte block of the input at a multiple of 512 is read
+///   as a header (payloads of every member type, PAX and GNU extension bodies, after the
+///   end-of-archive marker, a cut block at the end), whether or not its checksum holds:
+///   GNU tar, libarchive and node-tar skip a bad block and resynchronise on the next, and
+///   their checksum readings differ. Every tar parser (GNU tar, libarchive, Python
+///   `tarfile`, BusyBox, Go, tar-rs, node-tar, tar-stream) rounds each size up to 512 from
+///   the stream's start, so whichever size a parser believes (octal, base-256, PAX `size`,
+///   GNU `realsize`, or 0 for a link or directory) it lands on one of these blocks. As a
+///   second line, for every block the offsets that a parser which did not round would
+///   reach (block + 512 + each size reading; for a PAX header, the next header's data end
+///   by each PAX `size`, `GNU.sparse.size` or `GNU.sparse.realsize`) are read as headers
+///   too, one step deep.
+/// - **What a header names.** Its `name`, `linkname` and `prefix` fields, whole (all 100
+///   or 155 bytes, NULs included). Judging the prefix and the name apart covers
+///   `prefix/name` and the name alone: absoluteness is decided by the first reading's
+///   start, and `..` counts add up. A block whose type flag is PAX `x`, `g` or Solaris `X`
+///   has its body (as long as the largest size reading, cut at the input's end) read as
+///   PAX records, both by their length prefixes and line by line; the value of every key
+///   ending in `path` or `name` (`path`, `linkpath`, `GNU.sparse.name`, ...) is judged. A
+///   block of type GNU `L` or `K` has its body judged as one value.
+/// - **How a value is judged.** NUL does not end a value: the value with NULs removed and
+///   each NUL-separated piece are read, with `\` as a separator beside `/`. A reading is
+///   absolute if it starts with a separator once leading `./` are stripped; its `..` count
+///   is its components equal to `..`. A value counts the larger of its NUL-removed count and
+///   the sum over its pieces; distinct values of one PAX body count once each, and every
+///   block and body counts apart (the same name in a PAX record and its ustar header counts
+///   twice: stricter than needed, never looser).
+/// - **Compression.** Input that starts with gzip, zstd or xz magic is decoded with the
+///   reference's own decoder ([`tar_stream`]: concatenated gzip members, zstd frames, xz
+///   streams) up to [`MAX_DECODED`] bytes and up to 4 layers (`MAX_LAYERS`), and the decoded
+///   bytes are judged; its raw bytes are also judged, but only blocks whose checksum holds
+///   ([`RawHeader::checksum_matches`]), for a reader that ignores the magic. Other known
+///   magic (bzip2, lz4, lzip, `compress`, lzop, zip, 7z: bsdtar reads them all) and any
+///   decoding error or limit make the input unsafe: what cannot be judged whole is unsafe.
+///
+/// Binary payloads can make a harmless archive unsafe (a block of data that reads as an
+/// absolute name); that costs a skipped mutant, nothing more.
+pub fn host_safe(bytes: &[u8]) -> bool {
+    safe_in_layer(bytes, 0)
+}
+
+/// [`host_safe`] for `bytes` found `layer` compression layers deep.
+fn safe_in_layer(bytes: &[u8], layer: usize) -> bool {
+    match detect(&bytes[..bytes.len().min(MAGIC_LEN)]) {
+        Err(_) => false,
+        Ok(Compression::None) => Scan::new(bytes, false).safe(),
+        Ok(_) if layer >= MAX_LAYERS => false,
+        Ok(_) => {
+            Scan::new(bytes, true).safe()
+                && decoded(bytes).is_some_and(|d| safe_in_layer(&d, layer + 1))
+        }
+    }
+}
+
+/// The stream inside the compressed `bytes`, all of it, or `None` if it is damaged, cut
+/// or over [`MAX_DECODED`].
+fn decoded(bytes: &[u8]) -> Option<Vec<u8>> {
+    let limits = Limits {
+        decompressed_bytes: MAX_DECODED,
+        compression_ratio: u64::MAX,
+        ..Limits::default()
+    };
+    let (_, reader) = tar_stream(bytes, &limits).ok()?;
+    let mut out = Vec::new();
+    reader.take(MAX_DECODED + 1).read_to_end(&mut out).ok()?;
+    (out.len() as u64 <= MAX_DECODED).then_some(out)
+}
+
+/// One pass over an input: the `..` components seen so far and the body bytes left to
+/// judge.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    /// Only blocks whose checksum holds count (raw bytes of a compressed input).
+    gated: bool,
+    dotdots: usize,
+    /// Some block is typed as a hardlink (`1`).
+    hardlink: bool,
+    budget: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(bytes: &'a [u8], gated: bool) -> Self {
+        Scan {
+            bytes,
+            gated,
+            dotdots: 0,
+            hardlink: false,
+            budget: BODY_BUDGET,
+        }
+    }
+
+    /// Judge every aligned block (and the unrounded offsets they lead to).
+    fn safe(mut self) -> bool {
+        let mut at = 0;
+        while at < self.bytes.len() {
+            if !self.header(at, true) {
+                return false;
+            }
+            at += BLOCK;
+        }
+        self.dotdots <= 1 && !(self.hardlink && self.dotdots > 0)
+    }
+
+    /// Judge the block at byte `at` (any offset) as a header; with `hop`, also the blocks
+    /// at the unrounded ends of its payload. False if something in it is unsafe.
+    fn header(&mut self, at: usize, hop: bool) -> bool {
+        let block = &self.bytes[at..self.bytes.len().min(at + BLOCK)];
+        let h = RawHeader(block);
+        if self.gated && !h.checksum_matches() {
+            return true;
+        }
+        if !(self.value(h.field_cut(NAME)) && self.value(h.field_cut(LINKNAME))) {
+            return false;
+        }
+        if !self.value(h.field_cut(PREFIX)) {
+            return false;
+        }
+        let sizes = size_readings(&h);
+        let body_start = at + BLOCK;
+        let longest = sizes.iter().copied().max().unwrap_or(0);
+        let body_end = body_start
+            .saturating_add(usize::try_from(longest).unwrap_or(usize::MAX))
+            .min(self.bytes.len());
+        let body = self.bytes.get(body_start..body_end).unwrap_or_default();
+        let extension = matches!(h.typeflag(), b'x' | b'g' | b'X' | b'L' | b'K');
+        if extension {
+            let Some(left) = self.budget.checked_sub(body.len()) else {
+                return false;
+            };
+            self.budget = left;
+        }
+        self.hardlink |= h.typeflag() == b'1';
+        let mut next_sizes = Vec::new();
+        match h.typeflag() {
+            b'x' | b'g' | b'X' => {
+                let (values, pax_sizes) = pax_values(body);
+                let before = self.dotdots;
+                if !values.iter().all(|v| self.value(v)) {
+                    return false;
+                }
+                // A global record applies to every later member: its `..` is many.
+                if h.typeflag() == b'g' && self.dotdots > before {
+                    return false;
+                }
+                next_sizes = pax_sizes;
+            }
+            b'L' | b'K' if !self.value(body) => return false,
+            _ => {}
+        }
+        if !hop {
+            return true;
+        }
+        let mut hops = Vec::new();
+        for &s in &sizes {
+            hops.push(offset(body_start, s));
+            // The member an extension header applies to, and its data by the extension's
+            // sizes.
+            let next = offset(body_start, s.div_ceil(512).saturating_mul(512));
+            for &p in &next_sizes {
+                hops.push(next.and_then(|n| offset(n.checked_add(BLOCK)?, p)));
+            }
+        }
+        hops.into_iter()
+            .flatten()
+            .filter(|&p| p % BLOCK != 0 && p < self.bytes.len())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .all(|p| self.header(p, false))
+    }
+
+    /// Judge one value ([`judge`]): false if absolute, else its `..` count is added.
+    fn value(&mut self, v: &[u8]) -> bool {
+        let (absolute, dotdots) = judge(v);
+        self.dotdots += dotdots;
+        !absolute
+    }
+}
+
+/// `base + size` as an offset, if it fits.
+fn offset(base: usize, size: u64) -> Option<usize> {
+    base.checked_add(usize::try_from(size).ok()?)
+}
+
+/// Every size a parser may read in a header: octal only, octal or base-256, and the old-GNU
+/// `realsize` ([`GNU_REALSIZE`]). Empty if none reads (each then skips nothing, or fails).
+fn size_readings<B: AsRef<[u8]>>(h: &RawHeader<B>) -> Vec<u64> {
+    let mut v: Vec<u64> = [
+        parse_octal(h.field(SIZE)),
+        parse_numeric(h.field(SIZE)),
+        parse_numeric(h.field(GNU_REALSIZE)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The values of a PAX body that name a path (every key ending in `path` or `name`, case
+/// ignored), read by the records' length prefixes and again line by line, without
+/// duplicates; and the sizes it gives the next member (`size`, `GNU.sparse.size`,
+/// `GNU.sparse.realsize`, decimal).
+fn pax_values(body: &[u8]) -> (BTreeSet<Vec<u8>>, Vec<u64>) {
+    let mut pairs: Vec<(&[u8], &[u8])> = Vec::new();
+    // POSIX `pax`, "pax Extended Header": `"%d %s=%s\n", <length>, <keyword>, <value>`, the
+    // length counting the whole record; a value may hold `\n` and NUL.
+    let mut rest = body;
+    while let Some(space) = rest.iter().position(|&b| b == b' ') {
+        let Some(len) = std::str::from_utf8(&rest[..space])
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .filter(|&l| l > space && l <= rest.len())
+        else {
+            break;
+        };
+        let record = &rest[space + 1..len];
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        if let Some(eq) = record.iter().position(|&b| b == b'=') {
+            pairs.push((&record[..eq], &record[eq + 1..]));
+        }
+        rest = &rest[len..];
+    }
+    // Line by line, for a reader that trusts newlines over lengths.
+    for line in body.split(|&b| b == b'\n') {
+        if let Some(eq) = line.iter().position(|&b| b == b'=') {
+            let key = &line[..eq];
+            let key = key
+                .iter()
+                .position(|&b| b == b' ')
+                .map_or(key, |s| &key[s + 1..]);
+            pairs.push((key, &line[eq + 1..]));
+        }
+    }
+    let mut values = BTreeSet::new();
+    let mut sizes = Vec::new();
+    for (key, value) in pairs {
+        let key = key.trim_ascii().to_ascii_lowercase();
+        if key.ends_with(b"path") || key.ends_with(b"name") {
+            values.insert(value.to_vec());
+        }
+        if matches!(
+            key.as_slice(),
+            b"size" | b"gnu.sparse.size" | b"gnu.sparse.realsize"
+        ) {
+            if let Some(n) = std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+            {
+                sizes.push(n);
+            }
+        }
+    }
+    (values, sizes)
+}
+
+/// `/` and `\` (which Windows-minded normalisers, node-tar among them, split on).
+fn separator(b: u8) -> bool {
+    b == b'/' || b == b'\\'
+}
+
+/// True if `reading` starts with a separator once every leading `./` (or `.\`) is stripped.
+fn absolute(mut reading: &[u8]) -> bool {
+    while reading.len() >= 2 && reading[0] == b'.' && separator(reading[1]) {
+        reading = &reading[2..];
+    }
+    reading.first().copied().is_some_and(separator)
+}
+
+/// Components of `reading` equal to `..`.
+fn dotdots(reading: &[u8]) -> usize {
+    reading
+        .split(|&b| separator(b))
+        .filter(|c| *c == b"..")
+        .count()
+}
+
+/// One value judged whole: `(absolute, ..-count)`. Readings: the value with NULs removed,
+/// and each NUL-separated piece (a C reader's name, and what node's `path.join` keeps of
+/// `x\0/../..`). Absolute if any reading is; the count is the larger of the NUL-removed
+/// reading's and the pieces' sum.
+pub(super) fn judge(v: &[u8]) -> (bool, usize) {
+    let joined: Vec<u8> = v.iter().copied().filter(|&b| b != 0).collect();
+    let mut is_absolute = absolute(&joined);
+    let mut pieces = 0;
+    for piece in v.split(|&b| b == 0) {
+        is_absolute |= absolute(piece);
+        pieces += dotdots(piece);
+    }
+    (is_absolute, dotdots(&joined).max(pieces))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,298 @@
+//! Explicit cases of [`host_safe`]: each way a name can hide from a member walk, each
+//! reading of a value, compressed inputs, and harmless archives that must stay runnable.
+//! The attack generator's own archives are judged in `fuzz/attack/host_safe_tests.rs`.
+
+use super::{host_safe, judge};
+use crate::archive::raw::{header, pax_records, RawHeader, RawTar};
+use crate::fuzz::records::Records;
+use std::io::Write;
+
+/// The smuggled name of the incident.
+const PASSWD: &[u8] = b"../../../../../../../etc/passwd";
+
+/// One file member named `name`, as bytes (header and padded payload), no end marker.
+fn member(name: &[u8]) -> Vec<u8> {
+    let mut t = RawTar::new();
+    t.push(b'0', name, b"", b"pwned\n", 0o644);
+    t.bytes
+}
+
+/// A harmless archive: files, a directory, a PAX- and a GNU-named file, one link.
+fn benign() -> Vec<u8> {
+    let mut t = RawTar::new();
+    t.file("README.md", b"hello\n")
+        .dir("src/")
+        .file("src/lib.rs", b"pub fn f() {}\n")
+        .symlink("latest", "src/lib.rs")
+        .pax(&[("path", b"docs/a-long-name.md"), ("mtime", b"1700000000.5")])
+        .file("docs/a-long-name.md", b"doc\n")
+        .long_name(b"assets/very/long/name.bin")
+        .file("assets/very/long/name.bin", b"bin\n");
+    t.finish()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).expect("gzip to memory");
+    e.finish().expect("gzip to memory")
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::encode_all(bytes, 3).expect("zstd to memory")
+}
+
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(bytes).expect("xz to memory");
+    e.finish().expect("xz to memory")
+}
+
+/// A file, then a member of type `flag` whose payload is a complete member named `hidden`,
+/// then the end marker: the `size-smuggle` shape.
+fn smuggle(flag: u8, hidden: &[u8]) -> Vec<u8> {
+    let mut t = RawTar::new();
+    t.file("target", b"t\n");
+    let link: &[u8] = if matches!(flag, b'1' | b'2') {
+        b"target"
+    } else {
+        b""
+    };
+    let mut h = RawHeader(header(flag, b"dd", link, 0, 0o755));
+    let payload = member(hidden);
+    h.set_size(payload.len() as u64);
+    if matches!(flag, b'3' | b'4') {
+        h.set_device(1, 3);
+    }
+    h.set_checksum();
+    t.block(&h.0).data(&payload);
+    t.finish()
+}
+
+#[test]
+fn one_dotdot_stays_inside_and_a_second_does_not() {
+    let mut t = RawTar::new();
+    t.symlink("up", "..").file("up/out/x", b"x");
+    assert!(host_safe(&t.finish()), "one `..` stays inside the jail");
+    let mut t = RawTar::new();
+    t.symlink("up", "..").symlink("up/up", "..");
+    assert!(!host_safe(&t.finish()), "two `..` could leave the jail");
+    let mut t = RawTar::new();
+    t.symlink("up", "..")
+        .hardlink("up/z", "up")
+        .file("up/z/x", b"x");
+    assert!(
+        !host_safe(&t.finish()),
+        "a hardlink re-plants `..` one level up"
+    );
+    let mut t = RawTar::new();
+    t.file("a", b"a").hardlink("h", "a");
+    assert!(host_safe(&t.finish()), "a hardlink with no `..` runs");
+    let mut t = RawTar::new();
+    t.push(
+        b'g',
+        b"pax_global_header",
+        b"",
+        &pax_records(&[("linkpath", b"..")]),
+        0o644,
+    )
+    .symlink("up", "x")
+    .symlink("up/z", "x");
+    assert!(
+        !host_safe(&t.finish()),
+        "a global `..` applies to every link"
+    );
+    let mut t = RawTar::new();
+    t.symlink("l", "/etc");
+    assert!(!host_safe(&t.finish()), "an absolute link target");
+    let mut t = RawTar::new();
+    t.pax(&[("path", b"/etc/x")]).file("x", b"x");
+    assert!(!host_safe(&t.finish()), "an absolute PAX path");
+}
+
+#[test]
+fn harmless_archives_stay_runnable() {
+    assert!(
+        host_safe(&benign()),
+        "files, a directory, PAX, GNU, one link"
+    );
+    assert!(host_safe(&gzip(&benign())), "gzip of it");
+    assert!(host_safe(&zstd(&benign())), "zstd of it");
+    assert!(host_safe(&xz(&benign())), "xz of it");
+    assert!(host_safe(b""), "empty input");
+    assert!(host_safe(&[0u8; 1024]), "only the end marker");
+}
+
+#[test]
+fn a_member_smuggled_in_any_payload_is_seen() {
+    for flag in [b'5', b'3', b'4', b'6', b'2', b'1', b'0', b'7', b'\0'] {
+        let bytes = smuggle(flag, PASSWD);
+        assert_eq!(
+            Records::parse(&bytes).records.len(),
+            2,
+            "type {}: a walk by size never meets the hidden member",
+            char::from(flag)
+        );
+        assert!(!host_safe(&bytes), "`..` smuggled in type {}", flag);
+        let abs = smuggle(flag, b"/etc/passwd");
+        assert!(!host_safe(&abs), "absolute smuggled in type {}", flag);
+        // One `..` hidden plus one in the open make two.
+        let mut t = RawTar::new();
+        t.symlink("up", "..");
+        let mut bytes = t.bytes;
+        bytes.extend(smuggle(flag, b"../x"));
+        assert!(!host_safe(&bytes), "hidden `..` counts, type {}", flag);
+    }
+}
+
+#[test]
+fn nul_does_not_end_a_value() {
+    let mut t = RawTar::new();
+    t.pax(&[("path", b"x\0/../..//..//..//..//decoy")])
+        .file("x", b"x");
+    assert!(
+        !host_safe(&t.finish()),
+        "PAX path with NUL (node path.join)"
+    );
+    let mut t = RawTar::new();
+    t.long_name(b"x\0/../../../../etc/passwd").file("x", b"x");
+    assert!(!host_safe(&t.finish()), "GNU long name with NUL");
+    let mut t = RawTar::new();
+    t.push(b'0', b"x\0/etc/passwd", b"", b"x", 0o644);
+    assert!(!host_safe(&t.finish()), "ustar name with NUL");
+    let mut t = RawTar::new();
+    t.pax(&[("GNU.sparse.name", b"../../etc/passwd")])
+        .file("x", b"x");
+    assert!(!host_safe(&t.finish()), "GNU.sparse.name");
+    assert_eq!(judge(b"x\0/../..//.."), (true, 3));
+    assert_eq!(judge(b"..\0.."), (false, 2), "pieces add up");
+    assert_eq!(judge(b".//./etc"), (true, 0), "`./` stripped");
+    assert_eq!(judge(b"a/..b/c.."), (false, 0));
+}
+
+#[test]
+fn backslash_is_a_separator() {
+    let mut t = RawTar::new();
+    t.file("..\\..\\x", b"x");
+    assert!(!host_safe(&t.finish()), "`..\\..\\x`");
+    let mut t = RawTar::new();
+    t.file("\\etc\\passwd", b"x");
+    assert!(!host_safe(&t.finish()), "`\\etc\\passwd`");
+    let mut t = RawTar::new();
+    t.file("d\\f", b"x");
+    assert!(host_safe(&t.finish()), "`d\\f` stays inside");
+}
+
+#[test]
+fn headers_past_the_end_and_in_the_tail_count() {
+    let mut after = RawTar::new();
+    after.file("a", b"a");
+    let mut bytes = after.finish();
+    bytes.extend(member(PASSWD));
+    assert!(!host_safe(&bytes), "a member after the end marker");
+    let mut cut = after.finish();
+    cut.extend_from_slice(&member(b"/etc/passwd")[..40]);
+    assert!(!host_safe(&cut), "a cut header at the end");
+    let mut prefixed = RawHeader(header(b'0', b"passwd", b"", 0, 0o644));
+    prefixed.set_prefix(b"/etc").set_checksum();
+    let mut t = RawTar::new();
+    t.block(&prefixed.0);
+    assert!(!host_safe(&t.finish()), "an absolute ustar prefix");
+}
+
+#[test]
+fn members_inside_extension_bodies_count() {
+    // A PAX body whose second block is a whole header.
+    let mut body = pax_records(&[("comment", &[b'c'; 480][..])]);
+    body.resize(512, b'\n');
+    body.extend(member(PASSWD));
+    let mut t = RawTar::new();
+    t.push(b'x', b"PaxHeaders/x", b"", &body, 0o644)
+        .file("x", b"x");
+    assert!(!host_safe(&t.finish()), "a header inside a PAX body");
+    let mut t = RawTar::new();
+    let mut long = b"ok".to_vec();
+    long.resize(512, 0);
+    long.extend(member(b"/etc/passwd"));
+    t.push(b'L', b"././@LongLink", b"", &long, 0o644)
+        .file("ok", b"x");
+    assert!(!host_safe(&t.finish()), "a header inside a GNU long name");
+}
+
+#[test]
+fn a_parser_that_does_not_round_is_followed_one_step() {
+    // A file of 10 bytes; a header right after them, at offset 522.
+    let mut bytes = header(b'0', b"f", b"", 10, 0o644).to_vec();
+    bytes.extend_from_slice(b"0123456789");
+    bytes.extend(member(b"/etc/passwd"));
+    bytes.resize(bytes.len().div_ceil(512) * 512 + 1024, 0);
+    assert!(!host_safe(&bytes), "unrounded octal size");
+    // A PAX `size` of 10 for a member whose ustar size says 0.
+    let mut t = RawTar::new();
+    t.pax(&[("size", b"10")])
+        .block(&header(b'0', b"f", b"", 0, 0o644));
+    let mut bytes = t.bytes;
+    bytes.extend_from_slice(b"0123456789");
+    bytes.extend(member(b"/etc/passwd"));
+    bytes.resize(bytes.len().div_ceil(512) * 512 + 1024, 0);
+    assert!(!host_safe(&bytes), "unrounded PAX size");
+}
+
+#[test]
+fn compressed_inputs_are_judged_inside() {
+    let plain = smuggle(b'5', PASSWD);
+    assert!(!host_safe(&gzip(&plain)), "gzip'd smuggle");
+    assert!(!host_safe(&zstd(&plain)), "zstd'd smuggle");
+    assert!(!host_safe(&xz(&plain)), "xz'd smuggle");
+    assert!(!host_safe(&gzip(&gzip(&plain))), "two gzip layers");
+    // Concatenated members: the smuggle in the second.
+    let mut two = gzip(&benign()[..512]);
+    two.extend(gzip(&plain));
+    assert!(!host_safe(&two), "second gzip member");
+    let mut frames = zstd(&benign()[..512]);
+    frames.extend(zstd(&plain));
+    assert!(!host_safe(&frames), "second zstd frame");
+    let mut garbage = gzip(&benign());
+    garbage.extend_from_slice(b"trailing garbage");
+    assert!(!host_safe(&garbage), "bytes after the last member");
+    let cut = gzip(&benign());
+    assert!(!host_safe(&cut[..cut.len() - 8]), "a cut gzip stream");
+    assert!(
+        host_safe(&gzip(&gzip(&benign()))),
+        "two layers of a harmless archive"
+    );
+    let mut deep = benign();
+    for _ in 0..5 {
+        deep = gzip(&deep);
+    }
+    assert!(!host_safe(&deep), "more layers than are unwrapped");
+    let big = vec![0u8; usize::try_from(super::MAX_DECODED).expect("fits") + 512];
+    assert!(!host_safe(&zstd(&big)), "over the decoded limit");
+    assert!(!host_safe(b"BZh91AY&SY\0\0\0\0"), "bzip2 cannot be judged");
+    assert!(!host_safe(b"PK\x03\x04rest"), "zip cannot be judged");
+}
+
+/// The seed corpus, as GNU tar, bsdtar, BusyBox, Python and tar-rs wrote it, stays
+/// runnable once its absolute link (`.venv/bin/python -> /usr/local/bin/python`, where a
+/// writer kept it) is retargeted, as mutations do: real tool output (old-GNU and PAX
+/// headers, a hardlink, a 120-byte name) does not read as an escape.
+#[test]
+fn the_seed_corpus_runs_once_its_absolute_link_is_retargeted() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("corpora/seeds") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("seed");
+        let mut recs = Records::parse(&bytes);
+        let mut absolute = false;
+        for r in &mut recs.records {
+            if r.link().starts_with(b"/") {
+                absolute = true;
+                r.set_link(b"python");
+            }
+        }
+        assert_eq!(host_safe(&bytes), !absolute, "{}", path.display());
+        assert!(host_safe(&recs.to_bytes()), "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no seed in {}", dir.display());
+}

@@ -319,3 +319,78 @@ fn a_description_switches_modes() {
     assert!(c.worker().is_none());
     assert_eq!(call(&c, &s), Outcome::Success);
 }
+
+/// Every file named `PWNED` under `dir`, recursively.
+fn pwned_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_name() == "PWNED" {
+                found.push(p.clone());
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// The values of `{root}`, `{archive}`, `{exclude_file}` and `{dir}` hold `$(…)`,
+/// backticks, `;`, a newline and spaces. Passed to `sh -c`, `env sh -c` and
+/// `bash -o pipefail -c` scripts as positional parameters (the only form a description may
+/// use), they arrive byte for byte and run nothing: no `PWNED` file appears in the test's
+/// cwd or anywhere under the directories involved.
+#[test]
+fn hostile_paths_reach_scripts_as_positional_parameters_and_run_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let evil = "e $(touch PWNED) `touch PWNED` ; touch PWNED\n x";
+    let base = tmp.path().join(evil);
+    let dir = base.join(format!("dir {evil}"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let script = r#"printf '%s\000' "$1" "$2" "$3" "$4" > "$OUT""#;
+    let args = r#""sh", "{root}", "{archive}", "{exclude_file}", "{dir}""#;
+    let text = format!(
+        "name = \"evil\"\n\
+         capture = [\"env\", \"OUT={{archive}}\", \"sh\", \"-c\", '''{script}''', {args}]\n\
+         validate = [\"bash\", \"-o\", \"pipefail\", \"-c\", '''OUT=\"$1/validated\"; {script}''', {args}]\n\
+         hydrate = [\"sh\", \"-c\", '''OUT=\"$1/hydrated\"; {script}''', {args}]\n"
+    );
+    let path = dir.join("b.toml");
+    std::fs::write(&path, text).expect("write the description");
+    let b = Backend::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let root = base.join(format!("root {evil}"));
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let archive = base.join(format!("archive {evil}.tar"));
+    let scratch = base.join(format!("scratch {evil}"));
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let expect = |got: Vec<u8>| {
+        let dir = dir.canonicalize().expect("canonical dir");
+        let want: Vec<&[u8]> = vec![
+            root.as_os_str().as_encoded_bytes(),
+            archive.as_os_str().as_encoded_bytes(),
+            &[],
+            dir.as_os_str().as_encoded_bytes(),
+        ];
+        let fields: Vec<&[u8]> = got.split(|&b| b == 0).take(4).collect();
+        assert_eq!(fields[0], want[0]);
+        assert_eq!(fields[1], want[1]);
+        assert!(
+            fields[2].starts_with(scratch.as_os_str().as_encoded_bytes())
+                && fields[2].ends_with(b"/exclude"),
+            "{:?}",
+            String::from_utf8_lossy(fields[2])
+        );
+        assert_eq!(fields[3], want[3]);
+    };
+    assert_eq!(capture(&b, &root, &archive, &[], &scratch), Outcome::Success);
+    expect(std::fs::read(&archive).expect("the capture wrote the archive"));
+    assert_eq!(hydrate(&b, &archive, &root, &scratch), Outcome::Success);
+    expect(std::fs::read(root.join("validated")).expect("the validate step ran"));
+    expect(std::fs::read(root.join("hydrated")).expect("the hydrate step ran"));
+    let cwd = std::env::current_dir().expect("cwd");
+    assert!(!cwd.join("PWNED").exists(), "code ran in the test's cwd");
+    assert_eq!(pwned_under(tmp.path()), Vec::<PathBuf>::new());
+}

@@ -297,7 +297,10 @@ mod tests {
                 assert!(e.contains(&format!("`{}`", path.display())), "{e}");
                 assert!(e.contains(&format!("`{key}`")), "{e}");
                 assert!(e.contains(&format!("`{script}`")), "{e}");
-                assert!(e.contains(r#"["sh", "-c", "tar -xf \"$1\"", "sh", "{archive}"]"#), "{e}");
+                assert!(
+                    e.contains(r#"["sh", "-c", "tar -xf \"$1\"", "sh", "{archive}"]"#),
+                    "{e}"
+                );
             }
         }
     }

@@ -257,7 +257,10 @@ mod tests {
                 let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
                 let e = CommandTemplate::new(words.clone()).expect_err("code with a placeholder");
                 let last = words.last().map(|w| w.escape_debug().to_string());
-                assert!(e.contains(&format!("`{}`", last.unwrap_or_default())), "{e}");
+                assert!(
+                    e.contains(&format!("`{}`", last.unwrap_or_default())),
+                    "{e}"
+                );
                 assert!(e.contains("positional parameter"), "{e}");
             }
         }

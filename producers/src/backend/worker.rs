@@ -1,7 +1,10 @@
 //! The persistent worker: one long-lived process per backend, answering JSON lines.
 //!
-//! The worker starts lazily, at the first request, in a process group of its own, with its
-//! stdin and stdout as pipes and its stderr in an anonymous temporary file (kept as evidence).
+//! The worker starts lazily, at the first request, in a process group of its own, in a
+//! private temporary directory as its working directory (removed when it ends; never the
+//! user's cwd), with its stdin and stdout as pipes and its stderr captured through a pipe
+//! (its first 8 MiB and last 8 MiB kept as evidence, the rest counted:
+//! [`crate::process::capture`]).
 //! Each request is one line ([`Request`]); the answer is one line ([`Response`]), read by a
 //! helper thread so that a wait can time out.
 //!
@@ -22,10 +25,10 @@
 use super::protocol::{PathField, Request, Response};
 use super::template::{CommandTemplate, Vars};
 use crate::adapter::{Outcome, ToolError};
-use crate::process::run::{read_tail, render_command, STDERR_TAIL_BYTES};
+use crate::process::capture::Capture;
+use crate::process::run::{render_command, STDERR_TAIL_BYTES};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -79,7 +82,9 @@ struct Running {
     pid: Pid,
     stdin: ChildStdin,
     lines: Receiver<std::io::Result<Vec<u8>>>,
-    stderr: File,
+    stderr: Capture,
+    /// The worker's working directory, removed after it is killed.
+    _cwd: tempfile::TempDir,
 }
 
 impl Running {
@@ -154,15 +159,20 @@ impl Worker {
 
     fn start(&self) -> Result<Running, String> {
         let mut cmd = self.command();
-        let stderr = tempfile::tempfile().map_err(|e| format!("creating a stderr capture: {e}"))?;
-        let stderr_child = stderr
-            .try_clone()
-            .map_err(|e| format!("duplicating the stderr capture: {e}"))?;
+        let (stderr, stderr_child) =
+            Capture::stderr().map_err(|e| format!("creating a pipe for its stderr: {e}"))?;
+        let cwd = tempfile::Builder::new()
+            .prefix("snapconf-worker-")
+            .tempdir()
+            .map_err(|e| format!("creating its working directory: {e}"))?;
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr_child)
+            .current_dir(cwd.path())
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
+        let spawned = cmd.spawn();
+        drop(cmd);
+        let mut child = spawned.map_err(|e| format!("could not start: {e}"))?;
         let pid = Pid::from_child(&child);
         crate::process::stragglers::register_persistent(pid);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -196,6 +206,7 @@ impl Worker {
             stdin,
             lines: rx,
             stderr,
+            _cwd: cwd,
         })
     }
 
@@ -283,8 +294,8 @@ impl Worker {
                     })
                 }
                 Err(e) => {
-                    let mut running = running;
-                    let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                    let running = running;
+                    let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
                     let _ = running.kill();
                     let shown = String::from_utf8_lossy(&bytes);
                     let shown: String = shown.trim_end().chars().take(200).collect();
@@ -305,8 +316,8 @@ impl Worker {
                 Ok(Outcome::Hang { message })
             }
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
-                let mut running = running;
-                let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                let running = running;
+                let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
                 let status = running.kill();
                 let (how, signalled) = match status {
                     Some(s) if s.signal().is_some() => (

@@ -2,6 +2,7 @@
 //! private mount namespace, the filesystem view a fuzzed extractor runs in, and the
 //! stragglers it leaves behind.
 
+pub mod capture;
 pub mod limits;
 pub mod reaper;
 pub mod run;

@@ -418,7 +418,9 @@ impl Drop for Worker {
         if let Some(r) = state.running.take() {
             let (_, left) = r.kill_all();
             if !left.is_empty() {
-                eprintln!(
+                // Not `eprintln!`, which panics when stderr cannot be written.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "snapconf: backend `{}` worker left {} process(es) running at its end (killed): {}",
                     self.name,
                     left.len(),

@@ -145,10 +145,14 @@ fn run_captured(
             let report = tempfile::Builder::new()
                 .prefix(".reaper-")
                 .tempfile_in(scratch)
-                .map_err(io_err(format!(
-                    "creating a reaper report in `{}`",
-                    scratch.display()
-                )))?
+                .map_err(|source| ToolError::Io {
+                    context: no_space_note(
+                        &source,
+                        scratch,
+                        format!("creating a reaper report in `{}`", scratch.display()),
+                    ),
+                    source,
+                })?
                 .into_temp_path();
             let mut p = vec![program.as_os_str().to_owned()];
             p.extend(crate::process::reaper::args(&report, deadline));
@@ -222,6 +226,18 @@ fn run_captured(
                 }
             }
             None if timed_out => {}
+            None if status.code() == Some(crate::process::reaper::NO_SPACE) => {
+                return Err(ToolError::Io {
+                    context: format!(
+                        "{}: the reaper of `{rendered}` could not write its report in `{}`",
+                        crate::process::full_filesystem(scratch),
+                        scratch.display()
+                    ),
+                    source: std::io::Error::from_raw_os_error(
+                        rustix::io::Errno::NOSPC.raw_os_error(),
+                    ),
+                });
+            }
             None => {
                 let tail = stderr.tail_text(STDERR_TAIL_BYTES);
                 return Err(ToolError::Io {
@@ -248,6 +264,16 @@ fn run_captured(
     };
     let outcome = classify(&rendered, timeout, ended, &stderr);
     Ok((outcome, stdout))
+}
+
+/// `context`, preceded by what [`crate::process::full_filesystem`] says of `dir`'s
+/// filesystem when `e` is `ENOSPC`.
+fn no_space_note(e: &std::io::Error, dir: &Path, context: String) -> String {
+    if crate::process::is_no_space(e) {
+        format!("{}: {context}", crate::process::full_filesystem(dir))
+    } else {
+        context
+    }
 }
 
 /// How a tool's run ended, for [`classify`].

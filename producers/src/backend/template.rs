@@ -7,7 +7,7 @@
 //!
 //! A word that holds a placeholder *and* looks like code is refused when the description is
 //! loaded ([`CommandTemplate::new`]): outside its placeholder tokens it holds whitespace or
-//! one of the [`CODE_BYTES`] (`;|&$`"'()<>*?[]{}\!#`). snapconf cannot tell which program
+//! one of the [`CODE_BYTES`] (`` ;|&$`"'()<>*?[]{}\!# ``). snapconf cannot tell which program
 //! reads a word as a script (`sh -c`, `env sh -c`, `bash -o pipefail -c`, `busybox sh -c`,
 //! `python3 -c`, `node -e`, …), so it never splices a value into one: a script gets its
 //! values as positional parameters instead,

@@ -203,15 +203,17 @@ fn cmdline(pid: i32) -> String {
 /// leaves the process tree, but the environment is inherited.
 pub const WORKER_TAG_VAR: &str = "SNAPCONF_WORKER_TAG";
 
-/// Kills (`SIGKILL`, with its process group when it leads one) every process that carries
-/// `WORKER_TAG_VAR=tag` in its environment or descends from `root`, except this process,
+/// Kills (`SIGKILL`, with its process group when it leads one) every process that descends
+/// from `root` or from an orphan (a child of init or of this process) that carries
+/// `WORKER_TAG_VAR=tag` in its environment, except this process,
 /// zombies and members of process group `spare_group` (the worker's own group, while it
 /// runs on); reaps those that are this process's children (reparented to it as the child
 /// subreaper). In rounds, so that what a killed process forked meanwhile is caught too.
 /// One line per process killed (`PID COMMAND LINE`), for a `hang` finding.
 ///
 /// A process that cleared its environment *and* left `root`'s tree (a double-forked
-/// daemon started with `env -i`) is not found.
+/// daemon started with `env -i`), or whose orphaned ancestor went to another subreaper,
+/// is not found.
 pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec<String> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut needle = format!("{WORKER_TAG_VAR}={tag}").into_bytes();
@@ -220,7 +222,16 @@ pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec
     let mut killed: Vec<i32> = Vec::new();
     for _ in 0..ROUNDS {
         let all = all_processes();
+        // Orphans are reparented to init or to the nearest subreaper (this process, in
+        // the binary): only those are checked for the tag (reading every process's
+        // environment after each request would cost), and their trees are taken whole.
         let mut tree = vec![root];
+        tree.extend(
+            all.iter()
+                .filter(|p| (p.ppid <= 1 || p.ppid == me) && p.pid != root)
+                .filter(|p| tagged(p.pid, &needle))
+                .map(|p| p.pid),
+        );
         let mut grew = true;
         while grew {
             grew = false;
@@ -234,7 +245,7 @@ pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec
         let found: Vec<&Proc> = all
             .iter()
             .filter(|p| p.pid != me && !p.zombie && Some(p.group) != spare_group)
-            .filter(|p| tree.contains(&p.pid) || tagged(p.pid, &needle))
+            .filter(|p| tree.contains(&p.pid))
             .collect();
         if found.is_empty() {
             break;

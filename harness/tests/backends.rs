@@ -380,6 +380,37 @@ fn broken_workers_are_named_the_run_continues_and_nothing_is_left_behind() {
     }
 }
 
+/// A worker that starts `setsid sh -c 'sleep 1000; :' MARKER` on each request: the
+/// process escapes the worker's process group and session, but is killed after the request
+/// and reported as a `hang` of the worker's pair; nothing is left when the run ends.
+#[test]
+fn a_workers_setsid_children_are_killed_and_reported_as_hang() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = tmp.path();
+    let escape = "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 1000; :', sys.argv[1]], \
+                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)";
+    let script = flaky(1000, "pass").replace("    try:\n", &format!("    {escape}\n    try:\n"));
+    assert!(script.contains("setsid"), "{script}");
+    let b = worker_backend(t, "escapes", &script);
+    let r = run(
+        t,
+        &b,
+        &["--producers", "none", "--extractors", "none"],
+        3,
+        NO_SPECIALS,
+    );
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let found = findings(&r.report);
+    assert!(
+        found.iter().any(|(check, _, _, message)| check == "hang"
+            && message.contains(" process(es) running after it ended (killed): ")
+            && message.contains("sleep 1000")),
+        "a hang names the escaped process: {found:?}\n{}",
+        r.stderr
+    );
+    assert_eq!(processes_mentioning(t), Vec::<String>::new());
+}
+
 /// The hostile archive of docs/cases.md H11 (`SYM up -> ..`, then `REG up/exploit/foo/bar`):
 /// extracting it naively writes `exploit/foo/bar` beside the root.
 fn h11_archive(path: &Path) {

@@ -319,3 +319,207 @@ fn a_description_switches_modes() {
     assert!(c.worker().is_none());
     assert_eq!(call(&c, &s), Outcome::Success);
 }
+
+/// Every file named `PWNED` under `dir`, recursively.
+fn pwned_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_name() == "PWNED" {
+                found.push(p.clone());
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// The values of `{root}`, `{archive}`, `{exclude_file}` and `{dir}` hold `$(…)`,
+/// backticks, `;`, a newline and spaces. Passed to `sh -c`, `env sh -c` and
+/// `bash -o pipefail -c` scripts as positional parameters (the only form a description may
+/// use), they arrive byte for byte and run nothing: no `PWNED` file appears in the test's
+/// cwd or anywhere under the directories involved.
+#[test]
+fn hostile_paths_reach_scripts_as_positional_parameters_and_run_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let evil = "e $(touch PWNED) `touch PWNED` ; touch PWNED\n x";
+    let base = tmp.path().join(evil);
+    let dir = base.join(format!("dir {evil}"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let script = r#"printf '%s\000' "$1" "$2" "$3" "$4" > "$OUT""#;
+    let args = r#""sh", "{root}", "{archive}", "{exclude_file}", "{dir}""#;
+    let text = format!(
+        "name = \"evil\"\n\
+         capture = [\"env\", \"OUT={{archive}}\", \"sh\", \"-c\", '''{script}''', {args}]\n\
+         validate = [\"bash\", \"-o\", \"pipefail\", \"-c\", '''OUT=\"$1/validated\"; {script}''', {args}]\n\
+         hydrate = [\"sh\", \"-c\", '''OUT=\"$1/hydrated\"; {script}''', {args}]\n"
+    );
+    let path = dir.join("b.toml");
+    std::fs::write(&path, text).expect("write the description");
+    let b = Backend::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let root = base.join(format!("root {evil}"));
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let archive = base.join(format!("archive {evil}.tar"));
+    let scratch = base.join(format!("scratch {evil}"));
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let expect = |got: Vec<u8>| {
+        let dir = dir.canonicalize().expect("canonical dir");
+        let want: Vec<&[u8]> = vec![
+            root.as_os_str().as_encoded_bytes(),
+            archive.as_os_str().as_encoded_bytes(),
+            &[],
+            dir.as_os_str().as_encoded_bytes(),
+        ];
+        let fields: Vec<&[u8]> = got.split(|&b| b == 0).take(4).collect();
+        assert_eq!(fields[0], want[0]);
+        assert_eq!(fields[1], want[1]);
+        assert!(
+            fields[2].starts_with(scratch.as_os_str().as_encoded_bytes())
+                && fields[2].ends_with(b"/exclude"),
+            "{:?}",
+            String::from_utf8_lossy(fields[2])
+        );
+        assert_eq!(fields[3], want[3]);
+    };
+    assert_eq!(
+        capture(&b, &root, &archive, &[], &scratch),
+        Outcome::Success
+    );
+    expect(std::fs::read(&archive).expect("the capture wrote the archive"));
+    assert_eq!(hydrate(&b, &archive, &root, &scratch), Outcome::Success);
+    expect(std::fs::read(root.join("validated")).expect("the validate step ran"));
+    expect(std::fs::read(root.join("hydrated")).expect("the hydrate step ran"));
+    let cwd = std::env::current_dir().expect("cwd");
+    assert!(!cwd.join("PWNED").exists(), "code ran in the test's cwd");
+    assert_eq!(pwned_under(tmp.path()), Vec::<PathBuf>::new());
+}
+
+/// Tools run in the request's scratch dir (worker: a private dir), never in the caller's
+/// cwd: a hydrate step and a worker writing `cwd-marker` to `.` leave it there, not in the
+/// test's cwd.
+#[test]
+fn tools_run_in_the_scratch_dir_not_in_our_cwd() {
+    let s = Scene::new();
+    let cwd = std::env::current_dir().expect("cwd");
+    let marker = cwd.join("cwd-marker");
+    let _ = std::fs::remove_file(&marker);
+    let b = backend(
+        &s.dir,
+        "name = \"cwd\"\ncapture = [\"true\"]\nhydrate = [\"sh\", \"-c\", \"echo here > cwd-marker\"]\n",
+    );
+    let scratch = s.fresh("scratch-cwd");
+    let out = hydrate(&b, &s.dir.join("a.tar"), &s.fresh("root-cwd"), &scratch);
+    let leaked = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    assert_eq!(out, Outcome::Success);
+    assert!(!leaked, "the hydrate step wrote into the test's cwd");
+    assert!(
+        scratch.join("cwd-marker").exists(),
+        "it ran in the scratch dir"
+    );
+
+    let w = sh_worker(
+        &s,
+        "cwd-worker",
+        r#"echo here > cwd-marker; while read l; do echo "{\"ok\":true}"; done"#,
+    );
+    assert_eq!(call(&w, &s), Outcome::Success);
+    drop(w);
+    let leaked = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    assert!(!leaked, "the worker wrote into the test's cwd");
+}
+
+/// The most bytes held at once, while `f` runs, by regular files this process has open
+/// (anonymous captures included) and by files under `dir`; sampled every 5 ms.
+fn peak_file_bytes<T>(dir: &Path, f: impl FnOnce() -> T) -> (T, u64) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    fn sample(dir: &Path) -> u64 {
+        let mut total = 0;
+        for e in std::fs::read_dir("/proc/self/fd")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(m) = std::fs::metadata(e.path()) {
+                if m.is_file() {
+                    total += std::os::unix::fs::MetadataExt::blocks(&m) * 512;
+                }
+            }
+        }
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                match e.metadata() {
+                    Ok(m) if m.is_dir() => todo.push(e.path()),
+                    Ok(m) => total += std::os::unix::fs::MetadataExt::blocks(&m) * 512,
+                    Err(_) => {}
+                }
+            }
+        }
+        total
+    }
+    let done = AtomicBool::new(false);
+    let peak = AtomicU64::new(0);
+    let out = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(sample(dir), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let out = f();
+        done.store(true, Ordering::Relaxed);
+        out
+    });
+    (out, peak.load(Ordering::Relaxed))
+}
+
+/// A tool printing 200 MB on stdout and on stderr (a command step, and a worker on its
+/// stderr) ends with its evidence saying how many bytes were dropped, and no file grew
+/// past a few MiB meanwhile (the captures are capped pipes, not scratch files).
+#[test]
+fn floods_of_output_are_capped_and_counted() {
+    let s = Scene::new();
+    let flood =
+        "head -c 200000000 /dev/zero; head -c 200000000 /dev/zero >&2; echo last words >&2; exit 3";
+    let b = backend(
+        &s.dir,
+        &format!(
+            "name = \"flood\"\ncapture = [\"true\"]\nhydrate = [\"sh\", \"-c\", \"{flood}\"]\n"
+        ),
+    );
+    let scratch = s.fresh("scratch-flood");
+    let (out, peak) = peak_file_bytes(&s.dir, || {
+        hydrate(&b, &s.dir.join("a.tar"), &s.fresh("root-flood"), &scratch)
+    });
+    let Outcome::Refused { message } = out else {
+        panic!("refused expected, got {out:?}")
+    };
+    assert!(message.contains("last words"), "{message}");
+    let dropped = 200_000_000 + "last words\n".len() - (16 << 20);
+    assert!(
+        message.contains(&format!("[{dropped} bytes dropped]")),
+        "{message}"
+    );
+    assert!(peak < 8 << 20, "files held {peak} bytes at the peak");
+
+    let w = sh_worker(
+        &s,
+        "flood-worker",
+        "read l; head -c 50000000 /dev/zero >&2; echo last words >&2; exit 4",
+    );
+    let (out, peak) = peak_file_bytes(&s.dir, || call(&w, &s));
+    let Outcome::Refused { message } = out else {
+        panic!("refused expected, got {out:?}")
+    };
+    assert!(
+        message.contains("last words [") && message.contains(" bytes dropped]"),
+        "{message}"
+    );
+    assert!(peak < 8 << 20, "files held {peak} bytes at the peak");
+}

@@ -165,8 +165,10 @@ fn run(
     args: &[&str],
     path: &Path,
 ) -> Result<Option<Result<Vec<u8>, String>>, ParsersError> {
+    // The parser runs in the scratch dir, not in our cwd: a relative path is made absolute.
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut cmd = Command::new(prog);
-    cmd.args(args).arg(path).env("LC_ALL", "C");
+    cmd.args(args).arg(&path).env("LC_ALL", "C");
     match run_with_timeout_capturing_stdout(&mut cmd, &std::env::temp_dir(), LIST_TIMEOUT) {
         Ok((Outcome::Success, stdout)) => Ok(Some(Ok(stdout))),
         Ok((Outcome::Refused { message } | Outcome::Hang { message }, _)) => Ok(Some(Err(message))),

@@ -82,8 +82,9 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     );
     let units = opts.shard_len() * (opts.producers.len() * opts.extractors.len()) as u64;
     let mut progress = Progress::counting(units, "sequences");
-    let report =
-        run_lifecycle(&opts, &mut |ev| progress.event(&ev)).context("the lifecycle run failed")?;
+    let report = run_lifecycle(&opts, &mut |ev| progress.event(&ev))
+        .map_err(|e| super::run::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
+        .context("the lifecycle run failed")?;
     progress.finish();
     let dir = &opts.report_dir;
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;

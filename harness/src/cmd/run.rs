@@ -405,8 +405,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         s.opts.jobs
     );
     let mut progress = Progress::new(a.cases);
-    let mut report =
-        run_matrix(&s.opts, &mut |ev| progress.event(&ev)).context("the run failed")?;
+    let jail_base = s.opts.env.jail_base.clone();
+    let mut report = run_matrix(&s.opts, &mut |ev| progress.event(&ev))
+        .map_err(|e| name_a_full_jail(e.into(), jail_base.as_deref()))
+        .context("the run failed")?;
     progress.finish();
     backends::print_notes(&s.backends);
     report.notes.extend(notes);
@@ -416,6 +418,27 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         return Ok(INTERRUPTED);
     }
     Ok(code)
+}
+
+/// `e`, with "the jail filesystem `MOUNT` is full (ENOSPC)" added as its context when one
+/// of its causes is `ENOSPC` (or prints `os error 28`, as a tool's or reaper's stderr does)
+/// and no cause says so already; `jail_base` is where the jails were made (the system temp
+/// dir when `None`).
+pub fn name_a_full_jail(e: anyhow::Error, jail_base: Option<&Path>) -> anyhow::Error {
+    let said = e
+        .chain()
+        .any(|c| c.to_string().contains("is full (ENOSPC)"));
+    let full = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(snapconf_producers::process::is_no_space)
+            || c.to_string().contains("(os error 28)")
+    });
+    if !full || said {
+        return e;
+    }
+    let base = jail_base.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let message = snapconf_producers::process::full_filesystem(&base);
+    e.context(message)
 }
 
 /// Run external tools in a private mount namespace when the machine allows it; otherwise

@@ -10,7 +10,7 @@ use super::worker::Worker;
 use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
-use std::io::{Read, Seek, SeekFrom};
+use crate::process::capture::Capture;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -157,13 +157,17 @@ impl Backend {
             dir: &self.desc.dir,
         };
         let mut cmd = t.command(&vars, &self.desc.env);
-        let out = tempfile::tempfile().ok()?;
-        let mut reader = out.try_clone().ok()?;
+        // At most 64 KiB of what it prints is kept; it runs in a directory of its own.
+        let (out, out_child) = Capture::start(64 << 10, 0).ok()?;
+        let cwd = tempfile::tempdir().ok()?;
         cmd.stdin(Stdio::null())
-            .stdout(out)
+            .stdout(out_child)
             .stderr(Stdio::null())
+            .current_dir(cwd.path())
             .process_group(0);
-        let mut child = cmd.spawn().ok()?;
+        let spawned = cmd.spawn();
+        drop(cmd);
+        let mut child = spawned.ok()?;
         let pid = rustix::process::Pid::from_child(&child);
         let started = Instant::now();
         let status = loop {
@@ -180,9 +184,7 @@ impl Backend {
         if !status?.success() {
             return None;
         }
-        let mut text = String::new();
-        reader.seek(SeekFrom::Start(0)).ok()?;
-        reader.read_to_string(&mut text).ok()?;
+        let text = String::from_utf8_lossy(&out.bytes().0).into_owned();
         text.lines()
             .map(str::trim)
             .find(|l| !l.is_empty())

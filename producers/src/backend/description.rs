@@ -266,4 +266,42 @@ mod tests {
         let e = parse("name = \"T T\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n").expect_err("name");
         assert!(e.contains("`name`"), "{e}");
     }
+    /// A placeholder inside a script is refused when the file is loaded, for every
+    /// placeholder and every way of starting a shell; the error names the file, the key
+    /// and the word, and shows the positional-parameter form.
+    #[test]
+    fn placeholders_inside_scripts_are_refused_at_load() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let path = t.path().join("b.toml");
+        for p in ["{root}", "{archive}", "{exclude_file}", "{dir}"] {
+            for (key, shell) in [
+                ("hydrate", r#""sh", "-c""#),
+                ("capture", r#""env", "sh", "-c""#),
+                ("validate", r#""bash", "-o", "pipefail", "-c""#),
+                ("recover", r#""/usr/bin/env", "bash", "-c""#),
+            ] {
+                let script = format!("tar -xf {p} && touch ok");
+                let mut text = String::from("name = \"t\"\n");
+                for k in ["capture", "hydrate", "validate", "recover"] {
+                    if k == key {
+                        text.push_str(&format!("{k} = [{shell}, '{script}']\n"));
+                    } else if k == "capture" || k == "hydrate" {
+                        text.push_str(&format!("{k} = [\"true\"]\n"));
+                    }
+                }
+                std::fs::write(&path, &text).expect("write");
+                let e = BackendDescription::load(&path)
+                    .map(|_| ())
+                    .expect_err("a placeholder in a script")
+                    .to_string();
+                assert!(e.contains(&format!("`{}`", path.display())), "{e}");
+                assert!(e.contains(&format!("`{key}`")), "{e}");
+                assert!(e.contains(&format!("`{script}`")), "{e}");
+                assert!(
+                    e.contains(r#"["sh", "-c", "tar -xf \"$1\"", "sh", "{archive}"]"#),
+                    "{e}"
+                );
+            }
+        }
+    }
 }

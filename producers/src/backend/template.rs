@@ -1,12 +1,23 @@
 //! Command templates: argv words with `{placeholder}`s, substituted without a shell.
 //!
-//! A template is a TOML array of words, `["tar", "-xf", "{archive}", "-C", "{root}"]`. Each
-//! word becomes exactly one argv word: a placeholder's value is spliced in as bytes and
-//! never re-split, globbed or interpreted, so a root holding spaces, quotes, `$(…)` or
-//! non-UTF-8 bytes reaches the program intact. Only when the template itself runs a shell
-//! script (`sh -c SCRIPT`, likewise `bash`, `dash`, `zsh`, `ksh`) is a placeholder inside
-//! SCRIPT replaced by its single-quoted form (see [`shell_quote`]); the safer habit is to
-//! pass values as positional parameters: `["sh", "-c", "tar -xf \"$1\"", "sh", "{archive}"]`.
+//! A template is a TOML array of words, `["tar", "-xf", "{archive}", "-C", "{root}"]`. The
+//! rule: **a placeholder becomes (part of) exactly one argv word, and never part of code.**
+//! Its value is spliced in as bytes and never re-split, globbed, quoted or interpreted, so a
+//! root holding spaces, quotes, `$(…)` or non-UTF-8 bytes reaches the program intact.
+//!
+//! A word that holds a placeholder *and* looks like code is refused when the description is
+//! loaded ([`CommandTemplate::new`]): outside its placeholder tokens it holds whitespace or
+//! one of the [`CODE_BYTES`] (`` ;|&$`"'()<>*?[]{}\!# ``). snapconf cannot tell which program
+//! reads a word as a script (`sh -c`, `env sh -c`, `bash -o pipefail -c`, `busybox sh -c`,
+//! `python3 -c`, `node -e`, …), so it never splices a value into one: a script gets its
+//! values as positional parameters instead,
+//! `["sh", "-c", "tar -xf \"$1\"", "sh", "{archive}"]`. Option-like words such as
+//! `--file={archive}`, `-C{root}`, `{dir}/helper.py` and `--exclude-from={exclude_file}`
+//! stay allowed.
+//!
+//! What the rule cannot see: a word that is *only* a placeholder passed where a program
+//! expects a script (`["sh", "-c", "{archive}"]`) runs the value as code. Don't write that;
+//! the value is a path snapconf chooses, but nothing checks it here.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -16,8 +27,10 @@ use std::process::Command;
 /// The placeholders a template may use.
 pub const PLACEHOLDERS: &[&str] = &["{root}", "{archive}", "{exclude_file}", "{dir}"];
 
-/// Shells whose `-c` script argument gets quoted substitutions.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash"];
+/// The bytes that make a word holding a placeholder "look like code" (besides whitespace),
+/// when they appear outside the placeholder tokens: shell metacharacters, quotes, globs,
+/// brackets and braces, the escape character, comment and history characters.
+pub const CODE_BYTES: &[u8] = b";|&$`\"'()<>*?[]{}\\!#";
 
 /// One command line with placeholders; see the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +55,10 @@ impl CommandTemplate {
     /// A template from its words.
     ///
     /// # Errors
-    /// A message (without the key; the caller adds it) when there are no words, the program
-    /// word is empty, or a word holds `{name}` for a name that is not a placeholder.
+    /// A message (without the file and key; the caller adds them) when there are no words,
+    /// the program word is empty, a word holds `{name}` for a name that is not a
+    /// placeholder, or a word holds a placeholder and looks like code (see the module docs;
+    /// the message names the word and shows the positional-parameter form).
     pub fn new(words: Vec<String>) -> Result<Self, String> {
         match words.first() {
             None => return Err("the command has no words".into()),
@@ -69,6 +84,14 @@ impl CommandTemplate {
                 }
                 rest = &after[close + 1..];
             }
+            if let Some(why) = code_in_word(w) {
+                return Err(format!(
+                    "word `{}` puts a placeholder into what looks like code ({why}); a value is \
+                     never spliced into a script: pass it as a positional parameter instead, \
+                     e.g. [\"sh\", \"-c\", \"tar -xf \\\"$1\\\"\", \"sh\", \"{{archive}}\"]",
+                    w.escape_debug()
+                ));
+            }
         }
         Ok(CommandTemplate { words })
     }
@@ -88,22 +111,13 @@ impl CommandTemplate {
         self.words.iter().any(|w| w.contains(placeholder))
     }
 
-    /// The words with `vars` substituted, as argv bytes.
+    /// The words with `vars` substituted, as argv bytes: one argv word per template word,
+    /// each placeholder replaced by its value's raw bytes (no quoting, no splitting).
     pub fn render(&self, vars: &Vars<'_>) -> Vec<OsString> {
-        let program = self.words.first().map_or("", String::as_str);
-        let base = program.rsplit('/').next().unwrap_or(program);
-        let is_shell = SHELLS.contains(&base);
-        let mut out = Vec::with_capacity(self.words.len());
-        for (i, w) in self.words.iter().enumerate() {
-            let script = is_shell
-                && i >= 2
-                && self.words[i - 1].starts_with('-')
-                && !self.words[i - 1].starts_with("--")
-                && self.words[i - 1].contains('c')
-                && self.words[1..i - 1].iter().all(|x| x.starts_with('-'));
-            out.push(OsString::from_vec(substitute(w, vars, script)));
-        }
-        out
+        self.words
+            .iter()
+            .map(|w| OsString::from_vec(substitute(w, vars)))
+            .collect()
     }
 
     /// A [`Command`] for the rendered words, with `env` added to snapconf's environment.
@@ -120,8 +134,30 @@ impl CommandTemplate {
     }
 }
 
-/// `word` with every placeholder replaced by its value's bytes; shell-quoted when `quote`.
-fn substitute(word: &str, vars: &Vars<'_>, quote: bool) -> Vec<u8> {
+/// Why `word` looks like code, if it holds a placeholder and, outside its placeholder
+/// tokens, whitespace or one of [`CODE_BYTES`]; `None` when it holds no placeholder or
+/// none of those.
+fn code_in_word(word: &str) -> Option<String> {
+    if !PLACEHOLDERS.iter().any(|p| word.contains(p)) {
+        return None;
+    }
+    let mut rest = word.to_owned();
+    for p in PLACEHOLDERS {
+        rest = rest.replace(p, "");
+    }
+    rest.chars().find_map(|c| {
+        if c.is_whitespace() {
+            Some(format!("whitespace {}", c.escape_debug()))
+        } else if c.is_ascii() && CODE_BYTES.contains(&(c as u8)) {
+            Some(format!("`{c}`"))
+        } else {
+            None
+        }
+    })
+}
+
+/// `word` with every placeholder replaced by its value's bytes.
+fn substitute(word: &str, vars: &Vars<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(word.len());
     let mut rest = word.as_bytes();
     'outer: while !rest.is_empty() {
@@ -132,12 +168,7 @@ fn substitute(word: &str, vars: &Vars<'_>, quote: bool) -> Vec<u8> {
             ("{dir}", vars.dir),
         ] {
             if rest.starts_with(token.as_bytes()) {
-                let bytes = value.as_os_str().as_bytes();
-                if quote {
-                    out.extend_from_slice(&shell_quote(bytes));
-                } else {
-                    out.extend_from_slice(bytes);
-                }
+                out.extend_from_slice(value.as_os_str().as_bytes());
                 rest = &rest[token.len()..];
                 continue 'outer;
             }
@@ -150,6 +181,8 @@ fn substitute(word: &str, vars: &Vars<'_>, quote: bool) -> Vec<u8> {
 
 /// `value` as one POSIX shell word: wrapped in single quotes, each `'` written `'\''`.
 /// Every byte other than `'` is literal inside single quotes, so the result never expands.
+/// For showing commands to humans (reproduction lines); templates never use it: no value is
+/// spliced into a script.
 pub fn shell_quote(value: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(value.len() + 2);
     out.push(b'\'');
@@ -193,27 +226,57 @@ mod tests {
         assert_eq!(words[4].as_bytes(), b"{}", "non-placeholders stay literal");
     }
 
-    /// Inside a shell's `-c` script a value is single-quoted, so it cannot inject code.
+    /// No word is ever quoted or rewritten for a shell: a placeholder passed as a positional
+    /// parameter after a script arrives raw, and the script text has no placeholder.
     #[test]
-    fn shell_scripts_get_quoted_values() {
+    fn positional_parameters_stay_raw() {
         let root = Path::new("/j/it's; rm -rf /");
-        let words = t(&["/bin/sh", "-ec", "cd {root} && ls", "sh", "{root}"]).render(&vars(root));
-        assert_eq!(words[2].as_bytes(), b"cd '/j/it'\\''s; rm -rf /' && ls");
-        assert_eq!(
-            words[4].as_bytes(),
-            b"/j/it's; rm -rf /",
-            "positional stays raw"
-        );
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "printf %s {}",
-                String::from_utf8_lossy(&shell_quote(b"a'b $HOME `x`"))
-            ))
-            .output()
-            .map(|o| o.stdout)
-            .unwrap_or_default();
-        assert_eq!(out, b"a'b $HOME `x`");
+        let words = t(&["/bin/sh", "-ec", "cd \"$1\" && ls", "sh", "{root}"]).render(&vars(root));
+        assert_eq!(words[2].as_bytes(), b"cd \"$1\" && ls");
+        assert_eq!(words[4].as_bytes(), b"/j/it's; rm -rf /");
+    }
+
+    /// A placeholder inside anything that looks like code is refused, whatever program
+    /// reads it (a shell behind `env`, `bash -o pipefail`, `busybox`, `python3 -c`,
+    /// `node -e`), and the message names the word and shows the positional form.
+    #[test]
+    fn placeholders_inside_code_are_refused() {
+        for p in PLACEHOLDERS {
+            for words in [
+                vec!["sh", "-c", &format!("tar -xf {p}")],
+                vec!["env", "sh", "-c", &format!("cat {p}")],
+                vec!["bash", "-o", "pipefail", "-c", &format!("x={p};y")],
+                vec!["busybox", "sh", "-c", &format!("ls '{p}'")],
+                vec!["python3", "-c", &format!("open(\"{p}\")")],
+                vec!["node", "-e", &format!("require({p})")],
+                vec!["x", &format!("{p}$(y)")],
+                vec!["x", &format!("{p}\nz")],
+                vec!["x", &format!("`{p}`")],
+                vec!["x", &format!("{{{p}}}")],
+            ] {
+                let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+                let e = CommandTemplate::new(words.clone()).expect_err("code with a placeholder");
+                let last = words.last().map(|w| w.escape_debug().to_string());
+                assert!(
+                    e.contains(&format!("`{}`", last.unwrap_or_default())),
+                    "{e}"
+                );
+                assert!(e.contains("positional parameter"), "{e}");
+            }
+        }
+        for ok in [
+            "--file={archive}",
+            "{dir}/x.py",
+            "-C{root}",
+            "--exclude-from={exclude_file}",
+            "{root}",
+            "a,b:c@{root}+%=.",
+        ] {
+            assert!(
+                CommandTemplate::new(vec!["x".into(), ok.into()]).is_ok(),
+                "`{ok}` is an ordinary argument"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! The persistent worker: one long-lived process per backend, answering JSON lines.
 //!
-//! The worker starts lazily, at the first request, in a process group of its own, with its
-//! stdin and stdout as pipes and its stderr in an anonymous temporary file (kept as evidence).
+//! The worker starts lazily, at the first request, in a process group of its own, in a
+//! private temporary directory as its working directory (removed when it ends; never the
+//! user's cwd), with its stdin and stdout as pipes and its stderr captured through a pipe
+//! (its first 8 MiB and last 8 MiB kept as evidence, the rest counted:
+//! [`crate::process::capture`]).
 //! Each request is one line ([`Request`]); the answer is one line ([`Response`]), read by a
 //! helper thread so that a wait can time out.
 //!
@@ -18,14 +21,24 @@
 //! request is refused at once, so the run goes on with the other pairs. Dropping the
 //! [`Worker`] kills its process group; a worker must also exit when its stdin closes, which
 //! covers snapconf itself being killed.
+//!
+//! Processes the worker leaves: every process it starts carries
+//! `SNAPCONF_WORKER_TAG=<tag>` ([`crate::process::stragglers::WORKER_TAG_VAR`]) in its
+//! environment, which `setsid` and reparenting keep. After each answered request, every
+//! tagged process or descendant of the worker that left the worker's process group (a
+//! `setsid` or daemonised child) is killed and handed to the step's straggler list
+//! ([`crate::process::stragglers::reap_stragglers`]), so the step gets a `hang` finding;
+//! when the worker is killed (timeout, death, garbage) everything tagged goes with it, also
+//! reported for that step. At drop (the end of the run) whatever is left is killed and
+//! named on stderr.
 
 use super::protocol::{PathField, Request, Response};
 use super::template::{CommandTemplate, Vars};
 use crate::adapter::{Outcome, ToolError};
-use crate::process::run::{read_tail, render_command, STDERR_TAIL_BYTES};
+use crate::process::capture::Capture;
+use crate::process::run::{render_command, STDERR_TAIL_BYTES};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -79,16 +92,44 @@ struct Running {
     pid: Pid,
     stdin: ChildStdin,
     lines: Receiver<std::io::Result<Vec<u8>>>,
-    stderr: File,
+    stderr: Capture,
+    /// The value of [`crate::process::stragglers::WORKER_TAG_VAR`] its processes carry.
+    tag: String,
+    /// The worker's working directory, removed after it is killed.
+    _cwd: tempfile::TempDir,
 }
 
 impl Running {
-    /// Kill the whole group and reap the leader; the status, if it could be read.
-    fn kill(mut self) -> Option<std::process::ExitStatus> {
+    /// Kill the whole group and every process the worker left (tagged or descended),
+    /// reap the leader; the status, if it could be read, and one line per other process
+    /// killed that had left the group (`PID COMMAND LINE`).
+    fn kill_all(mut self) -> (Option<std::process::ExitStatus>, Vec<String>) {
+        let raw = self.pid.as_raw_nonzero().get();
+        // Before the group is killed: what left it is told apart from its members.
+        let left = crate::process::stragglers::kill_tagged(&self.tag, raw, Some(raw));
         let _ = kill_process_group(self.pid, Signal::KILL);
+        // The leader is an unreaped zombie now at the latest, so its pid is not reused
+        // while the tagged rest is looked for.
+        let _ = crate::process::stragglers::kill_tagged(&self.tag, raw, None);
         let status = self.child.wait().ok();
         crate::process::stragglers::unregister_persistent(self.pid);
+        (status, left)
+    }
+
+    /// [`Running::kill_all`], handing what the worker left to this thread's step
+    /// ([`crate::process::stragglers::reap_stragglers`]: a `hang` finding); the status.
+    fn kill(self) -> Option<std::process::ExitStatus> {
+        let (status, left) = self.kill_all();
+        crate::process::stragglers::hand_over(left);
         status
+    }
+
+    /// Kills every process the worker left outside its process group (it runs on), and
+    /// hands them to this thread's step.
+    fn reap_escaped(&self) {
+        let raw = self.pid.as_raw_nonzero().get();
+        let left = crate::process::stragglers::kill_tagged(&self.tag, raw, Some(raw));
+        crate::process::stragglers::hand_over(left);
     }
 }
 
@@ -154,15 +195,27 @@ impl Worker {
 
     fn start(&self) -> Result<Running, String> {
         let mut cmd = self.command();
-        let stderr = tempfile::tempfile().map_err(|e| format!("creating a stderr capture: {e}"))?;
-        let stderr_child = stderr
-            .try_clone()
-            .map_err(|e| format!("duplicating the stderr capture: {e}"))?;
+        static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let tag = format!(
+            "{}-{}",
+            std::process::id(),
+            STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let (stderr, stderr_child) =
+            Capture::stderr().map_err(|e| format!("creating a pipe for its stderr: {e}"))?;
+        let cwd = tempfile::Builder::new()
+            .prefix("snapconf-worker-")
+            .tempdir()
+            .map_err(|e| format!("creating its working directory: {e}"))?;
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr_child)
+            .current_dir(cwd.path())
+            .env(crate::process::stragglers::WORKER_TAG_VAR, &tag)
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
+        let spawned = cmd.spawn();
+        drop(cmd);
+        let mut child = spawned.map_err(|e| format!("could not start: {e}"))?;
         let pid = Pid::from_child(&child);
         crate::process::stragglers::register_persistent(pid);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -196,6 +249,8 @@ impl Worker {
             stdin,
             lines: rx,
             stderr,
+            tag,
+            _cwd: cwd,
         })
     }
 
@@ -270,6 +325,7 @@ impl Worker {
         match answer {
             Ok(Ok(bytes)) => match serde_json::from_slice::<Response>(&bytes) {
                 Ok(resp) => {
+                    running.reap_escaped();
                     state.running = Some(running);
                     Ok(if resp.ok {
                         Outcome::Success
@@ -283,8 +339,8 @@ impl Worker {
                     })
                 }
                 Err(e) => {
-                    let mut running = running;
-                    let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                    let running = running;
+                    let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
                     let _ = running.kill();
                     let shown = String::from_utf8_lossy(&bytes);
                     let shown: String = shown.trim_end().chars().take(200).collect();
@@ -305,8 +361,8 @@ impl Worker {
                 Ok(Outcome::Hang { message })
             }
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
-                let mut running = running;
-                let tail = read_tail(&mut running.stderr, STDERR_TAIL_BYTES);
+                let running = running;
+                let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
                 let status = running.kill();
                 let (how, signalled) = match status {
                     Some(s) if s.signal().is_some() => (
@@ -360,7 +416,17 @@ impl Drop for Worker {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = state.running.take() {
-            let _ = r.kill();
+            let (_, left) = r.kill_all();
+            if !left.is_empty() {
+                // Not `eprintln!`, which panics when stderr cannot be written.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "snapconf: backend `{}` worker left {} process(es) running at its end (killed): {}",
+                    self.name,
+                    left.len(),
+                    left.join("; ")
+                );
+            }
         }
     }
 }

@@ -36,6 +36,10 @@ pub const REAP_ARG: &str = "__snapconf-reap";
 /// reaper itself (it never should have to).
 pub const GRACE: Duration = Duration::from_secs(10);
 
+/// The reaper's exit code when its report could not be written because the filesystem
+/// holding it is full (`ENOSPC`).
+pub const NO_SPACE: i32 = 4;
+
 static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
 
 /// Run every external command from now on under a reaper: `program` (the running
@@ -104,22 +108,25 @@ pub fn args(report: &Path, deadline: Duration) -> Vec<OsString> {
 
 /// The reaper itself: `args` are what follows [`REAP_ARG`] on the command line (`REPORT
 /// DEADLINE_MS -- COMMAND...`). Returns the reaper's exit code: 0 when the report was
-/// written (whatever the command did, including not starting), 2 for bad arguments, 3 when
-/// the report could not be written (a message on stderr says which).
+/// written (whatever the command did, including not starting), 2 for bad arguments,
+/// [`NO_SPACE`] (4) when the report could not be written because its filesystem is full,
+/// 3 for other failures (a message on stderr says which). It never panics.
 pub fn main(args: &[OsString]) -> i32 {
     let (report, deadline, command) = match parse(args) {
         Ok(parsed) => parsed,
         Err(e) => {
-            eprintln!("snapconf {REAP_ARG}: {e}");
+            say(&format!("snapconf {REAP_ARG}: {e}"));
             return 2;
         }
     };
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
-        eprintln!("snapconf {REAP_ARG}: cannot become a child subreaper: {e}");
+        say(&format!(
+            "snapconf {REAP_ARG}: cannot become a child subreaper: {e}"
+        ));
         return 3;
     }
     let Some((program, rest)) = command.split_first() else {
-        eprintln!("snapconf {REAP_ARG}: no command");
+        say(&format!("snapconf {REAP_ARG}: no command"));
         return 2;
     };
     let mut child = match std::process::Command::new(program)
@@ -147,7 +154,9 @@ pub fn main(args: &[OsString]) -> i32 {
             (None, None) => "exit 255".to_owned(),
         },
         (false, Err(e)) => {
-            eprintln!("snapconf {REAP_ARG}: cannot wait for the command: {e}");
+            say(&format!(
+                "snapconf {REAP_ARG}: cannot wait for the command: {e}"
+            ));
             return 3;
         }
     };
@@ -165,18 +174,31 @@ fn libc_enoent() -> i32 {
     rustix::io::Errno::NOENT.raw_os_error()
 }
 
-/// Writes the report; the reaper's exit code (0, or 3 with a message).
+/// Writes the report; the reaper's exit code (0; [`NO_SPACE`] when the filesystem is full;
+/// else 3), with a message on stderr when it fails.
 fn write_report(report: &Path, text: String) -> i32 {
     match std::fs::write(report, text) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!(
+            say(&format!(
                 "snapconf {REAP_ARG}: cannot write `{}`: {e}",
                 report.display()
-            );
-            3
+            ));
+            if e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error()) {
+                NO_SPACE
+            } else {
+                3
+            }
         }
     }
+}
+
+/// Writes `message` and a newline to stderr, ignoring failures: `eprintln!` panics when
+/// stderr cannot be written (a full filesystem under a capture file, a closed pipe), and a
+/// reaper that panics reports nothing.
+fn say(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 /// Waits for `pid` until `deadline`, and gives up early if this reaper's parent (the

@@ -1,26 +1,27 @@
 //! Running an external tool under a timeout, and probing its version.
 //!
-//! Every tool runs in a process group of its own with stdin from `/dev/null` and stdout and
-//! stderr redirected to files in the request's scratch directory (never pipes, so a chatty
-//! tool cannot deadlock against us). We poll for its exit with `waitid(WNOWAIT)`, which
+//! Every tool runs in a process group of its own, with the request's scratch directory as
+//! its working directory (unless the caller chose one: a tool's writes to `.` never land in
+//! the user's cwd), stdin from `/dev/null`, and stdout and stderr captured through pipes
+//! drained by threads that keep a bounded head and tail ([`crate::process::capture`]: a tool
+//! printing gigabytes neither fills the scratch dir nor blocks against us). We poll for its exit with `waitid(WNOWAIT)`, which
 //! leaves the leader a zombie: while it is unreaped its pid, and so the process-group id,
 //! cannot be reused, so killing the group afterwards can never hit an unrelated process.
 //! After the leader ends (or the timeout passes) the whole group gets `SIGKILL`, so no
 //! background child of the tool outlives the run.
 
 use crate::adapter::{Availability, Outcome, ToolError};
+use crate::process::capture::{Capture, STDOUT_LISTING_BYTES};
 use crate::process::limits::Limits;
 use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 use std::ffi::OsStr;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How much of the tail of a tool's stderr a refusal keeps as evidence, in bytes.
-pub const STDERR_TAIL_BYTES: u64 = 2048;
+pub const STDERR_TAIL_BYTES: usize = 2048;
 
 /// The longest wait between two polls for the tool's exit.
 const MAX_POLL: Duration = Duration::from_millis(20);
@@ -46,21 +47,25 @@ pub fn render_command(cmd: &Command) -> String {
 
 /// Run `cmd` to completion or until `timeout` (wall clock) passes.
 ///
-/// stdout and stderr go to anonymous temporary files created in `scratch` (removed when
-/// the run ends); stdin is `/dev/null`. The child starts a new process group
+/// The tool runs in `scratch` (its working directory, unless `cmd` sets one). stdout is
+/// drained and discarded; stderr is captured through a pipe, keeping at most
+/// [`crate::process::capture::STDERR_HEAD_BYTES`] of its head and
+/// [`crate::process::capture::STDERR_TAIL_BYTES_KEPT`] of its tail (16 MiB in all), and
+/// nothing is written to `scratch` for it; stdin is `/dev/null`. The child starts a new process group
 /// (`process_group(0)`), and that whole group is killed with `SIGKILL` once the child has
 /// ended or timed out, so nothing is left behind.
 ///
 /// # Outcomes
 /// - exit 0 → [`Outcome::Success`];
 /// - exit ≠ 0 → [`Outcome::Refused`] with the exit code and the last
-///   [`STDERR_TAIL_BYTES`] of stderr;
+///   [`STDERR_TAIL_BYTES`] of stderr, followed by ` [N bytes dropped]` when stderr was
+///   longer than the capture keeps;
 /// - death by a signal → [`Outcome::Hang`] naming the signal;
 /// - still running at `timeout` → [`Outcome::Hang`] naming the command and the timeout.
 ///
 /// # Errors
 /// [`ToolError::Spawn`] if the program could not be started (e.g. not installed), naming the
-/// command; [`ToolError::Io`] if the scratch files could not be made or the wait failed.
+/// command; [`ToolError::Io`] if the pipes could not be made or the wait failed.
 pub fn run_with_timeout(
     cmd: &mut Command,
     scratch: &Path,
@@ -70,26 +75,29 @@ pub fn run_with_timeout(
 }
 
 /// [`run_with_timeout`] for a tool whose answer is what it prints (a listing): the outcome
-/// and the bytes the tool wrote to stdout, as far as it got (whatever the outcome). stdout
-/// goes to an anonymous file in `scratch` as always, and is read back once the process
-/// group is gone.
+/// and the bytes the tool wrote to stdout, as far as it got (whatever the outcome). At most
+/// [`STDOUT_LISTING_BYTES`] (64 MiB) of stdout are kept: a tool that prints more is
+/// [`Outcome::Refused`] (`… printed more than 67108864 bytes on stdout [N bytes dropped]`),
+/// since a cut listing would be read as a wrong one, and the first 64 MiB come back.
 ///
 /// # Errors
-/// As [`run_with_timeout`], and [`ToolError::Io`] if the stdout capture cannot be read back.
+/// As [`run_with_timeout`].
 pub fn run_with_timeout_capturing_stdout(
     cmd: &mut Command,
     scratch: &Path,
     timeout: Duration,
 ) -> Result<(Outcome, Vec<u8>), ToolError> {
-    let (outcome, mut stdout) = run_captured(cmd, scratch, timeout, None)?;
-    let mut out = Vec::new();
-    stdout
-        .seek(SeekFrom::Start(0))
-        .and_then(|_| stdout.read_to_end(&mut out))
-        .map_err(|source| ToolError::Io {
-            context: format!("reading back the stdout of `{}`", render_command(cmd)),
-            source,
-        })?;
+    let rendered = render_command(cmd);
+    let (outcome, stdout) = run_captured(cmd, scratch, timeout, None, STDOUT_LISTING_BYTES)?;
+    let (out, dropped) = stdout.bytes();
+    let outcome = match outcome {
+        Outcome::Success if dropped > 0 => Outcome::Refused {
+            message: format!(
+                "`{rendered}` printed more than {STDOUT_LISTING_BYTES} bytes on stdout [{dropped} bytes dropped]"
+            ),
+        },
+        other => other,
+    };
     Ok((outcome, out))
 }
 
@@ -108,18 +116,22 @@ pub fn run_limited(
     timeout: Duration,
     limits: Option<&Limits>,
 ) -> Result<Outcome, ToolError> {
-    run_captured(cmd, scratch, timeout, limits).map(|(outcome, _stdout)| outcome)
+    run_captured(cmd, scratch, timeout, limits, 0).map(|(outcome, _stdout)| outcome)
 }
 
-/// The one implementation of [`run_limited`] and its siblings: the outcome, and the file the
-/// tool's stdout went to (positioned at its end).
+/// The one implementation of [`run_limited`] and its siblings: the outcome, and the capture
+/// of the tool's stdout (keeping its first `stdout_max` bytes).
 fn run_captured(
     cmd: &mut Command,
     scratch: &Path,
     timeout: Duration,
     limits: Option<&Limits>,
-) -> Result<(Outcome, File), ToolError> {
+    stdout_max: usize,
+) -> Result<(Outcome, Capture), ToolError> {
     let rendered = render_command(cmd);
+    if cmd.get_current_dir().is_none() {
+        cmd.current_dir(scratch);
+    }
     let kill_after = limits.and_then(|l| l.kill_after).filter(|k| *k < timeout);
     let deadline = kill_after.unwrap_or(timeout);
     let io_err = |context: String| move |source| ToolError::Io { context, source };
@@ -133,10 +145,14 @@ fn run_captured(
             let report = tempfile::Builder::new()
                 .prefix(".reaper-")
                 .tempfile_in(scratch)
-                .map_err(io_err(format!(
-                    "creating a reaper report in `{}`",
-                    scratch.display()
-                )))?
+                .map_err(|source| ToolError::Io {
+                    context: no_space_note(
+                        &source,
+                        scratch,
+                        format!("creating a reaper report in `{}`", scratch.display()),
+                    ),
+                    source,
+                })?
                 .into_temp_path();
             let mut p = vec![program.as_os_str().to_owned()];
             p.extend(crate::process::reaper::args(&report, deadline));
@@ -148,26 +164,20 @@ fn run_captured(
     };
     let mut wrapped = crate::process::limits::wrap(cmd, &prefix);
     let cmd = wrapped.as_mut().unwrap_or(cmd);
-    let stdout = tempfile::tempfile_in(scratch).map_err(io_err(format!(
-        "creating a stdout capture in `{}`",
-        scratch.display()
-    )))?;
-    let mut stderr = tempfile::tempfile_in(scratch).map_err(io_err(format!(
-        "creating a stderr capture in `{}`",
-        scratch.display()
-    )))?;
-    let stderr_for_child = stderr
-        .try_clone()
-        .map_err(io_err("duplicating the stderr capture".to_owned()))?;
-    let stdout_for_child = stdout
-        .try_clone()
-        .map_err(io_err("duplicating the stdout capture".to_owned()))?;
+    let (stdout, stdout_for_child) = Capture::start(stdout_max, 0)
+        .map_err(io_err("creating a pipe for the stdout".to_owned()))?;
+    let (stderr, stderr_for_child) =
+        Capture::stderr().map_err(io_err("creating a pipe for the stderr".to_owned()))?;
 
     cmd.stdin(Stdio::null())
         .stdout(stdout_for_child)
         .stderr(stderr_for_child)
         .process_group(0);
-    let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
+    let spawned = cmd.spawn();
+    // `cmd` holds the pipes' write ends until told otherwise: drop them, so that the
+    // captures see end of file once the tool's processes are gone.
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = spawned.map_err(|source| ToolError::Spawn {
         command: rendered.clone(),
         source,
     })?;
@@ -216,8 +226,20 @@ fn run_captured(
                 }
             }
             None if timed_out => {}
+            None if status.code() == Some(crate::process::reaper::NO_SPACE) => {
+                return Err(ToolError::Io {
+                    context: format!(
+                        "{}: the reaper of `{rendered}` could not write its report in `{}`",
+                        crate::process::full_filesystem(scratch),
+                        scratch.display()
+                    ),
+                    source: std::io::Error::from_raw_os_error(
+                        rustix::io::Errno::NOSPC.raw_os_error(),
+                    ),
+                });
+            }
             None => {
-                let tail = read_tail(&mut stderr, STDERR_TAIL_BYTES);
+                let tail = stderr.tail_text(STDERR_TAIL_BYTES);
                 return Err(ToolError::Io {
                     context: format!("running `{rendered}` under its reaper ({status})"),
                     source: std::io::Error::other(tail.trim_end().to_owned()),
@@ -240,8 +262,18 @@ fn run_captured(
     } else {
         RunEnd::Status(status)
     };
-    let outcome = classify(&rendered, timeout, ended, &mut stderr);
+    let outcome = classify(&rendered, timeout, ended, &stderr);
     Ok((outcome, stdout))
+}
+
+/// `context`, preceded by what [`crate::process::full_filesystem`] says of `dir`'s
+/// filesystem when `e` is `ENOSPC`.
+fn no_space_note(e: &std::io::Error, dir: &Path, context: String) -> String {
+    if crate::process::is_no_space(e) {
+        format!("{}: {context}", crate::process::full_filesystem(dir))
+    } else {
+        context
+    }
 }
 
 /// How a tool's run ended, for [`classify`].
@@ -261,7 +293,7 @@ pub(crate) fn classify(
     rendered: &str,
     timeout: Duration,
     ended: RunEnd,
-    stderr: &mut File,
+    stderr: &Capture,
 ) -> Outcome {
     let status = match ended {
         RunEnd::TimedOut => {
@@ -283,7 +315,7 @@ pub(crate) fn classify(
     match status.code() {
         Some(0) => Outcome::Success,
         code => {
-            let tail = read_tail(stderr, STDERR_TAIL_BYTES);
+            let tail = stderr.tail_text(STDERR_TAIL_BYTES);
             let code = code.map_or_else(|| "unknown".to_owned(), |c| c.to_string());
             Outcome::Refused {
                 message: format!(
@@ -353,22 +385,6 @@ fn kill_group(pid: Pid) {
     let _ = kill_process_group(pid, Signal::KILL);
 }
 
-/// The last `max` bytes of `file`, lossily decoded; empty if it cannot be read.
-pub(crate) fn read_tail(file: &mut File, max: u64) -> String {
-    let Ok(len) = file.seek(SeekFrom::End(0)) else {
-        return String::new();
-    };
-    let start = len.saturating_sub(max);
-    if file.seek(SeekFrom::Start(start)).is_err() {
-        return String::new();
-    }
-    let mut buf = Vec::new();
-    if file.read_to_end(&mut buf).is_err() {
-        return String::new();
-    }
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
 /// A conventional name for the common signals, for messages.
 fn signal_name(signal: i32) -> &'static str {
     match signal {
@@ -422,22 +438,28 @@ pub fn probe_version(
     }
 }
 
-/// Run a probe and return its stdout, or its stderr if stdout is empty.
+/// The most of a version probe's stdout and of its stderr that is kept, in bytes.
+const PROBE_KEEP_BYTES: usize = 64 << 10;
+
+/// Run a probe (in `scratch`) and return its stdout, or its stderr if stdout is empty; at
+/// most [`PROBE_KEEP_BYTES`] of each are kept.
 fn probe_run(cmd: &mut Command, scratch: &Path) -> Result<String, String> {
     let rendered = render_command(cmd);
-    let out_path = scratch.join("probe-stdout");
-    let err_path = scratch.join("probe-stderr");
-    let (out, err) = match (File::create(&out_path), File::create(&err_path)) {
+    let (out, err) = match (
+        Capture::start(PROBE_KEEP_BYTES, 0),
+        Capture::start(PROBE_KEEP_BYTES, 0),
+    ) {
         (Ok(o), Ok(e)) => (o, e),
-        _ => return Err(format!("creating capture files to probe `{rendered}`")),
+        _ => return Err(format!("creating pipes to probe `{rendered}`")),
     };
     cmd.stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
+        .stdout(out.1)
+        .stderr(err.1)
+        .current_dir(scratch)
         .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `{rendered}`: {e}"))?;
+    let spawned = cmd.spawn();
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = spawned.map_err(|e| format!("could not start `{rendered}`: {e}"))?;
     let pid = Pid::from_child(&child);
     let started = Instant::now();
     let status = loop {
@@ -451,12 +473,13 @@ fn probe_run(cmd: &mut Command, scratch: &Path) -> Result<String, String> {
             }
         }
     };
+    kill_group(pid);
     if !status.success() {
         return Err(format!("`{rendered}` failed: {status}"));
     }
-    let stdout = std::fs::read(&out_path).unwrap_or_default();
+    let stdout = out.0.bytes().0;
     let text = if stdout.iter().all(u8::is_ascii_whitespace) {
-        std::fs::read(&err_path).unwrap_or_default()
+        err.0.bytes().0
     } else {
         stdout
     };
@@ -537,6 +560,33 @@ mod tests {
             started.elapsed() < Duration::from_secs(10),
             "{:?}",
             started.elapsed()
+        );
+    }
+
+    /// A listing longer than [`STDOUT_LISTING_BYTES`] comes back cut at that length and
+    /// refused, saying how many bytes were dropped; the tool ran in the scratch dir.
+    #[test]
+    fn a_flood_on_stdout_is_cut_and_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "head -c 70000000 /dev/zero; pwd > where"]);
+        let (outcome, out) =
+            run_with_timeout_capturing_stdout(&mut cmd, dir.path(), Duration::from_secs(60))
+                .expect("runs");
+        assert_eq!(out.len(), STDOUT_LISTING_BYTES);
+        let dropped = 70_000_000 - STDOUT_LISTING_BYTES;
+        match outcome {
+            Outcome::Refused { message } => {
+                assert!(
+                    message.contains(&format!("[{dropped} bytes dropped]")),
+                    "{message}"
+                )
+            }
+            other => panic!("a cut listing is refused: {other:?}"),
+        }
+        assert!(
+            dir.path().join("where").exists(),
+            "it ran in the scratch dir"
         );
     }
 }

@@ -8,9 +8,12 @@
 //! code as `snapconf hydrate` for each request.
 //!
 //! Protocol, one line each way: a request is the tool's arguments, each hex-encoded and
-//! separated by spaces; the answer is `exit N` or `signal N`. What the tool prints goes to
-//! the server's stderr, a capture file this side truncates before each request, so that a
-//! refusal's message holds that request's stderr only.
+//! separated by spaces; the answer is `exit N` or `signal N` (an answer line longer than
+//! [`MAX_ANSWER`] is a broken server). What the tool prints goes to the server's stderr, a
+//! pipe drained into a capped capture ([`crate::process::capture`]: 16 MiB kept, the rest
+//! counted) that this side clears before each request, so that a refusal's message holds
+//! that request's stderr only. The server runs in the scratch directory it was started
+//! with (unless the command sets a working directory).
 //!
 //! The caller enforces each request's timeout: a server that does not answer in time is
 //! killed (SIGKILL to its process group: with `bwrap`, its whole PID namespace) and the
@@ -19,12 +22,12 @@
 //! [`Server::alive`] tells the caller to start a new one.
 
 use crate::adapter::{Outcome, ToolError};
+use crate::process::capture::Capture;
 use crate::process::run::{classify, render_command, wait_exit, RunEnd};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::ffi::OsStr;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -33,6 +36,9 @@ use std::time::{Duration, Instant};
 
 /// The embedded Python server (see the module docs).
 pub const SERVE_PYTHON_PY: &str = include_str!("../../scripts/serve_python.py");
+
+/// The longest answer line read, in bytes; a longer one is an unexpected answer.
+pub const MAX_ANSWER: usize = 4096;
 
 /// How long a server may take to end after its stdin is closed before it is killed.
 const END_GRACE: Duration = Duration::from_millis(200);
@@ -45,36 +51,38 @@ pub struct Server {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     buf: Vec<u8>,
-    capture: File,
+    capture: Capture,
     rendered: String,
 }
 
 impl Server {
     /// Start `cmd` as a server, through this thread's filesystem view when one is set
     /// ([`crate::process::view::with_view`]), in a process group of its own, its stderr
-    /// going to an anonymous file in `scratch`.
+    /// going to a capped capture (see the module docs), with `scratch` as its working
+    /// directory unless `cmd` sets one.
     ///
     /// # Errors
     /// [`ToolError::Spawn`] naming the command if it cannot be started, [`ToolError::Io`]
-    /// if the capture file cannot be made.
+    /// if the stderr pipe cannot be made.
     pub fn start(cmd: &mut Command, scratch: &Path) -> Result<Server, ToolError> {
         let rendered = render_command(cmd);
+        if cmd.get_current_dir().is_none() {
+            cmd.current_dir(scratch);
+        }
         let prefix = crate::process::limits::prefix(None);
         let mut wrapped = crate::process::limits::wrap(cmd, &prefix);
         let cmd = wrapped.as_mut().unwrap_or(cmd);
         let io_err = |context: String| move |source| ToolError::Io { context, source };
-        let capture = tempfile::tempfile_in(scratch).map_err(io_err(format!(
-            "creating a stderr capture in `{}`",
-            scratch.display()
-        )))?;
-        let for_child = capture
-            .try_clone()
-            .map_err(io_err("duplicating the stderr capture".to_owned()))?;
+        let (capture, for_child) =
+            Capture::stderr().map_err(io_err("creating a pipe for the stderr".to_owned()))?;
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(for_child)
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
+        let spawned = cmd.spawn();
+        // Drop this side's copy of the pipe's write end (`cmd` holds it).
+        cmd.stderr(Stdio::null());
+        let mut child = spawned.map_err(|source| ToolError::Spawn {
             command: rendered.clone(),
             source,
         })?;
@@ -115,13 +123,7 @@ impl Server {
         if !self.alive() {
             return Err(not_running());
         }
-        self.capture
-            .set_len(0)
-            .and_then(|()| self.capture.seek(SeekFrom::Start(0)).map(drop))
-            .map_err(|source| ToolError::Io {
-                context: "truncating the server's stderr capture".to_owned(),
-                source,
-            })?;
+        self.capture.clear();
         let mut line = String::new();
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
@@ -169,18 +171,18 @@ impl Server {
                 return Ok(Outcome::Hang { message });
             }
         };
-        Ok(classify(&rendered, timeout, ended, &mut self.capture))
+        Ok(classify(&rendered, timeout, ended, &self.capture))
     }
 
     /// The server's stderr since the last request began, lossily decoded (for messages
     /// about a server that failed).
     pub fn stderr(&mut self) -> String {
-        let mut s = Vec::new();
-        let _ = self
-            .capture
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| self.capture.read_to_end(&mut s));
-        String::from_utf8_lossy(&s).into_owned()
+        let (s, dropped) = self.capture.bytes();
+        let mut text = String::from_utf8_lossy(&s).into_owned();
+        if dropped > 0 {
+            text.push_str(&format!(" [{dropped} bytes dropped]"));
+        }
+        text
     }
 
     /// Reads the answer line, until `deadline`.
@@ -192,6 +194,9 @@ impl Server {
             if let Some(end) = self.buf.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=end).collect();
                 return Answer::Line(line[..end].to_vec());
+            }
+            if self.buf.len() > MAX_ANSWER {
+                return Answer::Line(std::mem::take(&mut self.buf));
             }
             let now = Instant::now();
             if now >= deadline {

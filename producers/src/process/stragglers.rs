@@ -198,6 +198,144 @@ fn cmdline(pid: i32) -> String {
     text
 }
 
+/// The environment variable that marks every process a backend worker started
+/// ([`kill_tagged`]): `setsid` leaves a process group and a session, and reparenting
+/// leaves the process tree, but the environment is inherited.
+pub const WORKER_TAG_VAR: &str = "SNAPCONF_WORKER_TAG";
+
+/// Kills (`SIGKILL`, with its process group when it leads one) every process that descends
+/// from `root` or from an orphan (a child of init or of this process) that carries
+/// `WORKER_TAG_VAR=tag` in its environment, except this process,
+/// zombies and members of process group `spare_group` (the worker's own group, while it
+/// runs on); reaps those that are this process's children (reparented to it as the child
+/// subreaper). In rounds, so that what a killed process forked meanwhile is caught too.
+/// One line per process killed (`PID COMMAND LINE`), for a `hang` finding.
+///
+/// A process that cleared its environment *and* left `root`'s tree (a double-forked
+/// daemon started with `env -i`), or whose orphaned ancestor went to another subreaper,
+/// is not found.
+pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec<String> {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut needle = format!("{WORKER_TAG_VAR}={tag}").into_bytes();
+    needle.push(0);
+    let mut named = Vec::new();
+    let mut killed: Vec<i32> = Vec::new();
+    for _ in 0..ROUNDS {
+        let all = all_processes();
+        // Orphans are reparented to init or to the nearest subreaper (this process, in
+        // the binary): only those are checked for the tag (reading every process's
+        // environment after each request would cost), and their trees are taken whole.
+        let mut tree = vec![root];
+        tree.extend(
+            all.iter()
+                .filter(|p| (p.ppid <= 1 || p.ppid == me) && p.pid != root)
+                .filter(|p| tagged(p.pid, &needle))
+                .map(|p| p.pid),
+        );
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for p in &all {
+                if tree.contains(&p.ppid) && !tree.contains(&p.pid) {
+                    tree.push(p.pid);
+                    grew = true;
+                }
+            }
+        }
+        let found: Vec<&Proc> = all
+            .iter()
+            .filter(|p| p.pid != me && !p.zombie && Some(p.group) != spare_group)
+            .filter(|p| tree.contains(&p.pid))
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for p in found {
+            let Some(pid) = Pid::from_raw(p.pid) else {
+                continue;
+            };
+            if !killed.contains(&p.pid) {
+                named.push(format!("{} {}", p.pid, cmdline(p.pid)));
+                killed.push(p.pid);
+            }
+            if p.group == p.pid {
+                let _ = kill_process_group(pid, Signal::KILL);
+            }
+            let _ = kill_process(pid, Signal::KILL);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Reap the ones that are our children (others are reaped by their own parents).
+    for raw in killed {
+        let Some(pid) = Pid::from_raw(raw) else {
+            continue;
+        };
+        for _ in 0..100 {
+            match waitpid(Some(pid), WaitOptions::NOHANG) {
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                Err(rustix::io::Errno::INTR) => {}
+                _ => break,
+            }
+        }
+    }
+    named
+}
+
+/// Whether `/proc/PID/environ` holds `needle` (`NAME=VALUE\0`) as a whole entry.
+fn tagged(pid: i32, needle: &[u8]) -> bool {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    env.split_inclusive(|&b| b == 0).any(|e| e == needle)
+}
+
+/// A process as `/proc/PID/stat` shows it.
+#[derive(Clone, Copy, Debug)]
+struct Proc {
+    pid: i32,
+    ppid: i32,
+    group: i32,
+    zombie: bool,
+}
+
+/// Every process, from `/proc/*/stat`.
+fn all_processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+            continue;
+        };
+        let rest = String::from_utf8_lossy(&stat[close + 1..]);
+        let mut f = rest.split_ascii_whitespace();
+        let (Some(state), Some(ppid), Some(group)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let (Ok(ppid), Ok(group)) = (ppid.parse(), group.parse()) else {
+            continue;
+        };
+        out.push(Proc {
+            pid,
+            ppid,
+            group,
+            zombie: state == "Z",
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,17 +7,22 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-/// `snapconf run` with a 2 MiB tmpfs as `--jail-dir`, `fill` bytes of it taken first; the
-/// exit code, stderr, and the names left in the tmpfs afterwards. `None` (skipped) when
-/// the mount cannot be made here.
-fn run_on_full_tmpfs(tmp: &Path, fill: u64) -> Option<(i32, String, String)> {
-    let jail = tmp.join(format!("jail-{fill}"));
-    let report = tmp.join(format!("report-{fill}"));
-    let listing = tmp.join(format!("left-{fill}"));
+/// `snapconf run` (or, with `fuzz`, a 5 s `snapconf fuzz` of GNU tar) with a 2 MiB tmpfs
+/// as `--jail-dir`, `fill` bytes of it taken first; the exit code, stderr, and the names
+/// left in the tmpfs afterwards. `None` (skipped) when the mount cannot be made here.
+fn run_on_full_tmpfs(tmp: &Path, fill: u64, fuzz: bool) -> Option<(i32, String, String)> {
+    let tag = format!("{fill}{}", if fuzz { "-fuzz" } else { "" });
+    let jail = tmp.join(format!("jail-{tag}"));
+    let report = tmp.join(format!("report-{tag}"));
+    let listing = tmp.join(format!("left-{tag}"));
     std::fs::create_dir_all(&jail).expect("mkdir");
     let script = r#"mount -t tmpfs -o size=2m tmpfs "$1" || exit 97
 head -c "$5" /dev/zero > "$1/fill" 2>/dev/null
-"$2" run --cases 20 --seed 3 --jail-dir "$1" --report-dir "$3" --timeout 10
+if [ "$6" = fuzz ]; then
+  "$2" fuzz --extractor gnu-tar --time 5 --seed 3 --jail-dir "$1" --report-dir "$3" --timeout 10
+else
+  "$2" run --cases 20 --seed 3 --jail-dir "$1" --report-dir "$3" --timeout 10
+fi
 code=$?
 ls -A "$1" > "$4"
 exit $code"#;
@@ -28,6 +33,7 @@ exit $code"#;
         .arg(&report)
         .arg(&listing)
         .arg(fill.to_string())
+        .arg(if fuzz { "fuzz" } else { "run" })
         .output()
         .expect("start unshare");
     let code = out.status.code().unwrap_or(-1);
@@ -53,10 +59,11 @@ fn a_full_jail_filesystem_is_a_clear_exit_3() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    for fill in [2 << 20, 1_900_000] {
-        let Some((code, stderr, left)) = run_on_full_tmpfs(tmp.path(), fill) else {
+    for (fill, fuzz) in [(2 << 20, false), (1_900_000, false), (2 << 20, true)] {
+        let Some((code, stderr, left)) = run_on_full_tmpfs(tmp.path(), fill, fuzz) else {
             return;
         };
+        let fill = format!("{fill}{}", if fuzz { "-fuzz" } else { "" });
         let jail = tmp.path().join(format!("jail-{fill}"));
         assert_eq!(code, 3, "fill {fill}: {stderr}");
         assert!(

@@ -230,7 +230,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             f.message,
             f.case_dir
         ),
-    })?;
+    })
+    .map_err(|e| super::run::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&report_dir)

@@ -18,6 +18,7 @@ fn main() {
     // our own with private mounts, so that no mount of this process or its tools (the
     // `enospc` fault's tmpfs) outlives it, even after a SIGKILL. Not root, or not allowed
     // (a container): nothing changes and nothing is said.
+    cmd::remember_exe();
     if let Err(e) = snapconf_harness::jail::namespace::enter_private_mounts() {
         eprintln!("snapconf: warning: cannot make this process's mounts private: {e}");
     }
@@ -36,7 +37,7 @@ fn main() {
     // processes it leaves behind; steps may then run in parallel threads. This process is
     // also a subreaper, so that an orphan of a reaper killed from outside still ends here.
     snapconf_producers::process::stragglers::become_subreaper();
-    if let Ok(exe) = std::env::current_exe() {
+    if let Ok(exe) = cmd::self_exe() {
         snapconf_producers::process::reaper::enable(exe);
     }
     std::process::exit(cmd::dispatch(cli));

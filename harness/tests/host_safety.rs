@@ -2,9 +2,10 @@
 //!
 //! Every hostile archive here runs inside `fixtures/host_overlay.sh`: a private mount
 //! namespace whose whole host is a copy-on-write overlay, with decoy files at the absolute
-//! paths the attacks aim at. Whatever snapconf, a tool or an archive writes outside `/dev`
-//! (where the jails are), `/proc` and `/sys` lands in the overlay's upper layer, which the
-//! script lists afterwards: the real host cannot be written, and a write past snapconf's
+//! paths the attacks aim at, and `/dev` (device nodes of its own, the jails' `/dev/shm`),
+//! `/proc` (read-only) private too. Whatever snapconf, a tool or an archive writes outside
+//! the test's one shared directory lands in the overlay's upper layer, which the script
+//! lists afterwards: the real host cannot be written, and a write past snapconf's
 //! filesystem view is *seen* instead of lost.
 //!
 //! The extractors are two unprotected backends (`fixtures/unprotected/`): Python's
@@ -89,8 +90,8 @@ fn can_run(test: &str) -> bool {
     true
 }
 
-/// A scratch directory under `/dev/shm` (the real one inside the overlay, since `/dev` is
-/// bound through), removed on drop.
+/// A scratch directory under `/dev/shm`, removed on drop: the one host directory the
+/// overlay shares (see `host_overlay.sh`).
 fn shm_dir(tag: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("snapconf-hostsafety-{tag}-"))
@@ -115,6 +116,7 @@ fn in_overlay(work: &Path, script: &str) -> (i32, Upper) {
     let status = Command::new(fixtures().join("host_overlay.sh"))
         .arg(&decoys)
         .arg(&listing)
+        .arg(work)
         .arg("--")
         .args(["sh", "-c", script])
         .status()
@@ -250,6 +252,10 @@ cat /etc/os-release >/dev/null
         &[],
     )
     .expect("view");
+    assert!(
+        !view.prefix().iter().any(|a| a == "CAP_DAC_READ_SEARCH"),
+        "no tool may open inodes by handle past the binds"
+    );
     let scratch = shm_dir("view-scratch");
     let mut cmd = Command::new("sh");
     cmd.args(["-c", &script]);
@@ -422,6 +428,10 @@ fn a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched() {
         assert_eq!(
             summary["skipped_unsafe_for_host"], 0,
             "{name}: a backend in a view runs every archive: {log}"
+        );
+        assert!(
+            summary["accepted"].as_u64() > Some(0),
+            "{name}: the backend ran and accepted archives: {log}"
         );
         let findings = summary["findings"].as_array().cloned().unwrap_or_default();
         assert!(

@@ -137,7 +137,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         eprintln!("snapconf: extractor `{name}` is not available here; nothing ran");
         return Ok(exit::NOTHING_RAN);
     };
-    let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
+    let bin = super::self_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
     let view = !a.no_view
         && match snapconf_harness::jail::view::probe(
             a.jail_dir.clone().or_else(default_jail_base).as_deref(),

@@ -44,7 +44,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     let mut env = s.opts.env;
     env.faults = FaultOptions {
         kinds: faults,
-        bin: std::env::current_exe().ok(),
+        bin: super::self_exe().ok(),
     };
     let opts = LifecycleOptions {
         sequences: a.sequences,
@@ -197,7 +197,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
                 .or_else(snapconf_harness::jail::default_jail_base),
             faults: FaultOptions {
                 kinds: faults,
-                bin: std::env::current_exe().ok(),
+                bin: super::self_exe().ok(),
             },
             jails: Default::default(),
             checks: snapconf_harness::checks::Check::ALL.to_vec(),
@@ -208,7 +208,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
         producers: producers.run,
         extractors: extractors.run,
         backends,
-        bin: std::env::current_exe().unwrap_or_else(|_| "snapconf".into()),
+        bin: super::self_exe().unwrap_or_else(|_| "snapconf".into()),
         backend_files: Vec::new(),
         jobs: 1,
         shard: Shard::ALL,

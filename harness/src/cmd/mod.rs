@@ -25,6 +25,27 @@ mod report;
 mod run;
 
 pub use args::Cli;
+
+static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+
+/// Read this binary's path now, before `main` enters its private mount namespace: in a
+/// chroot, once in a namespace of its own, `/proc/self/exe` names the binary from the
+/// host's root, not the chroot's (the host-safety tests run snapconf chrooted in an
+/// overlay of the host), and a reaper or child started from that path fails to start.
+pub fn remember_exe() {
+    let _ = EXE.set(std::env::current_exe().ok());
+}
+
+/// This binary's path, as read by [`remember_exe`] (or now, if it was not called).
+///
+/// # Errors
+/// The error of [`std::env::current_exe`].
+pub fn self_exe() -> std::io::Result<std::path::PathBuf> {
+    match EXE.get() {
+        Some(Some(p)) => Ok(p.clone()),
+        _ => std::env::current_exe(),
+    }
+}
 use args::Command;
 use snapconf_harness::exit;
 

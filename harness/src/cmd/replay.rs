@@ -71,7 +71,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
             .or_else(snapconf_harness::jail::default_jail_base),
         faults: FaultOptions {
             kinds: fault.iter().map(|p| p.kind).collect(),
-            bin: std::env::current_exe().ok(),
+            bin: super::self_exe().ok(),
         },
         jails: Default::default(),
         checks: snapconf_harness::checks::Check::ALL.to_vec(),

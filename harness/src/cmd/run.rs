@@ -67,7 +67,7 @@ pub fn setup(
     if !producers.run.is_empty() && !extractors.run.is_empty() {
         prepare_report_dir(&report_dir, pairs.report_dir.is_some())?;
     }
-    let bin = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
+    let bin = super::self_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
     let gen = GenConfig::from_env().map_err(|e| Usage(e.to_string()))?;
     Ok(Setup {
         opts: RunOptions {
@@ -386,7 +386,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .unwrap_or_default();
     s.opts.env.faults = FaultOptions {
         kinds: faults,
-        bin: std::env::current_exe().ok(),
+        bin: super::self_exe().ok(),
     };
     let notes = isolate();
     super::not_interrupted()?;

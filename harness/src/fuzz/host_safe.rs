@@ -81,8 +81,10 @@ const BLOCK: usize = 512;
 /// - **Compression.** Input that starts with gzip, zstd or xz magic is decoded with the
 ///   reference's own decoder ([`tar_stream`]: concatenated gzip members, zstd frames, xz
 ///   streams) up to [`MAX_DECODED`] bytes and up to 4 layers (`MAX_LAYERS`), and the decoded
-///   bytes are judged; its raw bytes are also judged, but only blocks whose checksum holds
-///   ([`RawHeader::checksum_matches`]), for a reader that ignores the magic. Other known
+///   bytes are judged; its raw bytes are also judged, every block, for a reader that
+///   ignores the magic. Input with no known magic is also tried as LZMA_Alone (legacy
+///   `.lzma`, which has none; Python's tarfile reads it) and judged by what that decodes
+///   to. Other known
 ///   magic (bzip2, lz4, lzip, `compress`, lzop, zip, 7z: bsdtar reads them all) and any
 ///   decoding error or limit make the input unsafe: what cannot be judged whole is unsafe.
 ///
@@ -96,11 +98,73 @@ pub fn host_safe(bytes: &[u8]) -> bool {
 fn safe_in_layer(bytes: &[u8], layer: usize) -> bool {
     match detect(&bytes[..bytes.len().min(MAGIC_LEN)]) {
         Err(_) => false,
-        Ok(Compression::None) => Scan::new(bytes, false).safe(),
+        Ok(Compression::None) => {
+            Scan::new(bytes).safe()
+                && match lzma_alone(bytes) {
+                    LzmaAlone::Not => true,
+                    LzmaAlone::Decoded(_) if layer >= MAX_LAYERS => false,
+                    LzmaAlone::Decoded(d) => safe_in_layer(&d, layer + 1),
+                    LzmaAlone::Unjudged => false,
+                }
+        }
         Ok(_) if layer >= MAX_LAYERS => false,
         Ok(_) => {
-            Scan::new(bytes, true).safe()
-                && decoded(bytes).is_some_and(|d| safe_in_layer(&d, layer + 1))
+            // Every raw block counts, checksum or not: a reader that skips the magic (a
+            // zstd skippable frame is one) may parse a checksum field more leniently than
+            // any model of it (hostile review: `\x1c` before the digits, which Python's
+            // `strip()` drops).
+            Scan::new(bytes).safe() && decoded(bytes).is_some_and(|d| safe_in_layer(&d, layer + 1))
+        }
+    }
+}
+
+/// What the legacy `.lzma` format (LZMA_Alone, no magic: a properties byte, a dictionary
+/// size and a length) makes of an input.
+enum LzmaAlone {
+    /// Not such a stream: its header is refused, or it decodes to nothing.
+    Not,
+    /// Such a stream, decoded whole (at most [`MAX_DECODED`] bytes).
+    Decoded(Vec<u8>),
+    /// Such a stream that cannot be judged whole: damaged after some output, over a limit.
+    Unjudged,
+}
+
+/// Decode `bytes` as LZMA_Alone. Python's `tarfile.open` (mode `r:*`, `r:xz`) reads it
+/// through liblzma's automatic decoder, which takes any input whose first 13 bytes read as
+/// such a header: an archive judged only as plain tar could hide its members there
+/// (hostile review).
+fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
+    use liblzma::stream::{Action, Error, Status, Stream};
+    // The automatic decoder, as Python uses it: strict about the header (a dictionary size
+    // of 2^n or 2^n + 2^(n-1)), so that a plain tar rarely reads as such a stream.
+    let Ok(mut stream) = Stream::new_auto_decoder(256 << 20, 0) else {
+        return LzmaAlone::Unjudged;
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(64 << 10);
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() as u64 > MAX_DECODED {
+                return LzmaAlone::Unjudged;
+            }
+            out.reserve(out.len().max(64 << 10));
+        }
+        let consumed = usize::try_from(stream.total_in()).unwrap_or(usize::MAX);
+        let input = bytes.get(consumed..).unwrap_or_default();
+        let before = (stream.total_in(), out.len());
+        match stream.process_vec(input, &mut out, Action::Finish) {
+            Ok(Status::StreamEnd) => return LzmaAlone::Decoded(out),
+            Ok(_) if (stream.total_in(), out.len()) == before => {
+                // No progress: the input ended inside the stream.
+                return if out.is_empty() {
+                    LzmaAlone::Not
+                } else {
+                    LzmaAlone::Unjudged
+                };
+            }
+            Ok(_) => {}
+            Err(Error::Format | Error::Options) if out.is_empty() => return LzmaAlone::Not,
+            Err(Error::Data) if out.is_empty() => return LzmaAlone::Not,
+            Err(_) => return LzmaAlone::Unjudged,
         }
     }
 }
@@ -123,8 +187,6 @@ fn decoded(bytes: &[u8]) -> Option<Vec<u8>> {
 /// judge.
 struct Scan<'a> {
     bytes: &'a [u8],
-    /// Only blocks whose checksum holds count (raw bytes of a compressed input).
-    gated: bool,
     dotdots: usize,
     /// Some block is typed as a hardlink (`1`).
     hardlink: bool,
@@ -132,10 +194,9 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    fn new(bytes: &'a [u8], gated: bool) -> Self {
+    fn new(bytes: &'a [u8]) -> Self {
         Scan {
             bytes,
-            gated,
             dotdots: 0,
             hardlink: false,
             budget: BODY_BUDGET,
@@ -159,9 +220,6 @@ impl<'a> Scan<'a> {
     fn header(&mut self, at: usize, hop: bool) -> bool {
         let block = &self.bytes[at..self.bytes.len().min(at + BLOCK)];
         let h = RawHeader(block);
-        if self.gated && !h.checksum_matches() {
-            return true;
-        }
         if !(self.value(h.field_cut(NAME)) && self.value(h.field_cut(LINKNAME))) {
             return false;
         }
@@ -268,9 +326,13 @@ fn pax_values(body: &[u8]) -> (BTreeSet<Vec<u8>>, Vec<u64>) {
             break;
         };
         let record = &rest[space + 1..len];
-        let record = record.strip_suffix(b"\n").unwrap_or(record);
-        if let Some(eq) = record.iter().position(|&b| b == b'=') {
-            pairs.push((&record[..eq], &record[eq + 1..]));
+        // Whatever its last byte: Python's tarfile takes the value as the record less its
+        // last byte, newline or not (hostile review: `15 linkpath=..Z` is `..` there);
+        // another reader may keep it.
+        for record in [record, &record[..record.len().saturating_sub(1)]] {
+            if let Some(eq) = record.iter().position(|&b| b == b'=') {
+                pairs.push((&record[..eq], &record[eq + 1..]));
+            }
         }
         rest = &rest[len..];
     }

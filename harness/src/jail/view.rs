@@ -26,7 +26,7 @@
 //! - new PID, IPC, UTS and network namespaces (the PID namespace ends every process of
 //!   the step when the tool ends), and a user namespace when not run as root; as root,
 //!   every capability but those an extractor uses on its own files (`CAP_CHOWN`,
-//!   `CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`, `CAP_FOWNER`, `CAP_FSETID`, `CAP_MKNOD`) is
+//!   `CAP_DAC_OVERRIDE`, `CAP_FOWNER`, `CAP_FSETID`, `CAP_MKNOD`) is
 //!   dropped, so a tool cannot mount, unmount or change the host.
 //!
 //! Every mount point is made in the jail when the view is laid out, before the step's
@@ -53,10 +53,13 @@ const SYSTEM_DIRS: [&str; 6] = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"
 const DEV_TMPFS_BYTES: u64 = 16 << 20;
 /// Capabilities a tool keeps in the view when run as root: those an extractor needs on the
 /// files it writes (owners, modes, setuid bits, device and FIFO members).
-const KEPT_CAPABILITIES: [&str; 6] = [
+/// `CAP_DAC_READ_SEARCH` is not among them: `CAP_DAC_OVERRIDE` already reads, writes and
+/// searches whatever the tool made, and the other one also opens any inode of a mounted
+/// filesystem by handle (`open_by_handle_at`), past every bind: the jail's tmpfs is shared
+/// with the host's other `/dev/shm` files (hostile review).
+const KEPT_CAPABILITIES: [&str; 5] = [
     "CAP_CHOWN",
     "CAP_DAC_OVERRIDE",
-    "CAP_DAC_READ_SEARCH",
     "CAP_FOWNER",
     "CAP_FSETID",
     "CAP_MKNOD",

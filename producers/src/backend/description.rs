@@ -12,7 +12,7 @@
 //! See `producers/backends/README.md` for every key.
 
 use super::error::BackendError;
-use super::template::CommandTemplate;
+use super::template::{CommandTemplate, CODE_BYTES};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -156,6 +156,31 @@ impl BackendDescription {
         let recover = template("recover", raw.recover)?;
         let version = template("version", raw.version)?;
         let worker = template("worker", raw.worker)?;
+        // `{dir}` is the one value a user names outright (where the description lies): one
+        // that a shell would read as code is refused, in case a template hands it to one
+        // after all (hostile review: `sh -c {dir}/v.sh` in a directory named `v$(…)`).
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir_bytes = dir.as_os_str().as_encoded_bytes();
+        let uses_dir = [&capture, &hydrate, &validate, &recover, &version, &worker]
+            .into_iter()
+            .flatten()
+            .any(|t| t.uses("{dir}"));
+        if uses_dir
+            && dir_bytes
+                .iter()
+                .any(|b| CODE_BYTES.contains(b) || matches!(b, b'\n' | b'\t' | b'\r'))
+        {
+            return Err(BackendError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "its directory `{}` holds a byte a shell reads as code, and a template \
+                     uses `{{dir}}`; move the description to a directory without any of \
+                     `{}`, a newline or a tab",
+                    dir.display(),
+                    String::from_utf8_lossy(CODE_BYTES)
+                ),
+            });
+        }
         match raw.mode {
             Mode::Command => {
                 for (key, t) in [("capture", &capture), ("hydrate", &hydrate)] {
@@ -244,6 +269,21 @@ mod tests {
         assert_eq!(d.mode, Mode::Command);
         assert_eq!(d.dir, Path::new("/x"));
         assert!(d.pair_with_builtins);
+    }
+
+    /// A description whose directory a shell would read as code (`$(…)`, backticks, `;`,
+    /// a newline) is refused when a template uses `{dir}`; with spaces, or unused, it loads.
+    #[test]
+    fn a_directory_holding_code_is_refused_where_dir_is_used() {
+        let text = "name = \"t\"\ncapture = [\"{dir}/c\", \"{root}\"]\nhydrate = [\"b\"]\n";
+        for dir in ["/x/v$(touch PWNED)", "/x/`id`", "/x/a;b", "/x/a\nb"] {
+            let e = BackendDescription::parse(text, &Path::new(dir).join("b.toml"))
+                .expect_err("refused");
+            assert!(e.to_string().contains("reads as code"), "{dir}: {e}");
+        }
+        assert!(BackendDescription::parse(text, Path::new("/x/my backends/b.toml")).is_ok());
+        let unused = "name = \"t\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n";
+        assert!(BackendDescription::parse(unused, Path::new("/x/v$(x)/b.toml")).is_ok());
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl CommandTemplate {
                 }
                 rest = &after[close + 1..];
             }
-            if let Some(why) = code_in_word(w) {
+            if let Some(why) = code_in_word(w).or_else(|| script_of_an_option(&words, w)) {
                 return Err(format!(
                     "word `{}` puts a placeholder into what looks like code ({why}); a value is \
                      never spliced into a script: pass it as a positional parameter instead, \
@@ -132,6 +132,26 @@ impl CommandTemplate {
         cmd.envs(env);
         cmd
     }
+}
+
+/// Why `word` is a script, if it holds a placeholder and follows an option that takes
+/// code: `-c` (or a cluster ending in it, `-ec`: sh, bash, python), `-e` (node, perl,
+/// ruby), `--eval`, `--print`, `--command`. A value is never a script (hostile review:
+/// `["sh", "-c", "{dir}/v.sh"]` ran a directory's name). A program whose `-c` takes no
+/// code (`gzip -c FILE`) gets its file after `--` instead.
+fn script_of_an_option(words: &[String], word: &str) -> Option<String> {
+    if !PLACEHOLDERS.iter().any(|p| word.contains(p)) {
+        return None;
+    }
+    let at = words.iter().position(|w| std::ptr::eq(w.as_str(), word))?;
+    let prev = words.get(at.checked_sub(1)?)?;
+    let short = prev.len() >= 2
+        && prev.starts_with('-')
+        && !prev.starts_with("--")
+        && prev[1..].bytes().all(|b| b.is_ascii_alphabetic())
+        && prev.ends_with(['c', 'e']);
+    let long = matches!(prev.as_str(), "--eval" | "--print" | "--command");
+    (short || long).then(|| format!("it is the script of `{prev}`"))
 }
 
 /// Why `word` looks like code, if it holds a placeholder and, outside its placeholder
@@ -214,6 +234,31 @@ mod tests {
     fn t(words: &[&str]) -> CommandTemplate {
         CommandTemplate::new(words.iter().map(|w| (*w).to_owned()).collect())
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A placeholder that is the whole script of a code-taking option (`sh -c`, `bash -ec`,
+    /// `python3 -c`, `node -e`, `--eval`) is refused even with no code byte in the word; a
+    /// file after `--` or another option is not.
+    #[test]
+    fn a_placeholder_as_a_script_is_refused() {
+        let new = |w: &[&str]| CommandTemplate::new(w.iter().map(|x| (*x).to_owned()).collect());
+        for words in [
+            &["sh", "-c", "{dir}/v.sh"][..],
+            &["bash", "-ec", "{root}"],
+            &["python3", "-c", "{archive}"],
+            &["node", "-e", "{dir}/x.js"],
+            &["node", "--eval", "{dir}"],
+        ] {
+            let e = new(words).expect_err("a script");
+            assert!(e.contains("the script of"), "{words:?}: {e}");
+        }
+        for words in [
+            &["zstd", "-d", "-c", "--", "{archive}"][..],
+            &["tar", "-xf", "{archive}", "-C", "{root}"],
+            &["python3", "{dir}/x.py", "-c", "conf"],
+        ] {
+            assert!(new(words).is_ok(), "{words:?}");
+        }
     }
 
     /// Placeholders are spliced into one argv word each, never split or interpreted.

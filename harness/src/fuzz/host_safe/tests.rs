@@ -296,3 +296,81 @@ fn the_seed_corpus_runs_once_its_absolute_link_is_retargeted() {
     }
     assert!(seen > 0, "no seed in {}", dir.display());
 }
+
+/// Hostile review: an input with no magic that liblzma's automatic decoder (Python's
+/// `tarfile.open`) reads as legacy `.lzma` (LZMA_Alone) is judged by what it decodes to.
+#[test]
+fn legacy_lzma_is_judged_inside() {
+    use liblzma::stream::{Action, LzmaOptions, Stream};
+    let alone = |bytes: &[u8]| {
+        let opts = LzmaOptions::new_preset(6).expect("preset");
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(bytes.len() + 4096);
+        s.process_vec(bytes, &mut out, Action::Finish)
+            .expect("lzma");
+        out
+    };
+    let mut t = RawTar::new();
+    t.file("/etc/decoy", b"pwned\n").file("/decoy", b"pwned\n");
+    let hostile = alone(&t.finish());
+    assert!(!host_safe(&hostile), "absolute names inside LZMA_Alone");
+    assert!(
+        host_safe(&alone(&benign())),
+        "a benign LZMA_Alone archive runs"
+    );
+    assert!(
+        host_safe(&benign()),
+        "a plain archive is no LZMA_Alone stream"
+    );
+}
+
+/// Hostile review: a zstd skippable frame over a plain tar whose checksum fields a lenient
+/// reader accepts (`\x1c` before the digits): every raw block counts, checksum or not.
+#[test]
+fn raw_blocks_of_a_compressed_input_count_without_a_checksum() {
+    let mut t = RawTar::new();
+    t.file("a", b"x\n").file("/etc/decoy", b"pwned\n");
+    let mut tar = t.finish();
+    let len = u32::try_from(tar.len() - 8).expect("small");
+    tar[..4].copy_from_slice(&[0x50, 0x2a, 0x4d, 0x18]);
+    tar[4..8].copy_from_slice(&len.to_le_bytes());
+    for at in (0..tar.len()).step_by(512) {
+        if tar[at..at + 512].iter().all(|&b| b == 0) {
+            continue;
+        }
+        let block = &mut tar[at..at + 512];
+        block[148..156].fill(b' ');
+        let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
+        let field = format!("\x1c{sum:06o}\0");
+        block[148..156].copy_from_slice(field.as_bytes());
+    }
+    tar.extend_from_slice(&zstd(&[0u8; 10240]));
+    assert!(
+        !host_safe(&tar),
+        "a name hidden behind a skippable frame is seen"
+    );
+}
+
+/// Hostile review: Python's tarfile drops a PAX record's last byte whatever it is, so
+/// `15 linkpath=..Z` is `..` there; ten such links make a chain out of any jail.
+#[test]
+fn a_pax_record_is_read_without_its_last_byte_too() {
+    let mut t = RawTar::new();
+    let mut name = String::from("a");
+    for _ in 0..10 {
+        t.block(&{
+            let body = b"15 linkpath=..Z";
+            let mut h = header(b'x', b"pax", b"", body.len() as u64, 0o644);
+            crate::archive::raw::set_checksum(&mut h);
+            h
+        })
+        .data(b"15 linkpath=..Z");
+        t.push(b'2', name.as_bytes(), b"x", b"", 0o777);
+        name.push_str("/b");
+    }
+    t.file(&format!("{name}/etc/decoy"), b"pwned\n");
+    assert!(
+        !host_safe(&t.finish()),
+        "ten `..` links read without the last byte"
+    );
+}

@@ -204,8 +204,59 @@ fn named_archives(dir: &Path) -> Vec<PathBuf> {
         .file("////etc/passwd", b"pwned\n")
         .symlink("up", "////out")
         .file("up/target", b"pwned\n");
+    // The hostile review's three ways past the conservative rule: legacy `.lzma` (no
+    // magic), a zstd skippable frame over a plain tar with lenient checksum fields, and
+    // PAX records whose last byte Python drops (`15 linkpath=..Z` is `..`).
+    let lzma_alone = {
+        use liblzma::stream::{Action, LzmaOptions, Stream};
+        let mut t = RawTar::new();
+        t.file("/etc/decoy", b"pwned\n").file("/decoy", b"pwned\n");
+        let tar = t.finish();
+        let opts = LzmaOptions::new_preset(6).expect("preset");
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(tar.len() + 4096);
+        s.process_vec(&tar, &mut out, Action::Finish).expect("lzma");
+        out
+    };
+    let skippable = {
+        let mut t = RawTar::new();
+        t.file("a", b"x\n")
+            .file("/etc/decoy", b"pwned\n")
+            .file("/decoy", b"pwned\n");
+        let mut tar = t.finish();
+        let len = u32::try_from(tar.len() - 8).expect("small");
+        tar[..4].copy_from_slice(&[0x50, 0x2a, 0x4d, 0x18]);
+        tar[4..8].copy_from_slice(&len.to_le_bytes());
+        for at in (0..tar.len()).step_by(512) {
+            if tar[at..at + 512].iter().all(|&b| b == 0) {
+                continue;
+            }
+            let block = &mut tar[at..at + 512];
+            block[148..156].fill(b' ');
+            let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
+            block[148..156].copy_from_slice(format!("\x1c{sum:06o}\0").as_bytes());
+        }
+        tar.extend_from_slice(&zstd::encode_all(&[0u8; 10240][..], 3).expect("zstd"));
+        tar
+    };
+    let pax_last_byte = {
+        let mut t = RawTar::new();
+        let mut name = String::from("a");
+        for _ in 0..10 {
+            let body = b"15 linkpath=..Z";
+            t.block(&header(b'x', b"pax", b"", body.len() as u64, 0o644))
+                .data(body);
+            t.push(b'2', name.as_bytes(), b"x", b"", 0o777);
+            name.push_str("/b");
+        }
+        t.file(&format!("{name}/etc/decoy"), b"pwned\n");
+        t.finish()
+    };
     let mut out = Vec::new();
     for (name, bytes) in [
+        ("lzma-alone", lzma_alone),
+        ("zstd-skippable-lenient-checksum", skippable),
+        ("pax-record-last-byte", pax_last_byte),
         ("smuggle-in-dir", smuggled(b'5', b"")),
         ("smuggle-in-chr", smuggled(b'3', b"")),
         ("smuggle-in-lnk", smuggled(b'1', b"a")),

@@ -9,7 +9,7 @@
 //! inode, kind, mode, owner, size, mtime and ctime: any write, chmod, chown, rename over or
 //! link changes the ctime, which no tool can set back); for a path that does not, that it
 //! still does not. A directory among them is compared by existence and kind alone, and a
-//! few host directories ([`listed_dirs`]: `/`, `/etc` and the directories in it, `/root`,
+//! few host directories (`listed_dirs`: `/`, `/etc` and the directories in it, `/root`,
 //! `/home` and the directories in it) by their mode, owner and the names they hold, so
 //! that a new `/etc/cron.d/job` stops the session too. A host program that changes one of
 //! these during a session stops it as well: the message says so.

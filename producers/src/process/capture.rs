@@ -15,7 +15,7 @@
 //! writers are gone (or the tool answered a request) [`Capture::settle`] waits until the
 //! pipe is empty with the lock held, and everything written before is then kept or counted.
 //! The thread ends at end of file (every writer gone) or, at the latest
-//! [`STOP_POLL`] after the [`Capture`] is dropped (a straggler may hold the write end).
+//! `STOP_POLL` after the [`Capture`] is dropped (a straggler may hold the write end).
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fd::OwnedFd;

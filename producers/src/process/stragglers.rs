@@ -199,7 +199,7 @@ fn cmdline(pid: i32) -> String {
 }
 
 /// The environment variable that marks every process a backend worker started
-/// ([`kill_tagged`]): `setsid` leaves a process group and a session, and reparenting
+/// (`kill_tagged`): `setsid` leaves a process group and a session, and reparenting
 /// leaves the process tree, but the environment is inherited.
 pub const WORKER_TAG_VAR: &str = "SNAPCONF_WORKER_TAG";
 

@@ -270,6 +270,19 @@ fn named_archives(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A corpora directory in `work` with the repository's seed archives and no adversarial
+/// ones: what a seeds-only session draws from.
+fn seeds_only_corpora(work: &Path) -> PathBuf {
+    let corpora = work.join("corpora");
+    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
+    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
+        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
+    }
+    corpora
+}
+
 fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
@@ -441,13 +454,7 @@ fn a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched() {
     }
     let secs = std::env::var("SNAPCONF_HOST_SAFETY_SECS").unwrap_or_else(|_| "60".into());
     let work = shm_dir("session");
-    let corpora = work.path().join("corpora");
-    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
-    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
-    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
-    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
-        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
-    }
+    let corpora = seeds_only_corpora(work.path());
     let snapconf = support::snapconf_bin();
     for (toml, name, _) in backends() {
         let report = work.path().join(format!("report-{name}"));
@@ -505,13 +512,7 @@ fn a_worker_backend_outside_the_view_gets_only_host_safe_archives() {
     let toml = fixtures().join("unprotected/extractall_worker.toml");
     let name = "unprotected-worker";
     let archives = named_archives(work.path());
-    let corpora = work.path().join("corpora");
-    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
-    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
-    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
-    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
-        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
-    }
+    let corpora = seeds_only_corpora(work.path());
     let bin = sh_quote(&support::snapconf_bin());
     let mut script = String::new();
     for a in &archives {

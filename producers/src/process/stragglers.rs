@@ -95,17 +95,18 @@ pub(crate) fn kill_children(spare: &[i32], killed: Option<i32>) -> Vec<String> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut named = Vec::new();
     for _ in 0..ROUNDS {
-        let found: Vec<Child> = children_of(me)
+        let found: Vec<Proc> = children_of(me)
             .into_iter()
             .filter(|c| !spare.contains(&c.pid))
             .collect();
         if found.is_empty() {
             break;
         }
-        for Child {
+        for Proc {
             pid: raw,
             zombie,
             group,
+            ..
         } in found
         {
             let Some(pid) = Pid::from_raw(raw) else {
@@ -136,49 +137,12 @@ fn has_children() -> bool {
     !matches!(waitid(WaitId::All, options), Err(rustix::io::Errno::CHILD))
 }
 
-/// A child process as `/proc/PID/stat` shows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Child {
-    pid: i32,
-    zombie: bool,
-    /// Its process group.
-    group: i32,
-}
-
-/// Every process whose parent is `me`, from `/proc/*/stat`.
-fn children_of(me: i32) -> Vec<Child> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`; `comm` may hold spaces and parentheses, so the
-        // fields are read after the last `)`.
-        let Some(close) = stat.iter().rposition(|&b| b == b')') else {
-            continue;
-        };
-        let rest = String::from_utf8_lossy(&stat[close + 1..]);
-        let mut fields = rest.split_ascii_whitespace();
-        let (Some(state), Some(ppid), Some(group)) = (fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        if ppid.parse::<i32>().ok() == Some(me) {
-            out.push(Child {
-                pid,
-                zombie: state == "Z",
-                group: group.parse().unwrap_or(0),
-            });
-        }
-    }
-    out
+/// Every process whose parent is `me` ([`all_processes`]).
+fn children_of(me: i32) -> Vec<Proc> {
+    all_processes()
+        .into_iter()
+        .filter(|p| p.ppid == me)
+        .collect()
 }
 
 /// The command line of `pid` on one line (NULs and other control characters shown as
@@ -298,7 +262,8 @@ struct Proc {
     zombie: bool,
 }
 
-/// Every process, from `/proc/*/stat`.
+/// Every process, from `/proc/*/stat` (`pid (comm) state ppid pgrp ...`; `comm` may hold
+/// spaces and parentheses, so the fields are read after the last `)`).
 fn all_processes() -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();

@@ -75,10 +75,17 @@ pub enum Mirrored {
     },
 }
 
-/// The host entries a whole-host view shows, in a fixed order (by path); see the module
-/// docs for what is left out. A directory the caller cannot list (an ordinary user's
-/// `/root`) contributes nothing.
-pub fn entries() -> Vec<Mirrored> {
+/// The host entries a whole-host view shows, in a fixed order (by path), read once per
+/// process: every one-shot execution lays a view out, and the host's top-level entries do
+/// not change under a session. See the module docs for what is left out. A directory the
+/// caller cannot list (an ordinary user's `/root`) contributes nothing.
+pub fn entries() -> &'static [Mirrored] {
+    static ENTRIES: std::sync::OnceLock<Vec<Mirrored>> = std::sync::OnceLock::new();
+    ENTRIES.get_or_init(read_entries)
+}
+
+/// [`entries`], read now.
+fn read_entries() -> Vec<Mirrored> {
     let owned = owned_dirs();
     let root = Path::new("/").join(VIEW_ROOT);
     let decoys: BTreeSet<PathBuf> = VIEW_DECOYS.iter().map(PathBuf::from).collect();

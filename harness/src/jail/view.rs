@@ -161,7 +161,7 @@ impl View {
         let whole_host = super::mirror::wants_whole_host(extra);
         let mirrored = if whole_host {
             // The host, read-only, around the view's own directories (`super::mirror`).
-            let binds = super::mirror::lay_out(&top, &super::mirror::entries())?;
+            let binds = super::mirror::lay_out(&top, super::mirror::entries())?;
             for b in &binds {
                 bind("--ro-bind", b, b);
             }

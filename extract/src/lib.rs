@@ -1,7 +1,7 @@
 //! snapconf-extract: the reference safe extractor for workspace snapshots (tar archives).
-
-#![forbid(unsafe_code)]
-#![deny(missing_docs)]
+//!
+//! Lints (`unsafe_code` forbidden, `missing_docs` denied) come from the workspace's
+//! `[workspace.lints]` (root `Cargo.toml`).
 
 mod beneath;
 pub mod compression;

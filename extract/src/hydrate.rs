@@ -43,6 +43,43 @@ const TRAILER_MAX: u64 = 1 << 20;
 /// # Errors
 /// [`HydrateError::Refused`] with the first offending member and its [`crate::Reason`];
 /// [`HydrateError::Io`] if reading `archive` fails.
+///
+/// # Example
+/// A symlink member followed by a member "below" it (H9) is refused, whatever the policy;
+/// the same archive without that member is listed.
+///
+/// ```rust
+/// use snapconf_extract::{validate, MemberKind, Policy, Reason};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // `l -> /etc`, then `l/passwd`: a naive extractor writes through the link.
+/// let archive = |with_member_below: bool| -> std::io::Result<Vec<u8>> {
+///     let mut tar = tar::Builder::new(Vec::new());
+///     let mut link = tar::Header::new_ustar();
+///     link.set_entry_type(tar::EntryType::Symlink);
+///     link.set_mode(0o777);
+///     link.set_size(0);
+///     tar.append_link(&mut link, "l", "/etc")?;
+///     if with_member_below {
+///         let mut file = tar::Header::new_ustar();
+///         file.set_mode(0o644);
+///         file.set_size(4);
+///         tar.append_data(&mut file, "l/passwd", &b"x:0\n"[..])?;
+///     }
+///     tar.into_inner()
+/// };
+///
+/// let err = validate(archive(true)?.as_slice(), &Policy::default()).unwrap_err();
+/// assert_eq!(err.reason(), Some(Reason::ThroughSymlink));
+///
+/// let listing = validate(archive(false)?.as_slice(), &Policy::default())?;
+/// assert_eq!(listing.members.len(), 1);
+/// assert_eq!(listing.members[0].name, b"l");
+/// assert_eq!(listing.members[0].kind, MemberKind::Symlink);
+/// assert_eq!(listing.members[0].link_target.as_deref(), Some(&b"/etc"[..]));
+/// # Ok(())
+/// # }
+/// ```
 pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateError> {
     let (_, stream) = compression::tar_stream(
         BufReader::with_capacity(STREAM_BUF, archive),
@@ -165,6 +202,44 @@ fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
 ///   directory and from the exchange to the old tree's removal; [`hydrate_file`] of a plain
 ///   file holds that lock for its whole write pass.
 /// - The `tar` crate decodes header fields; its bugs in octal/base-256 parsing are ours.
+///
+/// # Example
+/// A prior workspace is replaced by the archive's tree; a refused archive (two members
+/// named `notes.txt`, under the default [`crate::Duplicates::Reject`]) leaves it as it was.
+///
+/// ```rust
+/// use snapconf_extract::{hydrate, Policy, Reason};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // An archive of `notes.txt` (6 bytes), `times` members of that name.
+/// let archive = |times: usize| -> std::io::Result<Vec<u8>> {
+///     let mut tar = tar::Builder::new(Vec::new());
+///     for _ in 0..times {
+///         let mut header = tar::Header::new_ustar();
+///         header.set_mode(0o644);
+///         header.set_size(6);
+///         tar.append_data(&mut header, "notes.txt", &b"hello\n"[..])?;
+///     }
+///     tar.into_inner()
+/// };
+///
+/// let dir = tempfile::tempdir()?;
+/// let root = dir.path().join("ws");
+/// std::fs::create_dir(&root)?;
+/// std::fs::write(root.join("old.txt"), "prior workspace")?;
+///
+/// let report = hydrate(archive(1)?.as_slice(), &root, &Policy::default())?;
+/// assert_eq!((report.members, report.bytes), (1, 6));
+/// assert_eq!(std::fs::read(root.join("notes.txt"))?, b"hello\n");
+/// assert!(!root.join("old.txt").exists(), "replace, not merge");
+///
+/// std::fs::write(root.join("notes.txt"), "edited")?;
+/// let err = hydrate(archive(2)?.as_slice(), &root, &Policy::default()).unwrap_err();
+/// assert_eq!(err.reason(), Some(Reason::Duplicate));
+/// assert_eq!(std::fs::read(root.join("notes.txt"))?, b"edited", "root unchanged");
+/// # Ok(())
+/// # }
+/// ```
 pub fn hydrate(
     archive: impl Read,
     root: &Path,
@@ -374,6 +449,44 @@ impl Read for Chunks {
 /// device) is read as in [`hydrate`]. Same guarantees and errors as [`hydrate`]; the file must not
 /// change while the call runs (a shrinking file gives an [`HydrateError::Io`], root
 /// unchanged).
+///
+/// # Example
+/// An archive file with a directory, a file in it and a hardlink to that file, hydrated
+/// into a new root under the default [`crate::Hardlinks::Copy`] (the second name becomes an
+/// independent copy).
+///
+/// ```rust
+/// use snapconf_extract::{hydrate_file, Policy};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("snapshot.tar");
+/// let mut tar = tar::Builder::new(std::fs::File::create(&path)?);
+/// let mut src = tar::Header::new_ustar();
+/// src.set_entry_type(tar::EntryType::Directory);
+/// src.set_mode(0o755);
+/// src.set_size(0);
+/// tar.append_data(&mut src, "src/", std::io::empty())?;
+/// let mut main = tar::Header::new_ustar();
+/// main.set_mode(0o644);
+/// main.set_size(13);
+/// tar.append_data(&mut main, "src/main.rs", &b"fn main() {}\n"[..])?;
+/// let mut link = tar::Header::new_ustar();
+/// link.set_entry_type(tar::EntryType::Link);
+/// link.set_mode(0o644);
+/// link.set_size(0);
+/// tar.append_link(&mut link, "src/copy.rs", "src/main.rs")?;
+/// tar.into_inner()?.sync_all()?;
+///
+/// let root = dir.path().join("ws");
+/// let archive = std::fs::File::open(&path)?;
+/// let report = hydrate_file(&archive, &root, &Policy::default())?;
+/// assert_eq!(report.members, 3);
+/// assert_eq!(report.bytes, 26, "the copy counts again");
+/// assert_eq!(std::fs::read(root.join("src/copy.rs"))?, b"fn main() {}\n");
+/// # Ok(())
+/// # }
+/// ```
 pub fn hydrate_file(
     archive: &File,
     root: &Path,

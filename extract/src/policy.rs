@@ -155,6 +155,38 @@ impl Default for Limits {
 /// (`snapconf_harness::model::policy_map::reference_policy`: under `hardlinks = "copy"` it
 /// refuses LNK members, so that a producer writing them is found, case H1); that is a
 /// checker's policy, not a default.
+///
+/// # Example
+/// A stricter policy is the default with some fields changed: here hardlink members are
+/// refused rather than restored as copies.
+///
+/// ```rust
+/// use snapconf_extract::{validate, Hardlinks, Policy, Reason};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut tar = tar::Builder::new(Vec::new());
+/// let mut file = tar::Header::new_ustar();
+/// file.set_mode(0o644);
+/// file.set_size(3);
+/// tar.append_data(&mut file, "a", &b"abc"[..])?;
+/// let mut link = tar::Header::new_ustar();
+/// link.set_entry_type(tar::EntryType::Link);
+/// link.set_mode(0o644);
+/// link.set_size(0);
+/// tar.append_link(&mut link, "b", "a")?;
+/// let archive = tar.into_inner()?;
+///
+/// assert!(validate(archive.as_slice(), &Policy::default()).is_ok());
+///
+/// let strict = Policy {
+///     hardlinks: Hardlinks::Reject,
+///     ..Policy::default()
+/// };
+/// let err = validate(archive.as_slice(), &strict).unwrap_err();
+/// assert_eq!(err.reason(), Some(Reason::HardlinkNotAllowed));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Policy {
     /// Hardlink members (type `1`).

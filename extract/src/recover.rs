@@ -40,6 +40,31 @@ use crate::HydrateError;
 /// [`HydrateError::Io`] if the parent cannot be opened or locked, or a leftover cannot be
 /// removed (e.g. a mount point inside it; it is then left in place). Leftovers removed
 /// before the failing one stay removed.
+///
+/// # Example
+/// A hydration killed before its exchange leaves a partial staging tree beside the root;
+/// `recover` removes it and leaves the root alone.
+///
+/// ```rust
+/// use snapconf_extract::recover;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let root = dir.path().join("ws");
+/// std::fs::create_dir(&root)?;
+/// std::fs::write(root.join("kept.txt"), "prior tree")?;
+/// // What a hydration killed mid-way leaves: `.<root>.snapconf-stage-<16 hex>`.
+/// let stage = dir.path().join(".ws.snapconf-stage-0123456789abcdef");
+/// std::fs::create_dir_all(stage.join("half/written"))?;
+///
+/// let recovery = recover(&root)?;
+/// assert_eq!(recovery.removed, [stage.file_name().unwrap_or_default()]);
+/// assert!(!stage.exists());
+/// assert_eq!(std::fs::read(root.join("kept.txt"))?, b"prior tree");
+/// assert!(recover(&root)?.is_empty(), "nothing left to do");
+/// # Ok(())
+/// # }
+/// ```
 pub fn recover(root: &Path) -> Result<Recovery, HydrateError> {
     let sib = Sibling::open(root)?;
     recover_in(&sib)

@@ -122,16 +122,13 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                 mode,
                 mtime,
             } => {
-                write_file(
-                    &mut cache,
-                    tree,
-                    &mut copier,
-                    data,
-                    *node,
-                    *d,
-                    *mode,
-                    *mtime,
-                )?;
+                let file = NewFile {
+                    node: *node,
+                    data: *d,
+                    mode: *mode,
+                    mtime: *mtime,
+                };
+                write_file(&mut cache, tree, &mut copier, data, file)?;
             }
             Action::Hardlink {
                 node,
@@ -159,16 +156,15 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                         linkat(&tfd, tree.name(t), pfd, tree.name(*node), AtFlags::empty())
                             .map_err(|x| err(tree, *node, "creating hardlink", x))?;
                     }
-                    None => write_file(
-                        &mut cache,
-                        tree,
-                        &mut copier,
-                        data,
-                        *node,
-                        *d,
-                        *mode,
-                        *mtime,
-                    )?,
+                    None => {
+                        let file = NewFile {
+                            node: *node,
+                            data: *d,
+                            mode: *mode,
+                            mtime: *mtime,
+                        };
+                        write_file(&mut cache, tree, &mut copier, data, file)?
+                    }
                 }
             }
             Action::Symlink { .. } => symlinks.push(index),
@@ -211,17 +207,31 @@ fn finish(cache: &mut DirCache<'_>, plan: &Plan, symlinks: &[usize]) -> Result<(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A regular file for [`write_file`]: the node it becomes, where its bytes are in the
+/// archive, its mode and its modification time (seconds).
+#[derive(Clone, Copy, Debug)]
+struct NewFile {
+    node: NodeId,
+    data: Data,
+    mode: u32,
+    mtime: u64,
+}
+
+/// Creates `new` (`O_EXCL`, never through a link) and copies its bytes from `data`, then
+/// gives it its mode and time.
 fn write_file(
     cache: &mut DirCache<'_>,
     tree: &Tree,
     copier: &mut Copier,
     data: &File,
-    node: NodeId,
-    d: Data,
-    mode: u32,
-    mtime: u64,
+    new: NewFile,
 ) -> Result<(), HydrateError> {
+    let NewFile {
+        node,
+        data: d,
+        mode,
+        mtime,
+    } = new;
     let e = |what, x| err(tree, node, what, x);
     let pfd = cache
         .get(tree, tree.parent(node))

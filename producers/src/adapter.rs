@@ -7,12 +7,16 @@ use std::time::Duration;
 /// Whether an adapter's tool can run here, with its version or why not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Availability {
-    /// The tool runs; `version` is what it printed of its own version (first line).
-    Available { version: String },
-    /// The tool is missing or unusable; `install_hint` tells how to get it
-    /// (e.g. ``apt-get install libarchive-tools``).
+    /// The tool runs.
+    Available {
+        /// What the tool printed of its own version (its first line, as text).
+        version: String,
+    },
+    /// The tool is missing or unusable.
     Unavailable {
+        /// Why it cannot run, in words (e.g. the probe's spawn error or exit status).
         reason: String,
+        /// How to get it (e.g. ``apt-get install libarchive-tools``).
         install_hint: String,
     },
 }
@@ -22,24 +26,36 @@ pub enum Availability {
 pub enum Outcome {
     /// Exit 0 (or `Ok` from an in-process adapter).
     Success,
-    /// The tool ran and refused: non-zero exit. `message` keeps the tail of its stderr as evidence.
-    Refused { message: String },
+    /// The tool ran and refused: non-zero exit.
+    Refused {
+        /// The tail of the tool's stderr (or the adapter's reason), kept as evidence.
+        message: String,
+    },
     /// The tool did not end within the timeout, or died of a signal.
-    Hang { message: String },
+    Hang {
+        /// What happened (the timeout or the signal), with the tail of the tool's stderr.
+        message: String,
+    },
 }
 
 /// Our own infrastructure fault: the tool could not be started, a scratch file could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
+    /// The tool's process could not be started (e.g. the program is not installed).
     #[error("could not start `{command}`: {source}")]
     Spawn {
+        /// The command line, rendered for the message.
         command: String,
+        /// The error of the spawn (`ENOENT` when the program is missing).
         #[source]
         source: std::io::Error,
     },
+    /// An operation of ours around the tool failed: a pipe, a scratch file, a wait.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, in words (names the file or the command).
         context: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

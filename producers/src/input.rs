@@ -36,7 +36,9 @@ pub enum InputError {
     /// The file could not be opened (or looked at): missing, no permission, …
     #[error("cannot open `{}`: {source}", path.display())]
     Open {
+        /// The file, as the caller named it.
         path: PathBuf,
+        /// The error of the `stat`, the open or the `fstat`.
         #[source]
         source: std::io::Error,
     },
@@ -45,23 +47,36 @@ pub enum InputError {
     /// `a symbolic link`, …).
     #[error("`{}` is {kind}, not {want}", path.display())]
     WrongType {
+        /// The file, as the caller named it.
         path: PathBuf,
+        /// What the file is, in words.
         kind: &'static str,
+        /// What the reader wanted, in words.
         want: &'static str,
     },
     /// The file holds more than `limit` bytes (read, not only as its size says).
     #[error("`{}` is larger than the limit of {} for this input", path.display(), limit_text(*limit))]
-    TooLarge { path: PathBuf, limit: u64 },
+    TooLarge {
+        /// The file, as the caller named it.
+        path: PathBuf,
+        /// The limit, in bytes ([`CONFIG_LIMIT`], [`ARCHIVE_LIMIT`] or the caller's).
+        limit: u64,
+    },
     /// Reading the opened file failed.
     #[error("cannot read `{}`: {source}", path.display())]
     Read {
+        /// The file, as the caller named it.
         path: PathBuf,
+        /// The error of the read.
         #[source]
         source: std::io::Error,
     },
     /// The file is not UTF-8 text (for the text readers).
     #[error("`{}` is not UTF-8 text", path.display())]
-    NotUtf8 { path: PathBuf },
+    NotUtf8 {
+        /// The file, as the caller named it.
+        path: PathBuf,
+    },
 }
 
 impl InputError {

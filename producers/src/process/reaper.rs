@@ -72,6 +72,7 @@ pub enum Ended {
 /// What a reaper reported: how the command ended, and the stragglers it killed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
+    /// How the command ended (the report's first line).
     pub ended: Ended,
     /// One line per straggler: `PID COMMAND LINE`.
     pub stragglers: Vec<String>,

@@ -118,15 +118,7 @@ pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
 /// # Errors
 /// [`UnknownAdapter`] naming `name` and listing the known producers.
 pub fn producer(name: &str) -> Result<Box<dyn Producer>, UnknownAdapter> {
-    let mut all = all_producers();
-    match all.iter().position(|p| p.name() == name) {
-        Some(i) => Ok(all.swap_remove(i)),
-        None => Err(UnknownAdapter {
-            role: "producer",
-            name: name.to_owned(),
-            known: all.iter().map(|p| p.name().to_owned()).collect(),
-        }),
-    }
+    take_named(all_producers(), name, "producer", |p| p.name())
 }
 
 /// The built-in extractor called `name` (an [`OPT_IN`] one too); `reference` applies
@@ -138,13 +130,24 @@ pub fn extractor(
     name: &str,
     reference_policy: Policy,
 ) -> Result<Box<dyn Extractor>, UnknownAdapter> {
-    let mut all = all_extractors(reference_policy);
-    match all.iter().position(|e| e.name() == name) {
+    take_named(all_extractors(reference_policy), name, "extractor", |e| e.name())
+}
+
+/// The adapter of `all` whose `name_of` is `name`, or an [`UnknownAdapter`] for `role`
+/// listing every name of `all` in order: the one lookup behind [`producer`] and
+/// [`extractor`].
+fn take_named<A: ?Sized>(
+    mut all: Vec<Box<A>>,
+    name: &str,
+    role: &'static str,
+    name_of: fn(&A) -> &str,
+) -> Result<Box<A>, UnknownAdapter> {
+    match all.iter().position(|a| name_of(a) == name) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(UnknownAdapter {
-            role: "extractor",
+            role,
             name: name.to_owned(),
-            known: all.iter().map(|e| e.name().to_owned()).collect(),
+            known: all.iter().map(|a| name_of(a).to_owned()).collect(),
         }),
     }
 }

@@ -8,10 +8,18 @@ use std::path::Path;
 /// exclusion, or below one (`a/b` excludes `a/b` and `a/b/c`, not `a/bc`). Empty exclusions
 /// and trailing slashes on exclusions are ignored.
 pub fn is_excluded(rel: &[u8], exclusions: &[Vec<u8>]) -> bool {
-    exclusions.iter().any(|ex| {
-        let ex = trim_slashes(ex);
-        !ex.is_empty() && rel.starts_with(ex) && (rel.len() == ex.len() || rel[ex.len()] == b'/')
-    })
+    effective_exclusions(exclusions)
+        .any(|ex| rel.starts_with(ex) && (rel.len() == ex.len() || rel[ex.len()] == b'/'))
+}
+
+/// The exclusions that exclude something, in order, each without its trailing `/` bytes:
+/// an empty one (or one of only slashes) is left out, since it names no path. What every
+/// adapter hands its tool, and what [`is_excluded`] matches.
+pub fn effective_exclusions(exclusions: &[Vec<u8>]) -> impl Iterator<Item = &[u8]> {
+    exclusions
+        .iter()
+        .map(|ex| trim_slashes(ex))
+        .filter(|ex| !ex.is_empty())
 }
 
 /// `ex` without trailing `/` bytes.

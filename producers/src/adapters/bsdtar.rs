@@ -36,7 +36,7 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::trim_slashes;
+use crate::exclusion::effective_exclusions;
 use crate::process::run::{probe_version, run_limited, run_with_timeout};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -114,12 +114,9 @@ fn bsdtar_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolE
         cmd.arg("-z");
     }
     cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if !ex.is_empty() {
-            cmd.arg("--exclude")
-                .arg(OsString::from_vec(anchored_literal_pattern(ex)));
-        }
+    for ex in effective_exclusions(req.exclusions) {
+        cmd.arg("--exclude")
+            .arg(OsString::from_vec(anchored_literal_pattern(ex)));
     }
     cmd.arg(".");
     run_with_timeout(&mut cmd, req.scratch, req.timeout)

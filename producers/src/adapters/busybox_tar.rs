@@ -37,7 +37,7 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::{is_excluded, trim_slashes};
+use crate::exclusion::{effective_exclusions, is_excluded};
 use crate::process::run::{probe_version, run_limited, run_with_timeout};
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -91,10 +91,8 @@ fn busybox_availability() -> Availability {
 /// # Errors
 /// [`ToolError::Io`] if a directory on the way cannot be read.
 pub fn kept_names(root: &Path, exclusions: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, ToolError> {
-    let exclusions: Vec<Vec<u8>> = exclusions
-        .iter()
-        .map(|e| trim_slashes(e).to_vec())
-        .filter(|e| !e.is_empty())
+    let exclusions: Vec<Vec<u8>> = effective_exclusions(exclusions)
+        .map(<[u8]>::to_vec)
         .collect();
     if exclusions.is_empty() {
         return Ok(None);

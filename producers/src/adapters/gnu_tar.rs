@@ -59,7 +59,7 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::trim_slashes;
+use crate::exclusion::effective_exclusions;
 use crate::process::run::{probe_version, run_limited, run_with_timeout};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -135,16 +135,7 @@ pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
         .arg("--hard-dereference")
         .arg("--anchored")
         .arg("--no-wildcards");
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if ex.is_empty() {
-            continue;
-        }
-        let mut arg = b"--exclude=./".to_vec();
-        arg.extend_from_slice(ex);
-        cmd.arg(OsString::from_vec(arg));
-    }
-    cmd.arg(OsStr::from_bytes(b"."));
+    exclude_then_dot(&mut cmd, req.exclusions);
     cmd
 }
 
@@ -164,17 +155,19 @@ pub fn gnu_tar_defaults_capture_command(
         .arg("--directory")
         .arg(req.root)
         .arg("--no-wildcards");
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if ex.is_empty() {
-            continue;
-        }
+    exclude_then_dot(&mut cmd, req.exclusions);
+    cmd
+}
+
+/// The end of both capture command lines: `--exclude=./EX` for each exclusion (bytes
+/// verbatim; with `--no-wildcards` they are literal), then the member set `.`.
+fn exclude_then_dot(cmd: &mut Command, exclusions: &[Vec<u8>]) {
+    for ex in effective_exclusions(exclusions) {
         let mut arg = b"--exclude=./".to_vec();
         arg.extend_from_slice(ex);
         cmd.arg(OsString::from_vec(arg));
     }
     cmd.arg(OsStr::from_bytes(b"."));
-    cmd
 }
 
 /// `tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if `clear`.

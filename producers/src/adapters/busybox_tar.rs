@@ -37,11 +37,11 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::{effective_exclusions, is_excluded};
+use crate::exclusion::{effective_exclusions, kept_entries, KeptEntry};
 use crate::process::run::{probe_version, run_limited, run_with_timeout};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -110,25 +110,11 @@ fn cover(
     exclusions: &[Vec<u8>],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<(), ToolError> {
-    let io = |source| ToolError::Io {
+    let kept = kept_entries(dir, rel, exclusions).map_err(|source| ToolError::Io {
         context: format!("listing `{}` to emulate exclusions", dir.display()),
         source,
-    };
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    for entry in fs::read_dir(dir).map_err(io)? {
-        names.push(entry.map_err(io)?.file_name().as_bytes().to_vec());
-    }
-    names.sort();
-    for name in names {
-        let mut child = rel.to_vec();
-        if !child.is_empty() {
-            child.push(b'/');
-        }
-        child.extend_from_slice(&name);
-        if is_excluded(&child, exclusions) {
-            continue;
-        }
-        let path = dir.join(OsStr::from_bytes(&name));
+    })?;
+    for KeptEntry { path, rel: child } in kept {
         let holds_exclusion = exclusions
             .iter()
             .any(|e| e.len() > child.len() && e.starts_with(&child) && e[child.len()] == b'/');

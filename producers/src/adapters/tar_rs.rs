@@ -26,7 +26,7 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::is_excluded;
+use crate::exclusion::{kept_entries, KeptEntry};
 use rustix::fs::{major, minor, Mode, OFlags};
 use std::ffi::OsStr;
 use std::fs::{self, File, Metadata};
@@ -143,22 +143,12 @@ fn walk<W: Write>(
     rel: &[u8],
     exclusions: &[Vec<u8>],
 ) -> io::Result<()> {
-    let mut names: Vec<Vec<u8>> = fs::read_dir(dir)
-        .map_err(|e| context(e, "reading", rel))?
-        .map(|entry| entry.map(|e| e.file_name().as_bytes().to_vec()))
-        .collect::<io::Result<_>>()
-        .map_err(|e| context(e, "reading", rel))?;
-    names.sort();
-    for name in names {
-        let mut child_rel = rel.to_vec();
-        if !child_rel.is_empty() {
-            child_rel.push(b'/');
-        }
-        child_rel.extend_from_slice(&name);
-        if is_excluded(&child_rel, exclusions) {
-            continue;
-        }
-        let path = dir.join(OsStr::from_bytes(&name));
+    let kept = kept_entries(dir, rel, exclusions).map_err(|e| context(e, "reading", rel))?;
+    for KeptEntry {
+        path,
+        rel: child_rel,
+    } in kept
+    {
         let meta = fs::symlink_metadata(&path).map_err(|e| context(e, "inspecting", &child_rel))?;
         append_entry(builder, &path, &child_rel, &meta)
             .map_err(|e| context(e, "archiving", &child_rel))?;

@@ -130,7 +130,9 @@ pub fn extractor(
     name: &str,
     reference_policy: Policy,
 ) -> Result<Box<dyn Extractor>, UnknownAdapter> {
-    take_named(all_extractors(reference_policy), name, "extractor", |e| e.name())
+    take_named(all_extractors(reference_policy), name, "extractor", |e| {
+        e.name()
+    })
 }
 
 /// The adapter of `all` whose `name_of` is `name`, or an [`UnknownAdapter`] for `role`

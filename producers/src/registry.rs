@@ -58,8 +58,8 @@ pub fn all_producers() -> Vec<Box<dyn Producer>> {
             .into_iter()
             .map(|compression| Box::new(GnuTarLnkProducer { compression }) as Box<dyn Producer>)
             .collect(),
-            "busybox-tar" => vec![Box::new(BusyboxTarProducer { gzip: true })],
-            "bsdtar" => vec![Box::new(BsdtarProducer { gzip: true })],
+            "busybox-tar" => vec![Box::new(BusyboxTarProducer::GZIP)],
+            "bsdtar" => vec![Box::new(BsdtarProducer::GZIP)],
             _ => Vec::new(),
         };
         all.push(p);
@@ -94,8 +94,8 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
         Box::new(GnuTarProducer),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Pax)),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Gnu)),
-        Box::new(BusyboxTarProducer::default()),
-        Box::new(BsdtarProducer::default()),
+        Box::new(BusyboxTarProducer::PLAIN),
+        Box::new(BsdtarProducer::PLAIN),
     ]
 }
 

@@ -213,21 +213,18 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_known_ones() {
-        let err = producer("zip")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("unknown producer `zip`; known producers: tar-rs, gnu-tar"),
-            "{err}"
-        );
-        let err = extractor("zip", Policy::default())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("unknown extractor `zip`; known extractors: reference"),
-            "{err}"
-        );
+        for (err, start) in [
+            (
+                producer("zip").err(),
+                "unknown producer `zip`; known producers: tar-rs, gnu-tar",
+            ),
+            (
+                extractor("zip", Policy::default()).err(),
+                "unknown extractor `zip`; known extractors: reference",
+            ),
+        ] {
+            let err = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.starts_with(start), "{err}");
+        }
     }
 }

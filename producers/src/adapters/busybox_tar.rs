@@ -15,7 +15,7 @@
 //! (`a` for `a/b`), its own kept entries instead, recursively. Every name is passed as `./…`
 //! so a name starting with `-` is not read as an option.
 //!
-//! Limitation (also returned by [`Producer::limitations`]): the root and every directory on
+//! Limitation (also returned by [`crate::Producer::limitations`]): the root and every directory on
 //! the path to a nested exclusion are not archived as members, so their modes, owners and
 //! times are not captured (extractors create them with defaults). Exclusions themselves are
 //! honoured exactly, including single files.

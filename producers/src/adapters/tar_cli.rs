@@ -188,3 +188,95 @@ impl<T: TarCliCapture> Producer for TarCliProducer<T> {
         T::LIMITATION
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::adapter::{Availability, CaptureRequest, Extractor, Outcome, Producer};
+    use crate::adapters::bsdtar::{BsdtarExtractor, BsdtarProducer};
+    use crate::adapters::busybox_tar::{
+        BusyboxTarExtractor, BusyboxTarProducer, BUSYBOX_LIMITATION,
+    };
+    use crate::adapters::gnu_tar::GnuTarExtractor;
+    use std::time::Duration;
+
+    /// Every variant keeps the name, the clearing and the limitation it had as a type of
+    /// its own.
+    #[test]
+    fn each_variant_keeps_its_name() {
+        let extractors: [(&dyn Extractor, &str, bool); 6] = [
+            (&GnuTarExtractor::CLEAR, "gnu-tar", true),
+            (&GnuTarExtractor::MERGE, "gnu-tar-merge", false),
+            (&BsdtarExtractor::CLEAR, "bsdtar", true),
+            (&BsdtarExtractor::MERGE, "bsdtar-merge", false),
+            (&BusyboxTarExtractor::CLEAR, "busybox-tar", true),
+            (&BusyboxTarExtractor::MERGE, "busybox-tar-merge", false),
+        ];
+        for (e, name, clears) in extractors {
+            assert_eq!((e.name(), e.clears_root()), (name, clears));
+            assert!(
+                e.honours_limits() && e.view_paths() == Some(Vec::new()),
+                "{name}"
+            );
+        }
+        let producers: [(&dyn Producer, &str, Option<&str>); 4] = [
+            (&BsdtarProducer::PLAIN, "bsdtar", None),
+            (&BsdtarProducer::GZIP, "bsdtar-gz", None),
+            (
+                &BusyboxTarProducer::PLAIN,
+                "busybox-tar",
+                Some(BUSYBOX_LIMITATION),
+            ),
+            (
+                &BusyboxTarProducer::GZIP,
+                "busybox-tar-gz",
+                Some(BUSYBOX_LIMITATION),
+            ),
+        ];
+        for (p, name, limitation) in producers {
+            assert_eq!((p.name(), p.limitations()), (name, limitation));
+        }
+        assert_eq!(BsdtarProducer::default().name(), "bsdtar");
+    }
+
+    /// The gzip'd producers (`-z`) write a gzip stream, the plain ones a tar (`ustar` at
+    /// offset 257), with the tool installed.
+    #[test]
+    fn the_gzip_variants_write_gzip() {
+        let producers: [&dyn Producer; 4] = [
+            &BsdtarProducer::PLAIN,
+            &BsdtarProducer::GZIP,
+            &BusyboxTarProducer::PLAIN,
+            &BusyboxTarProducer::GZIP,
+        ];
+        for p in producers {
+            if let Availability::Unavailable { reason, .. } = p.availability() {
+                eprintln!("{}: skipped, {reason}", p.name());
+                continue;
+            }
+            let dir = tempfile::tempdir().expect("tempdir");
+            let root = dir.path().join("root");
+            std::fs::create_dir(&root).expect("root");
+            std::fs::write(root.join("f"), b"data").expect("file");
+            let archive = dir.path().join("a");
+            let req = CaptureRequest {
+                root: &root,
+                exclusions: &[],
+                archive: &archive,
+                scratch: dir.path(),
+                timeout: Duration::from_secs(60),
+            };
+            assert_eq!(
+                p.capture(&req).expect("capture"),
+                Outcome::Success,
+                "{}",
+                p.name()
+            );
+            let bytes = std::fs::read(&archive).expect("archive");
+            if p.name().ends_with("-gz") {
+                assert_eq!(bytes.get(..2), Some(&[0x1f, 0x8b][..]), "{}", p.name());
+            } else {
+                assert_eq!(bytes.get(257..262), Some(&b"ustar"[..]), "{}", p.name());
+            }
+        }
+    }
+}

@@ -109,6 +109,19 @@ pub struct LinkPromises {
     pub no_outside_hardlinks: bool,
 }
 
+/// Open `archive` for an in-process extractor that reads it itself (the reference, the
+/// `tar` crate).
+///
+/// # Errors
+/// [`ToolError::Io`] naming the archive: it is ours to hand over, so failing to open it
+/// is an infrastructure fault, not a refusal.
+pub(crate) fn open_archive(archive: &Path) -> Result<std::fs::File, ToolError> {
+    std::fs::File::open(archive).map_err(|source| ToolError::Io {
+        context: format!("opening the archive `{}`", archive.display()),
+        source,
+    })
+}
+
 /// Turns (root, exclusions) into an archive, or refuses.
 pub trait Producer: Send + Sync {
     /// Stable adapter name, e.g. `gnu-tar`.

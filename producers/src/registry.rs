@@ -58,8 +58,8 @@ pub fn all_producers() -> Vec<Box<dyn Producer>> {
             .into_iter()
             .map(|compression| Box::new(GnuTarLnkProducer { compression }) as Box<dyn Producer>)
             .collect(),
-            "busybox-tar" => vec![Box::new(BusyboxTarProducer { gzip: true })],
-            "bsdtar" => vec![Box::new(BsdtarProducer { gzip: true })],
+            "busybox-tar" => vec![Box::new(BusyboxTarProducer::GZIP)],
+            "bsdtar" => vec![Box::new(BsdtarProducer::GZIP)],
             _ => Vec::new(),
         };
         all.push(p);
@@ -94,8 +94,8 @@ pub fn producers() -> Vec<Box<dyn Producer>> {
         Box::new(GnuTarProducer),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Pax)),
         Box::new(PythonTarfileProducer::new(TarfileFormat::Gnu)),
-        Box::new(BusyboxTarProducer::default()),
-        Box::new(BsdtarProducer::default()),
+        Box::new(BusyboxTarProducer::PLAIN),
+        Box::new(BsdtarProducer::PLAIN),
     ]
 }
 
@@ -118,15 +118,7 @@ pub fn extractors(reference_policy: Policy) -> Vec<Box<dyn Extractor>> {
 /// # Errors
 /// [`UnknownAdapter`] naming `name` and listing the known producers.
 pub fn producer(name: &str) -> Result<Box<dyn Producer>, UnknownAdapter> {
-    let mut all = all_producers();
-    match all.iter().position(|p| p.name() == name) {
-        Some(i) => Ok(all.swap_remove(i)),
-        None => Err(UnknownAdapter {
-            role: "producer",
-            name: name.to_owned(),
-            known: all.iter().map(|p| p.name().to_owned()).collect(),
-        }),
-    }
+    take_named(all_producers(), name, "producer", |p| p.name())
 }
 
 /// The built-in extractor called `name` (an [`OPT_IN`] one too); `reference` applies
@@ -138,13 +130,26 @@ pub fn extractor(
     name: &str,
     reference_policy: Policy,
 ) -> Result<Box<dyn Extractor>, UnknownAdapter> {
-    let mut all = all_extractors(reference_policy);
-    match all.iter().position(|e| e.name() == name) {
+    take_named(all_extractors(reference_policy), name, "extractor", |e| {
+        e.name()
+    })
+}
+
+/// The adapter of `all` whose `name_of` is `name`, or an [`UnknownAdapter`] for `role`
+/// listing every name of `all` in order: the one lookup behind [`producer`] and
+/// [`extractor`].
+fn take_named<A: ?Sized>(
+    mut all: Vec<Box<A>>,
+    name: &str,
+    role: &'static str,
+    name_of: fn(&A) -> &str,
+) -> Result<Box<A>, UnknownAdapter> {
+    match all.iter().position(|a| name_of(a) == name) {
         Some(i) => Ok(all.swap_remove(i)),
         None => Err(UnknownAdapter {
-            role: "extractor",
+            role,
             name: name.to_owned(),
-            known: all.iter().map(|e| e.name().to_owned()).collect(),
+            known: all.iter().map(|a| name_of(a).to_owned()).collect(),
         }),
     }
 }
@@ -208,21 +213,18 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_known_ones() {
-        let err = producer("zip")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("unknown producer `zip`; known producers: tar-rs, gnu-tar"),
-            "{err}"
-        );
-        let err = extractor("zip", Policy::default())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            err.starts_with("unknown extractor `zip`; known extractors: reference"),
-            "{err}"
-        );
+        for (err, start) in [
+            (
+                producer("zip").err(),
+                "unknown producer `zip`; known producers: tar-rs, gnu-tar",
+            ),
+            (
+                extractor("zip", Policy::default()).err(),
+                "unknown extractor `zip`; known extractors: reference",
+            ),
+        ] {
+            let err = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.starts_with(start), "{err}");
+        }
     }
 }

@@ -32,12 +32,10 @@
 //! Run as root, bsdtar restores owners and permission bits by default (bsdtar(1),
 //! `--same-owner`, `-p`).
 
-use crate::adapter::{
-    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
-};
-use crate::clear::clear_root;
-use crate::exclusion::trim_slashes;
-use crate::process::run::{probe_version, run_limited, run_with_timeout};
+use crate::adapter::{Availability, CaptureRequest, Outcome, ToolError};
+use crate::adapters::tar_cli::{TarCli, TarCliCapture, TarCliExtractor, TarCliProducer};
+use crate::exclusion::effective_exclusions;
+use crate::process::run::probe_version;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::process::Command;
@@ -47,32 +45,45 @@ pub const BSDTAR_PROGRAM: &str = "bsdtar";
 /// How to install bsdtar on Debian and Ubuntu.
 pub const BSDTAR_INSTALL_HINT: &str = "apt-get install libarchive-tools";
 
-/// The `bsdtar` producer and, with `gzip`, `bsdtar-gz` (the same with `-z`: a gzip'd
-/// archive).
+/// libarchive's bsdtar, as the shared command-line tar adapters see it
+/// ([`crate::adapters::tar_cli`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BsdtarProducer {
-    /// Whether the archive is gzip'd (`-z`).
-    pub gzip: bool,
-}
+pub struct Bsdtar;
 
-/// The `bsdtar` extractor (clear the root, then `bsdtar -xf ARCHIVE -C ROOT`) and, with `clear` false,
+/// The `bsdtar` producer and, with `gzip` ([`BsdtarProducer::GZIP`]), `bsdtar-gz` (the
+/// same with `-z`: a gzip'd archive).
+pub type BsdtarProducer = TarCliProducer<Bsdtar>;
+
+/// The `bsdtar` extractor ([`BsdtarExtractor::CLEAR`]: clear the root, then
+/// `bsdtar -xf ARCHIVE -C ROOT`) and, with `clear` false ([`BsdtarExtractor::MERGE`]),
 /// `bsdtar-merge` (the same command over what the root holds: a backend's warm restore).
-#[derive(Clone, Copy, Debug)]
-pub struct BsdtarExtractor {
-    /// Whether snapconf empties the root before the tool runs (`bsdtar`), or the tool
-    /// extracts over the prior workspace (`bsdtar-merge`).
-    pub clear: bool,
+pub type BsdtarExtractor = TarCliExtractor<Bsdtar>;
+
+impl TarCli for Bsdtar {
+    const PROGRAM: &'static str = BSDTAR_PROGRAM;
+    const APPLET: &'static [&'static str] = &[];
+    const NAME: &'static str = "bsdtar";
+    const MERGE_NAME: &'static str = "bsdtar-merge";
+
+    /// `bsdtar --version`, first line (`bsdtar 3.6.2 - libarchive 3.6.2 …`).
+    fn availability() -> Availability {
+        probe_version(BSDTAR_PROGRAM, &["--version"], BSDTAR_INSTALL_HINT)
+    }
 }
 
-impl BsdtarExtractor {
-    /// `bsdtar`: clear the root, then extract.
-    pub const CLEAR: Self = Self { clear: true };
-    /// `bsdtar-merge`: extract over what the root holds.
-    pub const MERGE: Self = Self { clear: false };
-}
+impl TarCliCapture for Bsdtar {
+    const GZIP_NAME: &'static str = "bsdtar-gz";
+    const LIMITATION: Option<&'static str> = None;
 
-fn bsdtar_availability() -> Availability {
-    probe_version(BSDTAR_PROGRAM, &["--version"], BSDTAR_INSTALL_HINT)
+    /// `--exclude ^ESCAPED` for each exclusion ([`anchored_literal_pattern`]), then `.`.
+    fn operands(cmd: &mut Command, req: &CaptureRequest<'_>) -> Result<Option<Outcome>, ToolError> {
+        for ex in effective_exclusions(req.exclusions) {
+            cmd.arg("--exclude")
+                .arg(OsString::from_vec(anchored_literal_pattern(ex)));
+        }
+        cmd.arg(".");
+        Ok(None)
+    }
 }
 
 /// An anchored, literal libarchive exclusion pattern for the root-relative path `rel`:
@@ -86,82 +97,4 @@ pub fn anchored_literal_pattern(rel: &[u8]) -> Vec<u8> {
         pat.push(b);
     }
     pat
-}
-
-impl Producer for BsdtarProducer {
-    fn name(&self) -> &str {
-        if self.gzip {
-            "bsdtar-gz"
-        } else {
-            "bsdtar"
-        }
-    }
-
-    fn availability(&self) -> Availability {
-        bsdtar_availability()
-    }
-
-    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_capture(req, self.gzip)
-    }
-}
-
-/// The capture (see the module docs), gzip'd with `-z` if `gzip`.
-fn bsdtar_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolError> {
-    let mut cmd = Command::new(BSDTAR_PROGRAM);
-    cmd.arg("-c");
-    if gzip {
-        cmd.arg("-z");
-    }
-    cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if !ex.is_empty() {
-            cmd.arg("--exclude")
-                .arg(OsString::from_vec(anchored_literal_pattern(ex)));
-        }
-    }
-    cmd.arg(".");
-    run_with_timeout(&mut cmd, req.scratch, req.timeout)
-}
-
-/// `bsdtar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
-/// `clear`.
-fn bsdtar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
-    if clear {
-        clear_root(req.root)?;
-    }
-    let mut cmd = Command::new(BSDTAR_PROGRAM);
-    cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
-}
-
-impl Extractor for BsdtarExtractor {
-    fn name(&self) -> &str {
-        if self.clear {
-            "bsdtar"
-        } else {
-            "bsdtar-merge"
-        }
-    }
-
-    fn clears_root(&self) -> bool {
-        self.clear
-    }
-
-    fn availability(&self) -> Availability {
-        bsdtar_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        bsdtar_hydrate(req, self.clear)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
-    }
 }

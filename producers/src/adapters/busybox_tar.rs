@@ -15,7 +15,7 @@
 //! (`a` for `a/b`), its own kept entries instead, recursively. Every name is passed as `./…`
 //! so a name starting with `-` is not read as an option.
 //!
-//! Limitation (also returned by [`Producer::limitations`]): the root and every directory on
+//! Limitation (also returned by [`crate::Producer::limitations`]): the root and every directory on
 //! the path to a nested exclusion are not archived as members, so their modes, owners and
 //! times are not captured (extractors create them with defaults). Exclusions themselves are
 //! honoured exactly, including single files.
@@ -33,15 +33,13 @@
 //! `busybox-tar-merge` extracts over whatever the root holds; it is not in the default set
 //! of a run (`--extractors busybox-tar-merge` or `--extractors all`).
 
-use crate::adapter::{
-    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
-};
-use crate::clear::clear_root;
-use crate::exclusion::{is_excluded, trim_slashes};
-use crate::process::run::{probe_version, run_limited, run_with_timeout};
-use std::ffi::{OsStr, OsString};
+use crate::adapter::{Availability, CaptureRequest, Outcome, ToolError};
+use crate::adapters::tar_cli::{TarCli, TarCliCapture, TarCliExtractor, TarCliProducer};
+use crate::exclusion::{effective_exclusions, kept_entries, KeptEntry};
+use crate::process::run::probe_version;
+use std::ffi::OsString;
 use std::fs;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -55,34 +53,67 @@ pub const BUSYBOX_LIMITATION: &str = "busybox tar has no --exclude: exclusions a
     naming the kept entries, so the root and the directories on the path to a nested exclusion \
     are not archived as members (their modes, owners and times are not captured)";
 
-/// The `busybox-tar` producer and, with `gzip`, `busybox-tar-gz` (the same with `-z`: a
-/// gzip'd archive).
+/// BusyBox's `tar` applet, as the shared command-line tar adapters see it
+/// ([`crate::adapters::tar_cli`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BusyboxTarProducer {
-    /// Whether the archive is gzip'd (`-z`).
-    pub gzip: bool,
+pub struct BusyboxTar;
+
+/// The `busybox-tar` producer and, with `gzip` ([`BusyboxTarProducer::GZIP`]),
+/// `busybox-tar-gz` (the same with `-z`: a gzip'd archive).
+pub type BusyboxTarProducer = TarCliProducer<BusyboxTar>;
+
+/// The `busybox-tar` extractor ([`BusyboxTarExtractor::CLEAR`]: clear the root, then
+/// `busybox tar -xf ARCHIVE -C ROOT`) and, with `clear` false
+/// ([`BusyboxTarExtractor::MERGE`]), `busybox-tar-merge` (the same command over what the
+/// root holds: a backend's warm restore).
+pub type BusyboxTarExtractor = TarCliExtractor<BusyboxTar>;
+
+impl TarCli for BusyboxTar {
+    const PROGRAM: &'static str = BUSYBOX_PROGRAM;
+    const APPLET: &'static [&'static str] = &["tar"];
+    const NAME: &'static str = "busybox-tar";
+    const MERGE_NAME: &'static str = "busybox-tar-merge";
+
+    /// `busybox tar --help`, first line (`BusyBox v1.35.0 (…) multi-call binary.`); running
+    /// the `tar` applet also checks that this build has it.
+    fn availability() -> Availability {
+        probe_version(BUSYBOX_PROGRAM, &["tar", "--help"], BUSYBOX_INSTALL_HINT)
+    }
 }
 
-/// The `busybox-tar` extractor (clear the root, then `busybox tar -xf ARCHIVE -C ROOT`) and, with `clear` false,
-/// `busybox-tar-merge` (the same command over what the root holds: a backend's warm restore).
-#[derive(Clone, Copy, Debug)]
-pub struct BusyboxTarExtractor {
-    /// Whether snapconf empties the root before the tool runs (`busybox-tar`), or the tool
-    /// extracts over the prior workspace (`busybox-tar-merge`).
-    pub clear: bool,
-}
+impl TarCliCapture for BusyboxTar {
+    const GZIP_NAME: &'static str = "busybox-tar-gz";
+    const LIMITATION: Option<&'static str> = Some(BUSYBOX_LIMITATION);
 
-impl BusyboxTarExtractor {
-    /// `busybox-tar`: clear the root, then extract.
-    pub const CLEAR: Self = Self { clear: true };
-    /// `busybox-tar-merge`: extract over what the root holds.
-    pub const MERGE: Self = Self { clear: false };
-}
-
-/// `busybox tar --help`, first line (`BusyBox v1.35.0 (…) multi-call binary.`); running the
-/// `tar` applet also checks that this build has it.
-fn busybox_availability() -> Availability {
-    probe_version(BUSYBOX_PROGRAM, &["tar", "--help"], BUSYBOX_INSTALL_HINT)
+    /// `.` when no exclusion applies, else the kept names ([`kept_names`]), or
+    /// `--no-recursion .` when nothing is kept. A directory this user may not list on the
+    /// way to a nested exclusion is a refusal: BusyBox, run as the same user, could not
+    /// archive it either.
+    fn operands(cmd: &mut Command, req: &CaptureRequest<'_>) -> Result<Option<Outcome>, ToolError> {
+        let kept = match kept_names(req.root, req.exclusions) {
+            Ok(kept) => kept,
+            Err(ToolError::Io { context, source })
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                return Ok(Some(Outcome::Refused {
+                    message: format!("{context}: {source}"),
+                }));
+            }
+            Err(e) => return Err(e),
+        };
+        match kept {
+            None => {
+                cmd.arg(".");
+            }
+            Some(names) if names.is_empty() => {
+                cmd.arg("--no-recursion").arg(".");
+            }
+            Some(names) => {
+                cmd.args(names.into_iter().map(OsString::from_vec));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// The names to pass to `busybox tar -c` for `root` minus `exclusions`: `None` when no
@@ -91,10 +122,8 @@ fn busybox_availability() -> Availability {
 /// # Errors
 /// [`ToolError::Io`] if a directory on the way cannot be read.
 pub fn kept_names(root: &Path, exclusions: &[Vec<u8>]) -> Result<Option<Vec<Vec<u8>>>, ToolError> {
-    let exclusions: Vec<Vec<u8>> = exclusions
-        .iter()
-        .map(|e| trim_slashes(e).to_vec())
-        .filter(|e| !e.is_empty())
+    let exclusions: Vec<Vec<u8>> = effective_exclusions(exclusions)
+        .map(<[u8]>::to_vec)
         .collect();
     if exclusions.is_empty() {
         return Ok(None);
@@ -112,25 +141,11 @@ fn cover(
     exclusions: &[Vec<u8>],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<(), ToolError> {
-    let io = |source| ToolError::Io {
+    let kept = kept_entries(dir, rel, exclusions).map_err(|source| ToolError::Io {
         context: format!("listing `{}` to emulate exclusions", dir.display()),
         source,
-    };
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    for entry in fs::read_dir(dir).map_err(io)? {
-        names.push(entry.map_err(io)?.file_name().as_bytes().to_vec());
-    }
-    names.sort();
-    for name in names {
-        let mut child = rel.to_vec();
-        if !child.is_empty() {
-            child.push(b'/');
-        }
-        child.extend_from_slice(&name);
-        if is_excluded(&child, exclusions) {
-            continue;
-        }
-        let path = dir.join(OsStr::from_bytes(&name));
+    })?;
+    for KeptEntry { path, rel: child } in kept {
         let holds_exclusion = exclusions
             .iter()
             .any(|e| e.len() > child.len() && e.starts_with(&child) && e[child.len()] == b'/');
@@ -144,106 +159,4 @@ fn cover(
         }
     }
     Ok(())
-}
-
-impl Producer for BusyboxTarProducer {
-    fn name(&self) -> &str {
-        if self.gzip {
-            "busybox-tar-gz"
-        } else {
-            "busybox-tar"
-        }
-    }
-
-    fn availability(&self) -> Availability {
-        busybox_availability()
-    }
-
-    fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_capture(req, self.gzip)
-    }
-
-    fn limitations(&self) -> Option<&str> {
-        Some(BUSYBOX_LIMITATION)
-    }
-}
-
-/// The capture (see the module docs), gzip'd with `-z` if `gzip`.
-fn busybox_capture(req: &CaptureRequest<'_>, gzip: bool) -> Result<Outcome, ToolError> {
-    let mut cmd = Command::new(BUSYBOX_PROGRAM);
-    cmd.arg("tar").arg("-c");
-    if gzip {
-        cmd.arg("-z");
-    }
-    cmd.arg("-f").arg(req.archive).arg("-C").arg(req.root);
-    let kept = match kept_names(req.root, req.exclusions) {
-        Ok(kept) => kept,
-        // Not root, and a directory on the way to a nested exclusion is one this user
-        // may not list: BusyBox, run as the same user, could not archive it either.
-        Err(ToolError::Io { context, source })
-            if source.kind() == std::io::ErrorKind::PermissionDenied =>
-        {
-            return Ok(Outcome::Refused {
-                message: format!("{context}: {source}"),
-            });
-        }
-        Err(e) => return Err(e),
-    };
-    match kept {
-        None => {
-            cmd.arg(".");
-        }
-        Some(names) if names.is_empty() => {
-            cmd.arg("--no-recursion").arg(".");
-        }
-        Some(names) => {
-            cmd.args(names.into_iter().map(OsString::from_vec));
-        }
-    }
-    run_with_timeout(&mut cmd, req.scratch, req.timeout)
-}
-
-/// `busybox tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if
-/// `clear`.
-fn busybox_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
-    if clear {
-        clear_root(req.root)?;
-    }
-    let mut cmd = Command::new(BUSYBOX_PROGRAM);
-    cmd.arg("tar")
-        .arg("-xf")
-        .arg(req.archive)
-        .arg("-C")
-        .arg(req.root);
-    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
-}
-
-impl Extractor for BusyboxTarExtractor {
-    fn name(&self) -> &str {
-        if self.clear {
-            "busybox-tar"
-        } else {
-            "busybox-tar-merge"
-        }
-    }
-
-    fn clears_root(&self) -> bool {
-        self.clear
-    }
-
-    fn availability(&self) -> Availability {
-        busybox_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        busybox_hydrate(req, self.clear)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
-    }
 }

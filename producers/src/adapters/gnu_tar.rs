@@ -55,12 +55,10 @@
 //! even though GNU tar goes on extracting the other members first. The root is cleared first (see [`crate::clear`]), the common non-atomic
 //! resume path.
 
-use crate::adapter::{
-    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
-};
-use crate::clear::clear_root;
-use crate::exclusion::trim_slashes;
-use crate::process::run::{probe_version, run_limited, run_with_timeout};
+use crate::adapter::{Availability, CaptureRequest, Outcome, Producer, ToolError};
+use crate::adapters::tar_cli::{TarCli, TarCliExtractor};
+use crate::exclusion::effective_exclusions;
+use crate::process::run::{probe_version, run_with_timeout};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::Command;
@@ -74,21 +72,14 @@ pub const GNU_TAR_INSTALL_HINT: &str = "apt-get install tar";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GnuTarProducer;
 
-/// The `gnu-tar` extractor (clear the root, then `tar -xf ARCHIVE -C ROOT`) and, with `clear` false,
-/// `gnu-tar-merge` (the same command over what the root holds: a backend's warm restore).
-#[derive(Clone, Copy, Debug)]
-pub struct GnuTarExtractor {
-    /// Whether snapconf empties the root before the tool runs (`gnu-tar`), or the tool
-    /// extracts over the prior workspace (`gnu-tar-merge`).
-    pub clear: bool,
-}
+/// GNU tar, as the shared command-line tar adapters see it ([`crate::adapters::tar_cli`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GnuTar;
 
-impl GnuTarExtractor {
-    /// `gnu-tar`: clear the root, then extract.
-    pub const CLEAR: Self = Self { clear: true };
-    /// `gnu-tar-merge`: extract over what the root holds.
-    pub const MERGE: Self = Self { clear: false };
-}
+/// The `gnu-tar` extractor ([`GnuTarExtractor::CLEAR`]: clear the root, then
+/// `tar -xf ARCHIVE -C ROOT`) and, with `clear` false ([`GnuTarExtractor::MERGE`]),
+/// `gnu-tar-merge` (the same command over what the root holds: a backend's warm restore).
+pub type GnuTarExtractor = TarCliExtractor<GnuTar>;
 
 /// How a `gnu-tar-lnk` producer compresses its archive, as backends pass it to GNU tar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,16 +101,24 @@ pub struct GnuTarLnkProducer {
     pub compression: TarCompression,
 }
 
-/// `tar --version`, first line (`tar (GNU tar) 1.34`); anything not GNU tar is unavailable.
-fn gnu_tar_availability() -> Availability {
-    match probe_version(GNU_TAR_PROGRAM, &["--version"], GNU_TAR_INSTALL_HINT) {
-        Availability::Available { version } if !version.contains("GNU tar") => {
-            Availability::Unavailable {
-                reason: format!("`tar` is not GNU tar: {version}"),
-                install_hint: GNU_TAR_INSTALL_HINT.to_owned(),
+impl TarCli for GnuTar {
+    const PROGRAM: &'static str = GNU_TAR_PROGRAM;
+    const APPLET: &'static [&'static str] = &[];
+    const NAME: &'static str = "gnu-tar";
+    const MERGE_NAME: &'static str = "gnu-tar-merge";
+
+    /// `tar --version`, first line (`tar (GNU tar) 1.34`); anything not GNU tar is
+    /// unavailable. Every GNU tar adapter (the producers too) asks this.
+    fn availability() -> Availability {
+        match probe_version(GNU_TAR_PROGRAM, &["--version"], GNU_TAR_INSTALL_HINT) {
+            Availability::Available { version } if !version.contains("GNU tar") => {
+                Availability::Unavailable {
+                    reason: format!("`tar` is not GNU tar: {version}"),
+                    install_hint: GNU_TAR_INSTALL_HINT.to_owned(),
+                }
             }
+            other => other,
         }
-        other => other,
     }
 }
 
@@ -135,16 +134,7 @@ pub fn gnu_tar_capture_command(req: &CaptureRequest<'_>) -> Command {
         .arg("--hard-dereference")
         .arg("--anchored")
         .arg("--no-wildcards");
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if ex.is_empty() {
-            continue;
-        }
-        let mut arg = b"--exclude=./".to_vec();
-        arg.extend_from_slice(ex);
-        cmd.arg(OsString::from_vec(arg));
-    }
-    cmd.arg(OsStr::from_bytes(b"."));
+    exclude_then_dot(&mut cmd, req.exclusions);
     cmd
 }
 
@@ -164,27 +154,19 @@ pub fn gnu_tar_defaults_capture_command(
         .arg("--directory")
         .arg(req.root)
         .arg("--no-wildcards");
-    for ex in req.exclusions {
-        let ex = trim_slashes(ex);
-        if ex.is_empty() {
-            continue;
-        }
+    exclude_then_dot(&mut cmd, req.exclusions);
+    cmd
+}
+
+/// The end of both capture command lines: `--exclude=./EX` for each exclusion (bytes
+/// verbatim; with `--no-wildcards` they are literal), then the member set `.`.
+fn exclude_then_dot(cmd: &mut Command, exclusions: &[Vec<u8>]) {
+    for ex in effective_exclusions(exclusions) {
         let mut arg = b"--exclude=./".to_vec();
         arg.extend_from_slice(ex);
         cmd.arg(OsString::from_vec(arg));
     }
     cmd.arg(OsStr::from_bytes(b"."));
-    cmd
-}
-
-/// `tar -xf ARCHIVE -C ROOT` under the request's limits, clearing the root first if `clear`.
-fn gnu_tar_hydrate(req: &HydrateRequest<'_>, clear: bool) -> Result<Outcome, ToolError> {
-    if clear {
-        clear_root(req.root)?;
-    }
-    let mut cmd = Command::new(GNU_TAR_PROGRAM);
-    cmd.arg("-xf").arg(req.archive).arg("-C").arg(req.root);
-    run_limited(&mut cmd, req.scratch, req.timeout, req.limits)
 }
 
 impl Producer for GnuTarLnkProducer {
@@ -197,7 +179,7 @@ impl Producer for GnuTarLnkProducer {
     }
 
     fn availability(&self) -> Availability {
-        let tar = gnu_tar_availability();
+        let tar = GnuTar::availability();
         // GNU tar runs the compressor as a program of its own.
         let compressor = match self.compression {
             TarCompression::None => return tar,
@@ -223,44 +205,14 @@ impl Producer for GnuTarLnkProducer {
 
 impl Producer for GnuTarProducer {
     fn name(&self) -> &str {
-        "gnu-tar"
+        GnuTar::NAME
     }
 
     fn availability(&self) -> Availability {
-        gnu_tar_availability()
+        GnuTar::availability()
     }
 
     fn capture(&self, req: &CaptureRequest<'_>) -> Result<Outcome, ToolError> {
         run_with_timeout(&mut gnu_tar_capture_command(req), req.scratch, req.timeout)
-    }
-}
-
-impl Extractor for GnuTarExtractor {
-    fn name(&self) -> &str {
-        if self.clear {
-            "gnu-tar"
-        } else {
-            "gnu-tar-merge"
-        }
-    }
-
-    fn clears_root(&self) -> bool {
-        self.clear
-    }
-
-    fn availability(&self) -> Availability {
-        gnu_tar_availability()
-    }
-
-    fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        Some(Vec::new())
-    }
-
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        gnu_tar_hydrate(req, self.clear)
-    }
-
-    fn honours_limits(&self) -> bool {
-        true
     }
 }

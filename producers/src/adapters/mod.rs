@@ -8,4 +8,5 @@ pub mod python;
 pub mod python_filter;
 pub mod python_tarfile;
 pub mod reference;
+pub mod tar_cli;
 pub mod tar_rs;

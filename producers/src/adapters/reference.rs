@@ -3,9 +3,8 @@
 //! It validates the whole archive before the first write and swaps the staged tree in
 //! atomically, so it does not clear the root first (unlike the external extractors).
 
-use crate::adapter::{Availability, Extractor, HydrateRequest, Outcome, ToolError};
+use crate::adapter::{open_archive, Availability, Extractor, HydrateRequest, Outcome, ToolError};
 use snapconf_extract::{HydrateError, Policy};
-use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The version string reported by the reference extractor. `snapconf-extract` exports no
@@ -78,10 +77,7 @@ impl Extractor for ReferenceExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        let archive = File::open(req.archive).map_err(|source| ToolError::Io {
-            context: format!("opening the archive `{}`", req.archive.display()),
-            source,
-        })?;
+        let archive = open_archive(req.archive)?;
         let result = catch_unwind(AssertUnwindSafe(|| {
             snapconf_extract::hydrate_file(&archive, req.root, &self.policy)
         }));

@@ -23,10 +23,11 @@
 //! on a FIFO, which is what a timeout would guard against.
 
 use crate::adapter::{
-    Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
+    open_archive, Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer,
+    ToolError,
 };
 use crate::clear::clear_root;
-use crate::exclusion::is_excluded;
+use crate::exclusion::{kept_entries, KeptEntry};
 use rustix::fs::{major, minor, Mode, OFlags};
 use std::ffi::OsStr;
 use std::fs::{self, File, Metadata};
@@ -50,9 +51,7 @@ impl Producer for TarRsProducer {
     }
 
     fn availability(&self) -> Availability {
-        Availability::Available {
-            version: TAR_CRATE_VERSION.to_owned(),
-        }
+        tar_rs_availability()
     }
 
     /// Capture `req.root` into `req.archive`. A workspace entry that cannot be read (or a
@@ -68,12 +67,7 @@ impl Producer for TarRsProducer {
             builder.finish()?;
             builder.get_mut().flush()
         });
-        Ok(match result {
-            Ok(()) => Outcome::Success,
-            Err(e) => Outcome::Refused {
-                message: format!("tar-rs: {e}"),
-            },
-        })
+        Ok(tar_rs_outcome(result))
     }
 
     fn limitations(&self) -> Option<&str> {
@@ -99,27 +93,17 @@ impl Extractor for TarRsExtractor {
     }
 
     fn availability(&self) -> Availability {
-        Availability::Available {
-            version: TAR_CRATE_VERSION.to_owned(),
-        }
+        tar_rs_availability()
     }
 
     /// Failing to open the archive or to clear the root is a [`ToolError::Io`]; an error from
     /// `unpack` is a refusal (`tar-rs: …`), with whatever it wrote before left in place.
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        let file = File::open(req.archive).map_err(|source| ToolError::Io {
-            context: format!("opening the archive `{}`", req.archive.display()),
-            source,
-        })?;
+        let file = open_archive(req.archive)?;
         clear_root(req.root)?;
-        Ok(
-            match tar::Archive::new(io::BufReader::new(file)).unpack(req.root) {
-                Ok(()) => Outcome::Success,
-                Err(e) => Outcome::Refused {
-                    message: format!("tar-rs: {e}"),
-                },
-            },
-        )
+        Ok(tar_rs_outcome(
+            tar::Archive::new(io::BufReader::new(file)).unpack(req.root),
+        ))
     }
 
     fn limitations(&self) -> Option<&str> {
@@ -128,6 +112,24 @@ impl Extractor for TarRsExtractor {
 
     fn in_process(&self) -> bool {
         true
+    }
+}
+
+/// Both roles' availability: always, with the crate's version ([`TAR_CRATE_VERSION`]).
+fn tar_rs_availability() -> Availability {
+    Availability::Available {
+        version: TAR_CRATE_VERSION.to_owned(),
+    }
+}
+
+/// Both roles' outcome: success, or a refusal `tar-rs: ERROR` (the crate's error, with
+/// the member it names where it names one).
+fn tar_rs_outcome(result: io::Result<()>) -> Outcome {
+    match result {
+        Ok(()) => Outcome::Success,
+        Err(e) => Outcome::Refused {
+            message: format!("tar-rs: {e}"),
+        },
     }
 }
 
@@ -143,22 +145,12 @@ fn walk<W: Write>(
     rel: &[u8],
     exclusions: &[Vec<u8>],
 ) -> io::Result<()> {
-    let mut names: Vec<Vec<u8>> = fs::read_dir(dir)
-        .map_err(|e| context(e, "reading", rel))?
-        .map(|entry| entry.map(|e| e.file_name().as_bytes().to_vec()))
-        .collect::<io::Result<_>>()
-        .map_err(|e| context(e, "reading", rel))?;
-    names.sort();
-    for name in names {
-        let mut child_rel = rel.to_vec();
-        if !child_rel.is_empty() {
-            child_rel.push(b'/');
-        }
-        child_rel.extend_from_slice(&name);
-        if is_excluded(&child_rel, exclusions) {
-            continue;
-        }
-        let path = dir.join(OsStr::from_bytes(&name));
+    let kept = kept_entries(dir, rel, exclusions).map_err(|e| context(e, "reading", rel))?;
+    for KeptEntry {
+        path,
+        rel: child_rel,
+    } in kept
+    {
         let meta = fs::symlink_metadata(&path).map_err(|e| context(e, "inspecting", &child_rel))?;
         append_entry(builder, &path, &child_rel, &meta)
             .map_err(|e| context(e, "archiving", &child_rel))?;

@@ -109,20 +109,30 @@ impl Backend {
         self.desc.timeout.unwrap_or(asked)
     }
 
+    /// The placeholders for a command run outside any request (finding a step's program,
+    /// the `version` command): `{dir}` is the description's directory, the per-request
+    /// ones (`{root}`, `{archive}`, `{exclude_file}`) are empty.
+    fn unbound_vars(&self) -> Vars<'_> {
+        let empty = Path::new("");
+        Vars {
+            root: empty,
+            archive: empty,
+            exclude_file: empty,
+            dir: &self.desc.dir,
+        }
+    }
+
     /// Available when every program the role runs can be found; the version is the first
     /// line the `version` command prints, else the description file.
     fn availability(&self, templates: &[(&str, Option<&CommandTemplate>)]) -> Availability {
         let path_var = self.desc.env.get("PATH").map(std::ffi::OsString::from);
         for (key, t) in templates {
             let Some(t) = t else { continue };
-            let empty = Path::new("");
-            let vars = Vars {
-                root: empty,
-                archive: empty,
-                exclude_file: empty,
-                dir: &self.desc.dir,
-            };
-            let program = t.render(&vars).into_iter().next().unwrap_or_default();
+            let program = t
+                .render(&self.unbound_vars())
+                .into_iter()
+                .next()
+                .unwrap_or_default();
             if let Err(why) = find_program(program.as_bytes(), path_var.as_ref()) {
                 return Availability::Unavailable {
                     reason: format!(
@@ -149,14 +159,7 @@ impl Backend {
 
     /// The first non-empty line the `version` command prints within 10 s, if it exits 0.
     fn probe_version(&self, t: &CommandTemplate) -> Option<String> {
-        let empty = Path::new("");
-        let vars = Vars {
-            root: empty,
-            archive: empty,
-            exclude_file: empty,
-            dir: &self.desc.dir,
-        };
-        let mut cmd = t.command(&vars, &self.desc.env);
+        let mut cmd = t.command(&self.unbound_vars(), &self.desc.env);
         // At most 64 KiB of what it prints is kept; it runs in a directory of its own.
         let (out, out_child) = Capture::start(64 << 10, 0).ok()?;
         let cwd = tempfile::tempdir().ok()?;

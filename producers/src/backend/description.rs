@@ -288,23 +288,44 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_the_key() {
-        let e = parse("name = \"t\"\ncapture = [\"a\"]\n").expect_err("no hydrate");
-        assert!(e.contains("`/x/b.toml`") && e.contains("`hydrate`"), "{e}");
-        let e = parse("name = \"t\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\nfoo = 1\n")
-            .expect_err("unknown key");
-        assert!(e.contains("`/x/b.toml`") && e.contains("foo"), "{e}");
-        let e = parse("name = [").expect_err("bad toml");
-        assert!(e.contains("`/x/b.toml`"), "{e}");
-        let e = parse("name = \"t\"\ncapture = [\"a\", \"{rot}\"]\nhydrate = [\"b\"]\n")
-            .expect_err("typo in a placeholder");
-        assert!(e.contains("`capture`") && e.contains("{rot}"), "{e}");
-        let e = parse("name = \"t\"\nmode = \"worker\"\nworker = [\"w\", \"{root}\"]\n")
-            .expect_err("a per-request placeholder in the worker command");
-        assert!(e.contains("`worker`") && e.contains("{root}"), "{e}");
-        let e = parse("name = \"t\"\nmode = \"worker\"\n").expect_err("no worker");
-        assert!(e.contains("`worker`"), "{e}");
-        let e = parse("name = \"T T\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n").expect_err("name");
-        assert!(e.contains("`name`"), "{e}");
+        // (description, what is wrong with it, what the error must name)
+        let cases: [(&str, &str, &[&str]); 7] = [
+            (
+                "name = \"t\"\ncapture = [\"a\"]\n",
+                "no hydrate",
+                &["`/x/b.toml`", "`hydrate`"],
+            ),
+            (
+                "name = \"t\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\nfoo = 1\n",
+                "unknown key",
+                &["`/x/b.toml`", "foo"],
+            ),
+            ("name = [", "bad toml", &["`/x/b.toml`"]),
+            (
+                "name = \"t\"\ncapture = [\"a\", \"{rot}\"]\nhydrate = [\"b\"]\n",
+                "typo in a placeholder",
+                &["`capture`", "{rot}"],
+            ),
+            (
+                "name = \"t\"\nmode = \"worker\"\nworker = [\"w\", \"{root}\"]\n",
+                "a per-request placeholder in the worker command",
+                &["`worker`", "{root}"],
+            ),
+            (
+                "name = \"t\"\nmode = \"worker\"\n",
+                "no worker",
+                &["`worker`"],
+            ),
+            (
+                "name = \"T T\"\ncapture = [\"a\"]\nhydrate = [\"b\"]\n",
+                "name",
+                &["`name`"],
+            ),
+        ];
+        for (text, wrong, named) in cases {
+            let e = parse(text).expect_err(wrong);
+            assert!(named.iter().all(|n| e.contains(n)), "{wrong}: {e}");
+        }
     }
     /// A placeholder inside a script is refused when the file is loaded, for every
     /// placeholder and every way of starting a shell; the error names the file, the key

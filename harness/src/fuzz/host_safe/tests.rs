@@ -3,8 +3,8 @@
 //! The attack generator's own archives are judged in `fuzz/attack/host_safe_tests.rs`.
 
 use super::{host_safe, judge};
-use crate::archive::raw::{header, pax_records, RawHeader, RawTar};
-use crate::fuzz::records::Records;
+use snapconf_tarbytes::raw::{header, pax_records, RawHeader, RawTar};
+use snapconf_tarbytes::Records;
 use std::io::Write;
 
 /// The smuggled name of the incident.
@@ -361,7 +361,7 @@ fn a_pax_record_is_read_without_its_last_byte_too() {
         t.block(&{
             let body = b"15 linkpath=..Z";
             let mut h = header(b'x', b"pax", b"", body.len() as u64, 0o644);
-            crate::archive::raw::set_checksum(&mut h);
+            snapconf_tarbytes::raw::set_checksum(&mut h);
             h
         })
         .data(b"15 linkpath=..Z");

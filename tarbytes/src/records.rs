@@ -1,7 +1,9 @@
 //! An archive as a list of records (one 512-byte header and its padded payload each), read
-//! tolerantly so that damaged archives can still be mutated and shrunk.
+//! tolerantly so that damaged archives can still be mutated and shrunk. Blocks and padding:
+//! POSIX.1-2017 `pax`, "ustar Interchange Format" (a header block, then `size` bytes of
+//! payload padded with NUL to a 512-byte boundary; two zero blocks end the archive).
 
-use crate::archive::raw::RawHeader;
+use crate::raw::RawHeader;
 
 /// One header block and the payload blocks that follow it (padded to 512 bytes). Extension
 /// headers (PAX `x`/`g`, GNU `L`/`K`) are records of their own.
@@ -118,7 +120,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use crate::raw::RawTar;
 
     #[test]
     fn records_round_trip_to_the_same_bytes() {

@@ -1,7 +1,9 @@
-//! The harness's one seeded generator (SplitMix64, Steele, Lea and Flood, "Fast splittable
+//! The suite's one seeded generator (SplitMix64, Steele, Lea and Flood, "Fast splittable
 //! pseudorandom number generators", OOPSLA 2014), for what proptest does not draw: fuzz
 //! mutations (`--seed S` replays a session) and fault plans (seeded from the case, so a
-//! replay or a shrinking step draws the same fault).
+//! replay or a shrinking step draws the same fault), and the reference extractor's mutation
+//! tests and benchmark. The draws for a seed are pinned: a report for a seed replays only if
+//! they never change.
 
 /// SplitMix64 state.
 #[derive(Clone, Debug)]

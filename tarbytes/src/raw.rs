@@ -3,8 +3,11 @@
 //! `Builder` it never sanitises a name. Header layout: POSIX.1-2017 `pax`, "ustar Interchange
 //! Format"; GNU tar manual, "Basic Tar Format" (`L`/`K` long names).
 //!
-//! [`RawHeader`] is the one view of a header block's fields that the harness reads and
-//! writes hostile bytes through; no other code indexes a header by byte offset.
+//! PAX extended header records: POSIX.1-2017 `pax`, "pax Extended Header File Format".
+//!
+//! [`RawHeader`] is the one view of a header block's fields that the suite reads and writes
+//! hostile bytes through; no other code indexes a header by byte offset. [`RawTar`] is the
+//! one member writer.
 
 use std::ops::Range;
 
@@ -477,6 +480,10 @@ impl RawTar {
     /// A directory `0755`.
     pub fn dir(&mut self, name: &str) -> &mut Self {
         self.push(b'5', name.as_bytes(), b"", b"", 0o755)
+    }
+    /// A directory with `mode`.
+    pub fn dir_mode(&mut self, name: &str, mode: u32) -> &mut Self {
+        self.push(b'5', name.as_bytes(), b"", b"", mode)
     }
     /// A symlink.
     pub fn symlink(&mut self, name: &str, target: &str) -> &mut Self {

@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::rng::Rng;
 use common::{jailed, Jail, Raw};
 use snapconf_extract::{hydrate, hydrate_file, validate, Duplicates, Hardlinks, Policy};
+use snapconf_tarbytes::Rng;
 
 /// Valid and hostile seeds; `out` is a directory outside the root that must stay untouched.
 fn seeds(out: &str) -> Vec<Vec<u8>> {

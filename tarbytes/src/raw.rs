@@ -351,13 +351,32 @@ pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 
 /// unsigned sum of the 512 bytes with the field taken as spaces, as six octal digits, NUL,
 /// space; POSIX ustar). A slice shorter than a block is left alone.
 pub fn set_checksum(h: &mut [u8]) {
-    if h.len() < 512 {
+    let Some(sum) = checksum_sum(h) else {
         return;
-    }
-    h[CHKSUM.range()].fill(b' ');
-    let sum: u64 = h[..512].iter().map(|&b| u64::from(b)).sum();
+    };
     let s = format!("{sum:06o}\0 ");
     h[CHKSUM.range()].copy_from_slice(s.as_bytes());
+}
+
+/// The POSIX ustar checksum of the header block at the start of `h`: the unsigned sum of its
+/// 512 bytes with the [`CHKSUM`] field taken as eight spaces (at most 512 x 255 = 130,560,
+/// six octal digits). `None` if `h` is shorter than a block. For writing the field in a
+/// form of one's own (a lenient reader's, a damaged one) with [`RawHeader::set_raw`].
+pub fn checksum_sum(h: &[u8]) -> Option<u64> {
+    let block = h.get(..512)?;
+    Some(
+        block
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if CHKSUM.range().contains(&i) {
+                    32
+                } else {
+                    u64::from(b)
+                }
+            })
+            .sum(),
+    )
 }
 
 /// An octal header field (mode, uid, size, ...) as a number: leading spaces skipped, then
@@ -564,6 +583,23 @@ mod tests {
         let mut short = [1u8; 100];
         set_checksum(&mut short);
         assert_eq!(short, [1u8; 100]);
+    }
+
+    /// The sum is what [`set_checksum`] writes, counts the field as spaces whatever it holds,
+    /// and needs a whole block.
+    #[test]
+    fn checksum_sum_is_the_written_checksum() {
+        let h = header(b'0', b"f", b"", 3, 0o644);
+        assert_eq!(checksum_sum(&h), RawHeader(&h).chksum());
+        let mut damaged = h;
+        damaged[CHKSUM.range()].fill(0xff);
+        assert_eq!(checksum_sum(&damaged), checksum_sum(&h));
+        assert_eq!(checksum_sum(&h[..511]), None);
+        assert_eq!(checksum_sum(&[0xff; 600]), Some(255 * 504 + 8 * 32));
+        let (mut a, mut b) = (RawTar::new(), RawTar::new());
+        a.dir_mode("d/", 0o755);
+        b.dir("d/");
+        assert_eq!(a.bytes, b.bytes, "dir is dir_mode 0755");
     }
 
     /// Every named field lies where POSIX puts it: a header the `tar` crate writes reads

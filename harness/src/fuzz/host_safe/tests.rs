@@ -3,7 +3,7 @@
 //! The attack generator's own archives are judged in `fuzz/attack/host_safe_tests.rs`.
 
 use super::{host_safe, judge};
-use snapconf_tarbytes::raw::{header, pax_records, RawHeader, RawTar};
+use snapconf_tarbytes::raw::{checksum_sum, header, pax_records, RawHeader, RawTar, CHKSUM};
 use snapconf_tarbytes::Records;
 use std::io::Write;
 
@@ -339,10 +339,8 @@ fn raw_blocks_of_a_compressed_input_count_without_a_checksum() {
             continue;
         }
         let block = &mut tar[at..at + 512];
-        block[148..156].fill(b' ');
-        let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
-        let field = format!("\x1c{sum:06o}\0");
-        block[148..156].copy_from_slice(field.as_bytes());
+        let sum = checksum_sum(block).expect("a whole block");
+        RawHeader(block).set_raw(CHKSUM, format!("\x1c{sum:06o}\0").as_bytes());
     }
     tar.extend_from_slice(&zstd(&[0u8; 10240]));
     assert!(

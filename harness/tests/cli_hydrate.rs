@@ -276,14 +276,8 @@ fn hydrate_and_check_archive_of_stdin_agree() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&plain_bytes).expect("gzip");
     let gz = gz.finish().expect("gzip");
-    let mut random = vec![0u8; 64 * 1024];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for b in random.iter_mut() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = x as u8;
-    }
+    let mut rng = snapconf_tarbytes::Rng::new(0x2545_f491_4f6c_dd1d);
+    let random: Vec<u8> = (0..64 * 1024).map(|_| rng.next_u64() as u8).collect();
     let inputs: Vec<(&str, Vec<u8>)> = vec![
         ("random", random),
         ("zeros", vec![0; 64 * 1024]),

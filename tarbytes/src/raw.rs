@@ -206,15 +206,18 @@ impl<B: AsRef<[u8]>> RawHeader<B> {
     /// base-256 here too) and Python's `int(field, 8)` after the first NUL is cut and
     /// whitespace stripped (which also takes `+`, `0o` and `_`). False for a cut block.
     pub fn checksum_matches(&self) -> bool {
-        let Some(block) = self.0.as_ref().get(..512) else {
+        let (Some(block), Some(unsigned)) = (
+            self.0.as_ref().get(..512),
+            checksum_sum(self.0.as_ref()).and_then(|s| i64::try_from(s).ok()),
+        ) else {
             return false;
         };
-        let (mut unsigned, mut signed) = (0i64, 0i64);
-        for (i, &b) in block.iter().enumerate() {
-            let b = if CHKSUM.range().contains(&i) { b' ' } else { b };
-            unsigned += i64::from(b);
-            signed += i64::from(b as i8);
-        }
+        let signed: i64 = block
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| if CHKSUM.range().contains(&i) { b' ' } else { b })
+            .map(|b| i64::from(b as i8))
+            .sum();
         let field = self.field(CHKSUM);
         let python = {
             let text = c_field(field).trim_ascii();
@@ -600,6 +603,23 @@ mod tests {
         a.dir_mode("d/", 0o755);
         b.dir("d/");
         assert_eq!(a.bytes, b.bytes, "dir is dir_mode 0755");
+    }
+
+    /// A written checksum matches; so does the signed sum old tars wrote and Python's
+    /// `0o`-prefixed reading; a changed digit or a cut block does not.
+    #[test]
+    fn checksum_matches_takes_the_documented_readings() {
+        let mut h = RawHeader(header(b'0', &[0xe9; 20], b"", 3, 0o644));
+        assert!(h.checksum_matches());
+        let unsigned = checksum_sum(&h.0).expect("block");
+        let signed = unsigned - 20 * 256;
+        h.set_raw(CHKSUM, format!("{signed:06o}\0 ").as_bytes());
+        assert!(h.checksum_matches(), "the signed sum");
+        h.set_raw(CHKSUM, format!(" 0o{unsigned:o}\0").as_bytes());
+        assert!(h.checksum_matches(), "Python's reading");
+        h.set_checksum().field_mut(CHKSUM)[5] ^= 1;
+        assert!(!h.checksum_matches(), "a changed digit");
+        assert!(!RawHeader(&h.0[..511]).checksum_matches(), "a cut block");
     }
 
     /// Every named field lies where POSIX puts it: a header the `tar` crate writes reads

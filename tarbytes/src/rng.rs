@@ -80,7 +80,7 @@ mod pinned {
         let raw: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
         let below: Vec<usize> = (0..4).map(|_| r.below(1000)).collect();
         let range: Vec<u64> = (0..3).map(|_| r.range(10, 20)).collect();
-        let pick = *r.pick(&[b'a', b'b', b'c', b'd', b'e']).expect("non-empty");
+        let pick = *r.pick(b"abcde").expect("non-empty");
         let before = r.clone().next_u64();
         assert_eq!((r.below(0), r.range(5, 5), r.pick::<u8>(&[])), (0, 5, None));
         assert_eq!(r.next_u64(), before, "empty draws consume nothing");

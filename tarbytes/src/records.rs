@@ -25,14 +25,11 @@ pub struct Records {
     pub tail: Vec<u8>,
 }
 
-/// The size field, as [`RawHeader::size`] reads it.
-pub fn header_size(h: &[u8; 512]) -> Option<u64> {
-    RawHeader(h).size()
-}
-
 impl Records {
-    /// Split `bytes` into records; stops at the first all-zero block, an unreadable size or
-    /// the end of input, leaving the rest in `tail`.
+    /// Split `bytes` into records; stops at the first all-zero block, an unreadable size
+    /// ([`RawHeader::size`]: octal or GNU base-256, `None` on overflow) or the end of input,
+    /// leaving the rest in `tail`. Never fails: a payload cut by the end of input is kept as
+    /// it is, so `parse(b).to_bytes() == b` for any `b`.
     pub fn parse(bytes: &[u8]) -> Records {
         let mut out = Records::default();
         let mut at = 0;
@@ -42,7 +39,7 @@ impl Records {
             if header.iter().all(|&b| b == 0) {
                 break;
             }
-            let Some(size) = header_size(&header) else {
+            let Some(size) = RawHeader(&header).size() else {
                 break;
             };
             let padded =
@@ -135,5 +132,23 @@ mod tests {
             "parse then serialise gives the input back"
         );
         assert_eq!(r.records[2].link(), b"a");
+    }
+
+    /// Damaged input: a payload cut by the end is kept, an unreadable size stops the
+    /// records, and every input serialises back to itself.
+    #[test]
+    fn damaged_archives_round_trip_too() {
+        let mut t = RawTar::new();
+        t.file("a", &[1; 700]).file("b", b"x");
+        let bytes = t.finish();
+        let cut = Records::parse(&bytes[..900]);
+        assert_eq!((cut.records.len(), cut.records[0].payload.len()), (1, 388));
+        let mut bad = bytes.clone();
+        bad[1536 + 124..1536 + 136].fill(0xff);
+        let r = Records::parse(&bad);
+        assert_eq!((r.records.len(), r.tail.len()), (1, bad.len() - 1536));
+        for b in [&bytes[..900], &bad[..], &bytes[..100], &[][..]] {
+            assert_eq!(Records::parse(b).to_bytes(), b);
+        }
     }
 }

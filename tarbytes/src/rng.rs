@@ -24,7 +24,8 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// A number in `0..n` (0 when `n` is 0).
+    /// A number in `0..n`: the next draw modulo `n` (so with a modulo bias of at most
+    /// `n / 2^64`). 0 when `n` is 0, and then no draw is taken.
     pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
@@ -33,7 +34,8 @@ impl Rng {
         }
     }
 
-    /// Uniform in `lo..hi` (`lo` when the range is empty).
+    /// A number in `lo..hi`: `lo` plus the next draw modulo `hi - lo`. `lo` when the range
+    /// is empty, and then no draw is taken.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         if hi <= lo {
             lo
@@ -42,7 +44,7 @@ impl Rng {
         }
     }
 
-    /// One element of `items` (`None` when empty).
+    /// One element of `items`, by [`Rng::below`] (`None` when empty, and no draw taken).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
         let i = self.below(items.len());
         items.get(i)

@@ -19,10 +19,8 @@ use std::time::{Duration, Instant};
 
 use snapconf_extract::{hydrate, hydrate_file, Policy};
 
-/// The tests' seeded generator (see that file for why the extractor has its own).
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::Rng;
+/// The suite's one seeded generator (a leaf crate: see `extract/Cargo.toml`).
+use snapconf_tarbytes::Rng;
 
 fn main() {
     if let Ok(mode) = std::env::var("SNAPCONF_BENCH_CHILD") {

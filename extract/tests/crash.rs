@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::rng::Rng;
 use common::{snapshot, Node, Raw};
 use snapconf_extract::{hydrate, hydrate_file, recover, Hardlinks, Policy};
+use snapconf_tarbytes::Rng;
 
 const KILLS: usize = 200;
 

@@ -15,19 +15,13 @@ use std::process::Command;
 use common::skip::skip;
 use common::{snapshot, Raw};
 use snapconf_extract::{hydrate, hydrate_file, Policy};
+use snapconf_tarbytes::Rng;
 
 /// 1 MiB of bytes that do not compress (so that a compressed archive of them stays under
 /// the compression-ratio limit).
 fn big() -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..1 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
+    (0..1 << 20).map(|_| rng.next_u64() as u8).collect()
 }
 
 /// Small prior workspace plus a 1 MiB file in the new archive.

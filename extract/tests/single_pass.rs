@@ -25,6 +25,7 @@ use snapconf_extract::{
     hydrate, hydrate_file, recover, validate, Duplicates, Hardlinks, HydrateError, HydrateReport,
     Limits, Modes, Policy,
 };
+use snapconf_tarbytes::raw::{RawHeader, CHKSUM};
 
 /// Names in `dir` (sorted).
 fn names(dir: &Path) -> Vec<String> {
@@ -63,7 +64,7 @@ fn late_refusals() -> Vec<(&'static str, Vec<u8>, Policy)> {
     // The end-of-archive marker replaced by a header whose checksum is wrong.
     let end = bad_sum.len() - 1024;
     let mut h = common::header(b'0', b"late", b"", 0, 0o644);
-    h[148] = b'9';
+    RawHeader(&mut h).field_mut(CHKSUM)[0] = b'9';
     bad_sum[end..end + 512].copy_from_slice(&h);
     let mut cut = body(&mut Raw::new()).file("last", &[7u8; 5000]).finish();
     cut.truncate(cut.len() - 1024 - 1000);
@@ -218,9 +219,8 @@ fn at(raw: &mut Raw, flag: u8, name: &str, link: &str, data: &[u8], mode: u32, t
         data.len() as u64,
         mode,
     );
-    h[136..148].copy_from_slice(format!("{t:011o}\0").as_bytes());
-    common::set_checksum(&mut h);
-    raw.data(&h);
+    RawHeader(&mut h).set_mtime(t).set_checksum();
+    raw.block(&h);
     raw.data(data);
 }
 

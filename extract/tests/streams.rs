@@ -9,9 +9,9 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use common::rng::Rng;
 use common::{header, jailed, Jail, Raw};
 use snapconf_extract::{hydrate, validate, Limits, Policy, Reason};
+use snapconf_tarbytes::Rng;
 
 /// The most bytes either entry point may read of an endless stream before it stops, in
 /// bytes: read buffers (256 KiB), the bytes dropped after the end-of-archive marker (1 MiB)

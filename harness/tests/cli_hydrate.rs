@@ -276,14 +276,8 @@ fn hydrate_and_check_archive_of_stdin_agree() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&plain_bytes).expect("gzip");
     let gz = gz.finish().expect("gzip");
-    let mut random = vec![0u8; 64 * 1024];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    for b in random.iter_mut() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = x as u8;
-    }
+    let mut rng = snapconf_tarbytes::Rng::new(0x2545_f491_4f6c_dd1d);
+    let random: Vec<u8> = (0..64 * 1024).map(|_| rng.next_u64() as u8).collect();
     let inputs: Vec<(&str, Vec<u8>)> = vec![
         ("random", random),
         ("zeros", vec![0; 64 * 1024]),
@@ -326,7 +320,7 @@ fn hydrate_and_check_archive_of_stdin_agree() {
 #[test]
 fn decompression_limits_and_unknown_compressions_on_the_command_line() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut raw = snapconf_harness::archive::raw::RawTar::new();
+    let mut raw = snapconf_tarbytes::raw::RawTar::new();
     raw.file("zeros", &vec![0u8; 900 << 10]);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&raw.finish()).expect("gzip");
@@ -448,7 +442,7 @@ fn all_parsers_compare_the_tar_inside_a_compressed_archive() {
 /// refusal wins over the fault.
 #[test]
 fn a_file_size_limit_does_not_kill_a_hydration() {
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.file("a", &[b'a'; 10_000])
         .file("b", &vec![b'b'; 1_500_000])
         .file("/x", b"x");
@@ -619,7 +613,7 @@ fn recover_leaves_a_locked_staging_alone() {
 /// An archive whose `.` member says mode `0755` (what a capture of a plain directory
 /// holds), with one file `new`.
 fn archive_with_root_member(path: &std::path::Path) {
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.push(b'5', b"./", b"", b"", 0o755);
     t.push(b'0', b"new", b"", b"new\n", 0o644);
     std::fs::write(path, t.finish()).expect("archive");

@@ -315,7 +315,7 @@ fn a_session_never_writes_into_someone_elses_directory() {
 fn every_type_flag_is_listed_alike_by_every_parser() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("types.tar");
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.push(b'0', b"file", b"", b"abc", 0o644)
         .push(0, b"v7", b"", b"de", 0o644)
         .push(b'7', b"contiguous", b"", b"fgh", 0o644)
@@ -399,7 +399,7 @@ fn a_validator_refusal_is_not_a_parser_disagreement() {
     // validator stops at the first, the parsers still disagree over the second.
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dangling-then-cut.tar");
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.hardlink("h", "nothere").file("b", b"hi");
     let mut bytes = t.finish();
     bytes.truncate(bytes.len() - 1024);

@@ -284,7 +284,7 @@ fn a_mode_set_late_through_a_swapped_link_is_containment() {
         "no host device or procfs in the view: {view_prefix:?}"
     );
     // `d/`, `l -> d`, `l/` with mode 0711, `l -> /`: the late chmod of `l` lands on `/`.
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.push(b'5', b"d/", b"", b"", 0o755);
     t.push(b'2', b"l", b"d", b"", 0o777);
     t.push(b'5', b"l/", b"", b"", 0o711);

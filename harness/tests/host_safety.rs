@@ -19,8 +19,8 @@
 mod support;
 
 use snapconf_harness::fuzz::{attack_of, AttackClass};
-use snapconf_harness::gen::Rng;
 use snapconf_harness::jail::view_layout::{VIEW_DECOYS, VIEW_ROOT};
+use snapconf_tarbytes::Rng;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -185,7 +185,7 @@ fn attack_archives(dir: &Path, per_class: u64) -> Vec<PathBuf> {
 /// PAX `path` with a NUL (`x\0/../..//…/decoy`: a check that stops at the NUL sees `x`,
 /// Node's `path.join` keeps the rest), and `////abs` names.
 fn named_archives(dir: &Path) -> Vec<PathBuf> {
-    use snapconf_harness::archive::raw::{header, RawTar};
+    use snapconf_tarbytes::raw::{checksum_sum, header, RawHeader, RawTar, CHKSUM};
     let deep = format!("{}etc/passwd", "../".repeat(7));
     let smuggled = |flag: u8, link: &[u8]| {
         let data = b"root::0:0:pwned:/:/bin/sh\n";
@@ -232,9 +232,8 @@ fn named_archives(dir: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let block = &mut tar[at..at + 512];
-            block[148..156].fill(b' ');
-            let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
-            block[148..156].copy_from_slice(format!("\x1c{sum:06o}\0").as_bytes());
+            let sum = checksum_sum(block).expect("a whole block");
+            RawHeader(block).set_raw(CHKSUM, format!("\x1c{sum:06o}\0").as_bytes());
         }
         tar.extend_from_slice(&zstd::encode_all(&[0u8; 10240][..], 3).expect("zstd"));
         tar

@@ -295,7 +295,7 @@ fn an_unreadable_hardlinked_file_hydrates_as_an_ordinary_user() {
     }
     let sandbox = Sandbox::new();
     let work = sandbox.owned("work");
-    let mut t = snapconf_harness::archive::raw::RawTar::new();
+    let mut t = snapconf_tarbytes::raw::RawTar::new();
     t.file_mode("a", b"x", 0o200).hardlink("b", "a");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&t.finish()).expect("gzip");

@@ -1,5 +1,6 @@
-//! Shared test helpers: a raw tar writer that can express hostile forms, a jail with canaries,
-//! and a tree snapshot read with `lstat` (never following links).
+//! Shared test helpers: the raw tar writer that can express hostile forms (from
+//! `snapconf-tarbytes`), a jail with canaries, and a tree snapshot read with `lstat` (never
+//! following links).
 #![allow(dead_code)]
 
 /// The suite's one skip helper, [`skip::skip`] (`test-support/skip.rs`, shared by the three
@@ -7,127 +8,16 @@
 #[path = "../../../test-support/skip.rs"]
 pub mod skip;
 
-pub mod rng;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Builds tar bytes member by member, without the `tar` crate's path sanitising, so that
-/// absolute names, `..`, NUL and unknown type flags can be written.
-#[derive(Default, Clone)]
-pub struct Raw {
-    pub bytes: Vec<u8>,
-}
-
-/// A 512-byte ustar header with the given fields and a correct checksum.
-pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 512] {
-    let mut h = [0u8; 512];
-    let n = name.len().min(100);
-    h[..n].copy_from_slice(&name[..n]);
-    put_octal(&mut h[100..108], u64::from(mode));
-    put_octal(&mut h[108..116], 0);
-    put_octal(&mut h[116..124], 0);
-    put_octal(&mut h[124..136], size);
-    put_octal(&mut h[136..148], 1_700_000_000);
-    h[156] = flag;
-    let l = link.len().min(100);
-    h[157..157 + l].copy_from_slice(&link[..l]);
-    h[257..263].copy_from_slice(b"ustar\0");
-    h[263..265].copy_from_slice(b"00");
-    set_checksum(&mut h);
-    h
-}
-
-pub fn set_checksum(h: &mut [u8; 512]) {
-    h[148..156].copy_from_slice(b"        ");
-    let sum: u64 = h.iter().map(|&b| u64::from(b)).sum();
-    let s = format!("{sum:06o}\0 ");
-    h[148..156].copy_from_slice(s.as_bytes());
-}
-
-fn put_octal(field: &mut [u8], v: u64) {
-    let w = field.len() - 1;
-    let s = format!("{v:0w$o}");
-    field[..w].copy_from_slice(s.as_bytes());
-    field[w] = 0;
-}
-
-impl Raw {
-    pub fn new() -> Self {
-        Raw::default()
-    }
-
-    /// Appends a header and payload (padded).
-    pub fn push(
-        &mut self,
-        flag: u8,
-        name: &[u8],
-        link: &[u8],
-        data: &[u8],
-        mode: u32,
-    ) -> &mut Self {
-        let h = header(flag, name, link, data.len() as u64, mode);
-        self.bytes.extend_from_slice(&h);
-        self.data(data);
-        self
-    }
-
-    /// Appends raw payload bytes with padding.
-    pub fn data(&mut self, data: &[u8]) -> &mut Self {
-        self.bytes.extend_from_slice(data);
-        let pad = (512 - data.len() % 512) % 512;
-        self.bytes.extend(std::iter::repeat_n(0u8, pad));
-        self
-    }
-
-    pub fn file(&mut self, name: &str, data: &[u8]) -> &mut Self {
-        self.push(b'0', name.as_bytes(), b"", data, 0o644)
-    }
-    pub fn file_mode(&mut self, name: &str, data: &[u8], mode: u32) -> &mut Self {
-        self.push(b'0', name.as_bytes(), b"", data, mode)
-    }
-    pub fn dir(&mut self, name: &str) -> &mut Self {
-        self.push(b'5', name.as_bytes(), b"", b"", 0o755)
-    }
-    pub fn dir_mode(&mut self, name: &str, mode: u32) -> &mut Self {
-        self.push(b'5', name.as_bytes(), b"", b"", mode)
-    }
-    pub fn symlink(&mut self, name: &str, target: &str) -> &mut Self {
-        self.push(b'2', name.as_bytes(), target.as_bytes(), b"", 0o777)
-    }
-    pub fn hardlink(&mut self, name: &str, target: &str) -> &mut Self {
-        self.push(b'1', name.as_bytes(), target.as_bytes(), b"", 0o644)
-    }
-    /// A PAX `x` header with the given records, to apply to the next member.
-    pub fn pax(&mut self, records: &[(&str, &[u8])]) -> &mut Self {
-        let mut body = Vec::new();
-        for (k, v) in records {
-            let base = k.len() + v.len() + 3; // space, `=`, newline
-            let mut len = base + 1;
-            while base + len.to_string().len() != len {
-                len = base + len.to_string().len();
-            }
-            body.extend_from_slice(format!("{len} {k}=").as_bytes());
-            body.extend_from_slice(v);
-            body.push(b'\n');
-        }
-        self.push(b'x', b"PaxHeaders/x", b"", &body, 0o644)
-    }
-    /// A GNU long name (`L`) header for the next member.
-    pub fn long_name(&mut self, name: &[u8]) -> &mut Self {
-        let mut d = name.to_vec();
-        d.push(0);
-        self.push(b'L', b"././@LongLink", b"", &d, 0o644)
-    }
-    /// Appends the end-of-archive marker.
-    pub fn finish(&mut self) -> Vec<u8> {
-        let mut b = self.bytes.clone();
-        b.extend(std::iter::repeat_n(0u8, 1024));
-        b
-    }
-}
+/// The raw tar writer (hostile forms: absolute names, `..`, NUL, unknown type flags) is the
+/// suite's one, `snapconf_tarbytes::raw`; `Raw` is its member writer under this suite's name.
+/// (Each test binary uses a part of it.)
+#[allow(unused_imports)]
+pub use snapconf_tarbytes::raw::{header, set_checksum, RawTar as Raw};
 
 /// One node of an observed tree.
 #[derive(Debug, Clone, PartialEq, Eq)]

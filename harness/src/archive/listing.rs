@@ -171,7 +171,7 @@ mod tests {
     /// stored them in: `./a`, `a//b`, `a/./b`, `d/` (GNU tar writes the first and the last).
     #[test]
     fn listed_names_and_hardlink_targets_are_in_normal_form() {
-        let mut t = crate::archive::raw::RawTar::new();
+        let mut t = snapconf_tarbytes::raw::RawTar::new();
         t.dir("./d/")
             .file("d//f", b"x")
             .hardlink("d/./g", "./d//f")

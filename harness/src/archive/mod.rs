@@ -1,6 +1,5 @@
-//! Archives as bytes: the raw header view for hostile bytes, the member listing, and every
-//! external parser's reading of an archive.
+//! Archives as bytes: the member listing and every external parser's reading of an archive.
+//! The raw header view and writer for hostile bytes are `snapconf_tarbytes::raw`.
 
 pub mod listing;
 pub mod parsers;
-pub mod raw;

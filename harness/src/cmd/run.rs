@@ -133,7 +133,7 @@ pub fn default_report_dir(label: &str, seed: u64) -> PathBuf {
 pub fn clock_seed() -> u64 {
     let (nanos, pid) = clock_and_pid();
     let z = (nanos as u64) ^ ((nanos >> 64) as u64) ^ (u64::from(pid) << 40);
-    snapconf_harness::gen::Rng::new(z).next_u64() % 1_000_000_000
+    snapconf_tarbytes::Rng::new(z).next_u64() % 1_000_000_000
 }
 
 /// The files of a report directory that a run (or a fuzz session: `fuzz.json`) writes,

@@ -2,8 +2,8 @@
 //! (no parser of ours or the `tar` crate's: a fault must be placed even in an archive those
 //! would refuse).
 
-use crate::archive::raw::RawHeader;
 use snapconf_extract::MemberKind;
+use snapconf_tarbytes::raw::RawHeader;
 
 /// One header block and its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::CHKSUM;
+    use snapconf_tarbytes::raw::CHKSUM;
 
     fn archive(sizes: &[usize]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());

@@ -3,11 +3,11 @@
 
 use super::kind::FaultKind;
 use super::layout::TarLayout;
-use crate::archive::raw::{RawHeader, CHKSUM, SIZE};
-use crate::gen::Rng;
 use crate::model::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use snapconf_tarbytes::raw::{RawHeader, CHKSUM, SIZE};
+use snapconf_tarbytes::Rng;
 use std::fmt;
 use std::time::Duration;
 

@@ -5,10 +5,10 @@
 //!
 //! `<out>` in docs/cases.md is `../out` here: the jail's decoy directory beside the root.
 
-use crate::archive::raw::{header, RawHeader, RawTar, CHKSUM};
 use snapconf_extract::{
     AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, Modes, Policy, SpecialFiles,
 };
+use snapconf_tarbytes::raw::{header, RawHeader, RawTar, CHKSUM};
 
 /// One adversarial archive.
 #[derive(Clone, Debug)]

@@ -11,11 +11,11 @@
 //! "unsafe" only skips a mutant; a false "safe" once let Python's unfiltered `extractall()`
 //! overwrite the host's `/etc/passwd`.
 
-use crate::archive::raw::{
-    parse_numeric, parse_octal, RawHeader, GNU_REALSIZE, LINKNAME, NAME, PREFIX, SIZE,
-};
 use snapconf_extract::compression::{detect, tar_stream, Compression};
 use snapconf_extract::Limits;
+use snapconf_tarbytes::raw::{
+    parse_numeric, parse_octal, RawHeader, GNU_REALSIZE, LINKNAME, NAME, PREFIX, SIZE,
+};
 use std::collections::BTreeSet;
 use std::io::Read;
 

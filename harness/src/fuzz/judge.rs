@@ -2,11 +2,11 @@
 //! reference refuse it as unsafe, and did an accepted extraction land something outside
 //! policy.
 
-use super::records::Records;
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::{ModeRule, Profile};
 use crate::model::tree::{NodeKind, Tree};
 use snapconf_extract::{validate, Duplicates, EscapingSymlinks, Hardlinks, Policy, SpecialFiles};
+use snapconf_tarbytes::Records;
 
 /// Reason codes that mean "unsafe" (as opposed to malformed, unsupported or a policy
 /// choice): the archive tries to write outside the root, through a link, or a special file.
@@ -98,7 +98,7 @@ pub fn privileged_or_special(tree: &Tree, strip_privileged: bool) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use snapconf_tarbytes::raw::RawTar;
 
     #[test]
     fn a_special_file_is_unsafe_and_setuid_is_filtered() {

@@ -14,7 +14,6 @@ mod mutate;
 mod parsers;
 mod persist;
 mod plan;
-mod records;
 mod reference;
 mod report;
 mod roundtrip;
@@ -35,7 +34,6 @@ pub use parsers::{
     tar_crate_listing, ParserListing,
 };
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
-pub use records::{Record, Records};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use report::fuzz_report;
 pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};

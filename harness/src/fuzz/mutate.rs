@@ -2,9 +2,9 @@
 //! names, reorder, duplicate, insert hostile members, set privileged modes, damage fields,
 //! truncate.
 
-use super::records::{Record, Records};
-use crate::archive::raw::{header, RawHeader, CHKSUM};
-use crate::gen::Rng;
+use snapconf_tarbytes::raw::{header, RawHeader, CHKSUM};
+use snapconf_tarbytes::Rng;
+use snapconf_tarbytes::{Record, Records};
 
 /// One applied mutation, recorded in `finding.json` so a reader sees what was done.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -212,7 +212,7 @@ pub fn mutate(recs: &Records, rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<Mutation
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use snapconf_tarbytes::raw::RawTar;
 
     /// Every target and inserted name that reaches past the jail (absolute, or two `..`)
     /// is judged unsafe wherever it goes; the ones with one `..` or none may run.

@@ -3,11 +3,11 @@
 //! extractor it guards is a bypass.
 
 use crate::archive::listing::Member;
-use crate::archive::raw::RawHeader;
 use snapconf_extract::{
     validate, AbsoluteSymlinks, Duplicates, EscapingSymlinks, Hardlinks, Limits, MemberKind, Modes,
     Policy, SpecialFiles,
 };
+use snapconf_tarbytes::raw::RawHeader;
 
 /// What one parser made of the bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,10 +2,10 @@
 //! `Arbitrary` derive reads it from the raw input), serialised to tar bytes with long-name
 //! headers and damaged fields.
 
-use crate::archive::raw::{
+use arbitrary::Arbitrary;
+use snapconf_tarbytes::raw::{
     header, pax_records, RawHeader, RawTar, CHKSUM, MODE, NAME, PREFIX, SIZE,
 };
-use arbitrary::Arbitrary;
 
 /// Most members serialised; extra plan members are ignored.
 pub const MAX_MEMBERS: usize = 16;

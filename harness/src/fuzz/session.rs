@@ -6,11 +6,9 @@ use super::host_safe::host_safe;
 use super::judge::judge;
 use super::mutate::{mutate, Mutation};
 use super::persist::Persist;
-use super::records::Records;
 use super::signature::signature;
 use crate::checks::{self, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
-use crate::gen::Rng;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::model::profile::Profile;
@@ -20,6 +18,8 @@ use crate::workspace::observe::observe;
 use serde::Serialize;
 use snapconf_producers::process::view::with_view;
 use snapconf_producers::{Extractor, HydrateRequest, Outcome};
+use snapconf_tarbytes::Records;
+use snapconf_tarbytes::Rng;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -992,7 +992,7 @@ pub fn replay_archive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use snapconf_tarbytes::raw::RawTar;
 
     /// Shrinks allowed at the same time cannot keep more new causes than the cap (two
     /// workers each kept a sixth `containment`), nor more than one `hang`; known causes

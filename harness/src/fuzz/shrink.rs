@@ -9,8 +9,8 @@
 //! removed by delta debugging ([`remove_runs`], the one used for workspaces too); a
 //! single-record pass then drops extension records that do not matter on their own.
 
-use super::records::Records;
 use crate::run::shrink::remove_runs;
+use snapconf_tarbytes::Records;
 use std::ops::Range;
 
 /// The records of each member of `recs`, in order: the extension records before a header
@@ -99,7 +99,7 @@ pub fn shrink_archive<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use snapconf_tarbytes::raw::RawTar;
 
     /// The names of the non-extension records of `bytes`, in order.
     fn names(bytes: &[u8]) -> Vec<String> {

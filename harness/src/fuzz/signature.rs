@@ -7,7 +7,7 @@
 //! differ only in the words they use for names share a signature; a symlink to `/etc` and
 //! one to `../..` do not.
 
-use super::records::Records;
+use snapconf_tarbytes::Records;
 
 /// The signature of `bytes` (one line, records separated by spaces), e.g.
 /// `5:d1 2:d1->/d1 0:d2` for a directory, a symlink over it to an absolute directory, and
@@ -60,7 +60,7 @@ pub fn shape(path: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::header;
+    use snapconf_tarbytes::raw::header;
 
     #[test]
     fn shapes_abstract_names_but_keep_climbs_and_roots() {

@@ -11,10 +11,10 @@
 use super::builder::{Builder, MAX_PATH_BYTES};
 use super::config::GenConfig;
 use super::plan::PLAIN_NAMES;
-use super::rng::Rng;
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
 use serde::{Deserialize, Serialize};
+use snapconf_tarbytes::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One edit of a workspace. Numbers pick (modulo) among the entries of the right kind in

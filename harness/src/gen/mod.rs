@@ -1,6 +1,6 @@
 //! Generators: proptest strategies for workspaces (W1 with exclusions), prior workspaces (W0)
-//! and cases, built from shrinkable plans that always resolve to a valid spec; and the
-//! harness's one seeded generator, [`Rng`].
+//! and cases, built from shrinkable plans that always resolve to a valid spec. (The one seeded
+//! generator is `snapconf_tarbytes::Rng`.)
 
 mod builder;
 mod config;
@@ -10,7 +10,6 @@ mod edit;
 mod plan;
 mod prior;
 mod resolve;
-mod rng;
 mod smaller;
 mod strategy;
 mod template;
@@ -21,6 +20,5 @@ pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
 pub use coverage::{case_shapes, spec_shapes, PRIOR_SHAPES, SPEC_SHAPES};
 pub use edge::edge_specs;
 pub use edit::{apply_edit, draw_edit, remove_paths, Edit};
-pub use rng::Rng;
 pub use smaller::{NoLarger, NoLargerTree};
 pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

@@ -1,10 +1,11 @@
 //! [`Sequence`]: one session of turns, replayable from its JSON (`sequence.json`), and
 //! [`draw_sequence`], which draws the sequences of a lifecycle run.
 
-use crate::gen::{draw_edit, spec_strategy, Edit, GenConfig, Rng};
+use crate::gen::{draw_edit, spec_strategy, Edit, GenConfig};
 use crate::model::spec::WorkspaceSpec;
 use proptest::strategy::{Strategy, ValueTree};
 use serde::{Deserialize, Serialize};
+use snapconf_tarbytes::Rng;
 
 /// A session: the initial workspace (a generated W1, with its exclusions) and the turns
 /// that follow, each through the same backend instance.

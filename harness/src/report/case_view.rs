@@ -139,7 +139,7 @@ fn archive_records(case_dir: &Path) -> String {
         Ok(b) => b,
         Err(e) => return format!("({e})\n"),
     };
-    let recs = crate::fuzz::Records::parse(&bytes);
+    let recs = snapconf_tarbytes::Records::parse(&bytes);
     let mut s = format!("archive.tar, {} record(s):\n", recs.records.len());
     for r in &recs.records {
         let flag = match r.flag() {

@@ -494,7 +494,7 @@ mod tests {
         ] {
             let _ = shape(m);
         }
-        let mut rng = crate::gen::Rng::new(7);
+        let mut rng = snapconf_tarbytes::Rng::new(7);
         let alphabet: Vec<char> = "a/.'`’‘ü:() \n-1".chars().collect();
         for _ in 0..20_000 {
             let n = rng.below(24);

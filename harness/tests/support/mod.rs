@@ -57,10 +57,10 @@ pub fn producer_available(name: &str) -> bool {
     }
 }
 
-use snapconf_harness::archive::raw::RawTar;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
 use snapconf_producers::{Availability, Extractor};
+use snapconf_tarbytes::raw::RawTar;
 
 /// One member of a hand-built archive: type flag, name, link target, payload.
 pub struct RawMember<'a> {

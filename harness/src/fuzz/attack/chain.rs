@@ -3,7 +3,7 @@
 
 use super::member::{choose, distinct, one_in, shuffle, Seq};
 use super::target::{aim, aim_relative, decoy_in_dir, dir_depth, join, ups};
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// Names a chain's links get; some nested, so each hop's `..` count depends on its depth.
 const CHAIN_NAMES: [&str; 8] = ["a", "b", "c", "e", "g", "p/b", "p/c", "q/r/e"];

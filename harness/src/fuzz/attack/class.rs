@@ -1,7 +1,7 @@
 //! [`AttackClass`]: the one id type of an attack class, its weight in a draw, and what it
 //! attacks (with the published escapes whose shape it generalises).
 
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// One attack class: a family of member sequences that real extractors have been made to
 /// write, link or change metadata outside their root with. The id is stable kebab-case, for

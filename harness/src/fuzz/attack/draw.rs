@@ -5,9 +5,9 @@ use super::class::AttackClass;
 use super::encode::{encode, Enc};
 use super::member::{distinct, one_in, Kind, Member, Seq};
 use super::{chain, hardlink, names, pairs, prior, smuggle, special, swap};
-use crate::fuzz::records::Records;
-use crate::gen::Rng;
 use crate::model::bytes::escape;
+use snapconf_tarbytes::Records;
+use snapconf_tarbytes::Rng;
 
 /// Draw one attack archive: `(tar bytes, class, a short human description of the members)`.
 /// The class is drawn by [`AttackClass::weight`]; the same RNG state gives the same bytes.

@@ -4,8 +4,8 @@
 //! and PAX overriding ustar fields that name something else.
 
 use super::member::{choose, one_in, Kind, Member};
-use crate::archive::raw::{header, pax_records, RawHeader, RawTar};
-use crate::gen::Rng;
+use snapconf_tarbytes::raw::{header, pax_records, RawHeader, RawTar};
+use snapconf_tarbytes::Rng;
 
 /// How one member's name and link target travel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

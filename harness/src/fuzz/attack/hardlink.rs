@@ -7,7 +7,7 @@
 
 use super::member::{choose, one_in, Seq, PAYLOAD};
 use super::target::{aim, aim_decoy, decoy_beside, decoy_in_dir, dir_depth, join};
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// `hardlink-outside`: `h` hardlinked to a decoy (absolute, `//`, or by `..`), carrying data
 /// of its own (libarchive CVE-2016-5418: a hardlink member with a non-zero size wrote its

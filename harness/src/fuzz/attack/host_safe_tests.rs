@@ -6,12 +6,12 @@
 use super::class::AttackClass;
 use super::draw::{build, Built};
 use super::member::Member;
-use crate::archive::raw::{parse_numeric, RawHeader, LINKNAME, NAME, PREFIX, SIZE};
 use crate::fuzz::host_safe;
 use crate::fuzz::mutate::mutate;
-use crate::fuzz::records::Records;
-use crate::gen::Rng;
 use proptest::prelude::*;
+use snapconf_tarbytes::raw::{parse_numeric, RawHeader, LINKNAME, NAME, PREFIX, SIZE};
+use snapconf_tarbytes::Records;
+use snapconf_tarbytes::Rng;
 use std::collections::BTreeMap;
 use std::io::Write;
 

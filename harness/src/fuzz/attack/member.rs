@@ -3,7 +3,7 @@
 //! choices they share.
 
 use super::encode::Enc;
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// What a member is. The type flag that states it (`0`, V7 `\0` or contiguous `7` for a
 /// file; `5` or V7 `\0` with a trailing `/` for a directory) is drawn when the archive is

@@ -7,8 +7,8 @@ use super::target::{
     aim, aim_decoy, aim_decoy_relative, aim_dir_relative, decoy, decoy_beside, join, spell, ups,
     view_dir, Form,
 };
-use crate::gen::Rng;
 use crate::jail::view_layout::VIEW_DECOYS;
+use snapconf_tarbytes::Rng;
 
 /// `absolute-name`: 1–3 members named by absolute decoy paths: `/etc/passwd`,
 /// `////etc/passwd` (node-tar CVE-2021-32804 stripped one `/` and left the rest absolute),

@@ -3,7 +3,7 @@
 
 use super::member::{choose, maybe_slash, one_in, Kind, Seq};
 use super::target::{aim, aim_decoy, decoy, decoy_in_dir, dir_depth, join};
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// The kinds a pair is drawn from.
 const KINDS: [Kind; 7] = [

@@ -7,7 +7,7 @@
 
 use super::member::{choose, one_in, Seq};
 use super::target::{aim, decoy_in_dir, join};
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// `prior-names`: a file written to `l` (an extractor that opens the existing name for
 /// writing, as Python `tarfile` does, follows the link to the decoy), sometimes setuid; a

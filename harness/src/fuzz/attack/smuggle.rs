@@ -11,7 +11,7 @@
 use super::encode::payload_of;
 use super::member::{choose, Kind, Seq};
 use super::target::{aim, aim_decoy, decoy_in_dir, join};
-use crate::gen::Rng;
+use snapconf_tarbytes::Rng;
 
 /// `size-smuggle`: a directory (most often), a hardlink to an earlier file, a symlink, a
 /// FIFO or a character device whose payload is one or two complete members: a file at a

@@ -3,8 +3,8 @@
 
 use super::member::{choose, distinct, one_in, Kind, Seq};
 use super::target::aim;
-use crate::gen::Rng;
 use crate::jail::view_layout::VIEW_DECOYS;
+use snapconf_tarbytes::Rng;
 
 /// A FIFO most often, else a character device (1/3 `/dev/null`; 1/1 `/dev/mem` one time in
 /// three) or a block device (7/0 `/dev/loop0`).

@@ -4,8 +4,8 @@
 
 use super::member::{choose, maybe_slash, one_in, Seq};
 use super::target::{aim, aim_dir, decoy, decoy_in_dir, dir_depth, join, ups, view_dir};
-use crate::gen::Rng;
 use crate::jail::view_layout::VIEW_ROOT_DEPTH;
+use snapconf_tarbytes::Rng;
 
 /// Where a swapped directory sits: the prior's `d` most often (a directory on disk already,
 /// with `d/f` in it), else fresh names, some nested so that the `..` count has to include

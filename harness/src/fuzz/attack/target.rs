@@ -9,8 +9,8 @@
 //! depth 0 whatever the member's own depth.
 
 use super::member::choose;
-use crate::gen::Rng;
 use crate::jail::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT, VIEW_ROOT_DEPTH};
+use snapconf_tarbytes::Rng;
 
 /// How a target spells a place in the view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,12 +8,12 @@ use super::member::{Kind, Member};
 use super::target::{components, decoy_beside, decoy_in_dir, dir_depth, spell, Form};
 use super::view_model::{root, show, view_path, View};
 use super::{attack, attack_of, AttackClass};
-use crate::fuzz::records::Records;
-use crate::gen::Rng;
 use crate::jail::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT, VIEW_ROOT_DEPTH};
 use crate::model::bytes::escape;
 use proptest::prelude::*;
 use snapconf_extract::{HydrateError, MemberKind, Policy, Reason};
+use snapconf_tarbytes::Records;
+use snapconf_tarbytes::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Seeds per class in the exhaustive tests.

@@ -3,8 +3,8 @@
 //! The attack generator's own archives are judged in `fuzz/attack/host_safe_tests.rs`.
 
 use super::{host_safe, judge};
-use crate::archive::raw::{header, pax_records, RawHeader, RawTar};
-use crate::fuzz::records::Records;
+use snapconf_tarbytes::raw::{checksum_sum, header, pax_records, RawHeader, RawTar, CHKSUM};
+use snapconf_tarbytes::Records;
 use std::io::Write;
 
 /// The smuggled name of the incident.
@@ -339,10 +339,8 @@ fn raw_blocks_of_a_compressed_input_count_without_a_checksum() {
             continue;
         }
         let block = &mut tar[at..at + 512];
-        block[148..156].fill(b' ');
-        let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
-        let field = format!("\x1c{sum:06o}\0");
-        block[148..156].copy_from_slice(field.as_bytes());
+        let sum = checksum_sum(block).expect("a whole block");
+        RawHeader(block).set_raw(CHKSUM, format!("\x1c{sum:06o}\0").as_bytes());
     }
     tar.extend_from_slice(&zstd(&[0u8; 10240]));
     assert!(
@@ -361,7 +359,7 @@ fn a_pax_record_is_read_without_its_last_byte_too() {
         t.block(&{
             let body = b"15 linkpath=..Z";
             let mut h = header(b'x', b"pax", b"", body.len() as u64, 0o644);
-            crate::archive::raw::set_checksum(&mut h);
+            snapconf_tarbytes::raw::set_checksum(&mut h);
             h
         })
         .data(b"15 linkpath=..Z");

@@ -1,7 +1,9 @@
 //! An archive as a list of records (one 512-byte header and its padded payload each), read
-//! tolerantly so that damaged archives can still be mutated and shrunk.
+//! tolerantly so that damaged archives can still be mutated and shrunk. Blocks and padding:
+//! POSIX.1-2017 `pax`, "ustar Interchange Format" (a header block, then `size` bytes of
+//! payload padded with NUL to a 512-byte boundary; two zero blocks end the archive).
 
-use crate::archive::raw::RawHeader;
+use crate::raw::RawHeader;
 
 /// One header block and the payload blocks that follow it (padded to 512 bytes). Extension
 /// headers (PAX `x`/`g`, GNU `L`/`K`) are records of their own.
@@ -23,14 +25,11 @@ pub struct Records {
     pub tail: Vec<u8>,
 }
 
-/// The size field, as [`RawHeader::size`] reads it.
-pub fn header_size(h: &[u8; 512]) -> Option<u64> {
-    RawHeader(h).size()
-}
-
 impl Records {
-    /// Split `bytes` into records; stops at the first all-zero block, an unreadable size or
-    /// the end of input, leaving the rest in `tail`.
+    /// Split `bytes` into records; stops at the first all-zero block, an unreadable size
+    /// ([`RawHeader::size`]: octal or GNU base-256, `None` on overflow) or the end of input,
+    /// leaving the rest in `tail`. Never fails: a payload cut by the end of input is kept as
+    /// it is, so `parse(b).to_bytes() == b` for any `b`.
     pub fn parse(bytes: &[u8]) -> Records {
         let mut out = Records::default();
         let mut at = 0;
@@ -40,7 +39,7 @@ impl Records {
             if header.iter().all(|&b| b == 0) {
                 break;
             }
-            let Some(size) = header_size(&header) else {
+            let Some(size) = RawHeader(&header).size() else {
                 break;
             };
             let padded =
@@ -118,7 +117,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::raw::RawTar;
+    use crate::raw::RawTar;
 
     #[test]
     fn records_round_trip_to_the_same_bytes() {
@@ -133,5 +132,23 @@ mod tests {
             "parse then serialise gives the input back"
         );
         assert_eq!(r.records[2].link(), b"a");
+    }
+
+    /// Damaged input: a payload cut by the end is kept, an unreadable size stops the
+    /// records, and every input serialises back to itself.
+    #[test]
+    fn damaged_archives_round_trip_too() {
+        let mut t = RawTar::new();
+        t.file("a", &[1; 700]).file("b", b"x");
+        let bytes = t.finish();
+        let cut = Records::parse(&bytes[..900]);
+        assert_eq!((cut.records.len(), cut.records[0].payload.len()), (1, 388));
+        let mut bad = bytes.clone();
+        bad[1536 + 124..1536 + 136].fill(0xff);
+        let r = Records::parse(&bad);
+        assert_eq!((r.records.len(), r.tail.len()), (1, bad.len() - 1536));
+        for b in [&bytes[..900], &bad[..], &bytes[..100], &[][..]] {
+            assert_eq!(Records::parse(b).to_bytes(), b);
+        }
     }
 }

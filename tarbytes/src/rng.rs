@@ -1,7 +1,9 @@
-//! The harness's one seeded generator (SplitMix64, Steele, Lea and Flood, "Fast splittable
+//! The suite's one seeded generator (SplitMix64, Steele, Lea and Flood, "Fast splittable
 //! pseudorandom number generators", OOPSLA 2014), for what proptest does not draw: fuzz
 //! mutations (`--seed S` replays a session) and fault plans (seeded from the case, so a
-//! replay or a shrinking step draws the same fault).
+//! replay or a shrinking step draws the same fault), and the reference extractor's mutation
+//! tests and benchmark. The draws for a seed are pinned: a report for a seed replays only if
+//! they never change.
 
 /// SplitMix64 state.
 #[derive(Clone, Debug)]
@@ -22,7 +24,8 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// A number in `0..n` (0 when `n` is 0).
+    /// A number in `0..n`: the next draw modulo `n` (so with a modulo bias of at most
+    /// `n / 2^64`). 0 when `n` is 0, and then no draw is taken.
     pub fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
@@ -31,7 +34,8 @@ impl Rng {
         }
     }
 
-    /// Uniform in `lo..hi` (`lo` when the range is empty).
+    /// A number in `lo..hi`: `lo` plus the next draw modulo `hi - lo`. `lo` when the range
+    /// is empty, and then no draw is taken.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         if hi <= lo {
             lo
@@ -40,7 +44,7 @@ impl Rng {
         }
     }
 
-    /// One element of `items` (`None` when empty).
+    /// One element of `items`, by [`Rng::below`] (`None` when empty, and no draw taken).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
         let i = self.below(items.len());
         items.get(i)
@@ -64,5 +68,35 @@ mod tests {
             assert!(r.below(5) < 5);
         }
         assert_eq!((r.range(4, 4), r.below(0)), (4, 0));
+    }
+}
+
+#[cfg(test)]
+mod pinned {
+    use super::Rng;
+
+    /// Pinned draws: a report for a given seed depends on these exact values.
+    #[test]
+    fn draws_for_fixed_seeds_are_pinned() {
+        let mut r = Rng::new(42);
+        let raw: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
+        let below: Vec<usize> = (0..4).map(|_| r.below(1000)).collect();
+        let range: Vec<u64> = (0..3).map(|_| r.range(10, 20)).collect();
+        let pick = *r.pick(b"abcde").expect("non-empty");
+        let before = r.clone().next_u64();
+        assert_eq!((r.below(0), r.range(5, 5), r.pick::<u8>(&[])), (0, 5, None));
+        assert_eq!(r.next_u64(), before, "empty draws consume nothing");
+        assert_eq!(
+            raw,
+            [
+                0xbdd7_3226_2feb_6e95,
+                0x28ef_e333_b266_f103,
+                0x4752_6757_130f_9f52
+            ]
+        );
+        assert_eq!(
+            (below, range, pick),
+            (vec![764, 250, 62, 925], vec![18, 15, 14], b'c')
+        );
     }
 }

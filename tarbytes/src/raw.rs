@@ -3,8 +3,11 @@
 //! `Builder` it never sanitises a name. Header layout: POSIX.1-2017 `pax`, "ustar Interchange
 //! Format"; GNU tar manual, "Basic Tar Format" (`L`/`K` long names).
 //!
-//! [`RawHeader`] is the one view of a header block's fields that the harness reads and
-//! writes hostile bytes through; no other code indexes a header by byte offset.
+//! PAX extended header records: POSIX.1-2017 `pax`, "pax Extended Header File Format".
+//!
+//! [`RawHeader`] is the one view of a header block's fields that the suite reads and writes
+//! hostile bytes through; no other code indexes a header by byte offset. [`RawTar`] is the
+//! one member writer.
 
 use std::ops::Range;
 
@@ -203,15 +206,18 @@ impl<B: AsRef<[u8]>> RawHeader<B> {
     /// base-256 here too) and Python's `int(field, 8)` after the first NUL is cut and
     /// whitespace stripped (which also takes `+`, `0o` and `_`). False for a cut block.
     pub fn checksum_matches(&self) -> bool {
-        let Some(block) = self.0.as_ref().get(..512) else {
+        let (Some(block), Some(unsigned)) = (
+            self.0.as_ref().get(..512),
+            checksum_sum(self.0.as_ref()).and_then(|s| i64::try_from(s).ok()),
+        ) else {
             return false;
         };
-        let (mut unsigned, mut signed) = (0i64, 0i64);
-        for (i, &b) in block.iter().enumerate() {
-            let b = if CHKSUM.range().contains(&i) { b' ' } else { b };
-            unsigned += i64::from(b);
-            signed += i64::from(b as i8);
-        }
+        let signed: i64 = block
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| if CHKSUM.range().contains(&i) { b' ' } else { b })
+            .map(|b| i64::from(b as i8))
+            .sum();
         let field = self.field(CHKSUM);
         let python = {
             let text = c_field(field).trim_ascii();
@@ -348,13 +354,32 @@ pub fn header(flag: u8, name: &[u8], link: &[u8], size: u64, mode: u32) -> [u8; 
 /// unsigned sum of the 512 bytes with the field taken as spaces, as six octal digits, NUL,
 /// space; POSIX ustar). A slice shorter than a block is left alone.
 pub fn set_checksum(h: &mut [u8]) {
-    if h.len() < 512 {
+    let Some(sum) = checksum_sum(h) else {
         return;
-    }
-    h[CHKSUM.range()].fill(b' ');
-    let sum: u64 = h[..512].iter().map(|&b| u64::from(b)).sum();
+    };
     let s = format!("{sum:06o}\0 ");
     h[CHKSUM.range()].copy_from_slice(s.as_bytes());
+}
+
+/// The POSIX ustar checksum of the header block at the start of `h`: the unsigned sum of its
+/// 512 bytes with the [`CHKSUM`] field taken as eight spaces (at most 512 x 255 = 130,560,
+/// six octal digits). `None` if `h` is shorter than a block. For writing the field in a
+/// form of one's own (a lenient reader's, a damaged one) with [`RawHeader::set_raw`].
+pub fn checksum_sum(h: &[u8]) -> Option<u64> {
+    let block = h.get(..512)?;
+    Some(
+        block
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if CHKSUM.range().contains(&i) {
+                    32
+                } else {
+                    u64::from(b)
+                }
+            })
+            .sum(),
+    )
 }
 
 /// An octal header field (mode, uid, size, ...) as a number: leading spaces skipped, then
@@ -478,6 +503,10 @@ impl RawTar {
     pub fn dir(&mut self, name: &str) -> &mut Self {
         self.push(b'5', name.as_bytes(), b"", b"", 0o755)
     }
+    /// A directory with `mode`.
+    pub fn dir_mode(&mut self, name: &str, mode: u32) -> &mut Self {
+        self.push(b'5', name.as_bytes(), b"", b"", mode)
+    }
     /// A symlink.
     pub fn symlink(&mut self, name: &str, target: &str) -> &mut Self {
         self.push(b'2', name.as_bytes(), target.as_bytes(), b"", 0o777)
@@ -559,6 +588,40 @@ mod tests {
         assert_eq!(short, [1u8; 100]);
     }
 
+    /// The sum is what [`set_checksum`] writes, counts the field as spaces whatever it holds,
+    /// and needs a whole block.
+    #[test]
+    fn checksum_sum_is_the_written_checksum() {
+        let h = header(b'0', b"f", b"", 3, 0o644);
+        assert_eq!(checksum_sum(&h), RawHeader(&h).chksum());
+        let mut damaged = h;
+        damaged[CHKSUM.range()].fill(0xff);
+        assert_eq!(checksum_sum(&damaged), checksum_sum(&h));
+        assert_eq!(checksum_sum(&h[..511]), None);
+        assert_eq!(checksum_sum(&[0xff; 600]), Some(255 * 504 + 8 * 32));
+        let (mut a, mut b) = (RawTar::new(), RawTar::new());
+        a.dir_mode("d/", 0o755);
+        b.dir("d/");
+        assert_eq!(a.bytes, b.bytes, "dir is dir_mode 0755");
+    }
+
+    /// A written checksum matches; so does the signed sum old tars wrote and Python's
+    /// `0o`-prefixed reading; a changed digit or a cut block does not.
+    #[test]
+    fn checksum_matches_takes_the_documented_readings() {
+        let mut h = RawHeader(header(b'0', &[0xe9; 20], b"", 3, 0o644));
+        assert!(h.checksum_matches());
+        let unsigned = checksum_sum(&h.0).expect("block");
+        let signed = unsigned - 20 * 256;
+        h.set_raw(CHKSUM, format!("{signed:06o}\0 ").as_bytes());
+        assert!(h.checksum_matches(), "the signed sum");
+        h.set_raw(CHKSUM, format!(" 0o{unsigned:o}\0").as_bytes());
+        assert!(h.checksum_matches(), "Python's reading");
+        h.set_checksum().field_mut(CHKSUM)[5] ^= 1;
+        assert!(!h.checksum_matches(), "a changed digit");
+        assert!(!RawHeader(&h.0[..511]).checksum_matches(), "a cut block");
+    }
+
     /// Every named field lies where POSIX puts it: a header the `tar` crate writes reads
     /// back field by field, and ours reads back in the `tar` crate.
     #[test]
@@ -603,5 +666,42 @@ mod tests {
             (cut.name(), cut.size(), cut.typeflag()),
             (&b"name"[..], Some(0), 0)
         );
+    }
+}
+
+#[cfg(test)]
+mod pinned {
+    use super::*;
+
+    /// FNV-1a over `bytes` (a short pin for a whole archive).
+    fn fnv(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    /// Pinned bytes: archives written for a given seed must not change.
+    #[test]
+    fn written_bytes_are_pinned() {
+        let h = header(b'2', b"some/name", b"target", 1234, 0o104755);
+        assert_eq!(&h[100..108], b"0004755\0", "mode masked to 0o7777");
+        assert_eq!(&h[124..136], b"00000002322\0");
+        assert_eq!(&h[136..148], b"14524770400\0");
+        assert_eq!(&h[148..156], b"011034\0 ");
+        assert_eq!((h[156], &h[257..265]), (b'2', &b"ustar\x0000"[..]));
+        let mut t = RawTar::new();
+        t.file("a", b"hello")
+            .file_mode("m", &[7; 600], 0o4755)
+            .dir("d/")
+            .symlink("l", "a")
+            .hardlink("h", "a")
+            .pax(&[("path", b"pax/name"), ("size", b"3")])
+            .long_name(&[b'n'; 150])
+            .long_link(&[b'k'; 120])
+            .push(b'6', b"fifo", b"", b"", 0o644)
+            .block(&h)
+            .data(b"xyz");
+        let bytes = t.finish();
+        assert_eq!((bytes.len(), fnv(&bytes)), (9728, 0xb3ec_d6bc_13f2_2553));
     }
 }

@@ -20,9 +20,9 @@
 use super::{Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
 use crate::model::bytes::{escape, RelPath};
+use crate::model::links;
 use crate::model::tree::{NodeKind, Tree};
 use snapconf_producers::Outcome;
-use std::collections::VecDeque;
 
 /// The definition registered as [`Check::ESCAPING_LINK`].
 pub const DEF: CheckDef = CheckDef {
@@ -32,9 +32,6 @@ pub const DEF: CheckDef = CheckDef {
     severity: 1,
     judge,
 };
-
-/// Symlinks followed before a resolution is taken for a loop (Linux's `MAXSYMLINKS`).
-pub const MAX_HOPS: usize = 40;
 
 fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let (Some(p), Outcome::Success) = (ev.promises, ev.outcome) else {
@@ -133,46 +130,40 @@ fn outside_hardlinks(tree: &Tree, prior: Option<&Tree>, root: &std::path::Path) 
 
 /// True if the symlink at `link` (root-relative path bytes) with relative `target`
 /// resolves outside the root: a `..` above the root, or an absolute target of a symlink met
-/// on the way. Missing components are taken lexically (as `realpath` does for a dangling
-/// link); a loop of more than [`MAX_HOPS`] links is not an escape.
+/// on the way. Missing components are taken lexically (as `realpath -m` does for a dangling
+/// link: what it reaches once they are made); a loop of more than
+/// [`MAX_HOPS`](crate::model::links::MAX_HOPS) links is not an escape. See
+/// [`links::walk`].
 pub fn leaves_root(tree: &Tree, link: &[u8], target: &[u8]) -> bool {
-    let mut stack: Vec<Vec<u8>> = link.split(|&b| b == b'/').map(<[u8]>::to_vec).collect();
-    stack.pop();
-    let mut pending: VecDeque<Vec<u8>> = target.split(|&b| b == b'/').map(<[u8]>::to_vec).collect();
-    let mut hops = 0;
-    while let Some(comp) = pending.pop_front() {
-        match comp.as_slice() {
-            b"" | b"." => continue,
-            b".." => {
-                if stack.pop().is_none() {
-                    return true;
-                }
-                continue;
-            }
-            _ => stack.push(comp),
-        }
-        let Some(node) = RelPath::new(stack.join(&b'/'))
+    let mut dir: Vec<&[u8]> = link.split(|&b| b == b'/').collect();
+    dir.pop();
+    let rules = links::Rules {
+        follow: links::Follow::All,
+        above_root: links::AboveRoot::Leaves,
+        dead_end: links::DeadEnd::PassesThrough,
+    };
+    matches!(
+        links::walk(&Observed(tree), rules, &dir, target).end,
+        links::End::Leaves(_)
+    )
+}
+
+/// An observed tree as the link walker sees it (every absolute target leaves the root: the
+/// tree does not know where the root is).
+struct Observed<'a>(&'a Tree);
+
+impl links::Nodes for Observed<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> links::Node<'_> {
+        let node = RelPath::new(path.join(&b'/'))
             .ok()
-            .and_then(|p| tree.nodes.get(&p))
-        else {
-            continue;
-        };
-        if let NodeKind::Symlink { target } = &node.kind {
-            hops += 1;
-            if hops > MAX_HOPS {
-                return false;
-            }
-            let t = target.as_bytes();
-            if t.starts_with(b"/") {
-                return true;
-            }
-            stack.pop();
-            for (i, c) in t.split(|&b| b == b'/').enumerate() {
-                pending.insert(i, c.to_vec());
-            }
+            .and_then(|p| self.0.nodes.get(&p));
+        match node.map(|n| &n.kind) {
+            None => links::Node::Missing,
+            Some(NodeKind::Dir) => links::Node::Dir,
+            Some(NodeKind::Symlink { target }) => links::Node::Symlink(target.as_bytes()),
+            Some(_) => links::Node::Other,
         }
     }
-    false
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use super::builder::inode_groups;
 use super::template::{CACHE_FILE, VENV_DIR};
 use crate::model::bytes::RelPath;
+use crate::model::links;
 use crate::model::spec::{Case, EntryKind, WorkspaceSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,27 +72,17 @@ pub const PRIOR_SHAPES: &[&str] = &[
 ];
 
 /// Where a relative symlink target leads, lexically from the link's directory: `Err(())`
-/// when it climbs above the root, `Ok(None)` for the root itself.
+/// when it climbs above the root, `Ok(None)` for the root itself (see [`links::lexical`]).
 fn lexical_target(link: &RelPath, target: &[u8]) -> Result<Option<RelPath>, ()> {
     let parent = link.parent();
-    let mut stack: Vec<&[u8]> = parent
+    let dir: Vec<&[u8]> = parent
         .as_ref()
         .map_or(Vec::new(), |p| p.components().collect());
-    for comp in target.split(|&b| b == b'/') {
-        match comp {
-            b"" | b"." => {}
-            b".." => {
-                if stack.pop().is_none() {
-                    return Err(());
-                }
-            }
-            c => stack.push(c),
-        }
+    match links::lexical(&dir, target, links::AboveRoot::Leaves) {
+        links::End::Inside(path) if path.is_empty() => Ok(None),
+        links::End::Inside(path) => Ok(RelPath::new(path.join(&b'/')).ok()),
+        _ => Err(()),
     }
-    if stack.is_empty() {
-        return Ok(None);
-    }
-    Ok(RelPath::new(stack.join(&b'/')).ok())
 }
 
 /// The coverage shapes of one workspace (names from [`SPEC_SHAPES`]).

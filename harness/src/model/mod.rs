@@ -3,6 +3,7 @@
 pub mod backend_profile;
 pub mod bytes;
 pub mod expected;
+pub mod links;
 pub mod policy_map;
 pub mod profile;
 pub mod spec;

@@ -12,6 +12,7 @@
 use super::member::{Kind, Member};
 use crate::jail::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
 use crate::model::bytes::escape;
+use crate::model::links;
 use std::collections::BTreeMap;
 
 /// A view path as components.
@@ -92,8 +93,10 @@ impl View {
         }
     }
 
-    /// `path` resolved from `base` as the kernel would (40 link hops at most: `None`
-    /// beyond, a loop). The last component's link is followed if `follow_last`.
+    /// `path` resolved from `base` as the kernel would ([`links::MAX_HOPS`] link hops at
+    /// most: `None` beyond, a loop; `..` at `/` stays there; a missing component is taken
+    /// as a name). The last component's link is followed if `follow_last`. `hops` is added
+    /// the links followed.
     pub(super) fn resolve(
         &self,
         base: &[Vec<u8>],
@@ -101,35 +104,21 @@ impl View {
         follow_last: bool,
         hops: &mut usize,
     ) -> Option<ViewPath> {
-        let mut cur: ViewPath = if path.first() == Some(&b'/') {
-            Vec::new()
-        } else {
-            base.to_vec()
+        let rules = links::Rules {
+            follow: if follow_last {
+                links::Follow::All
+            } else {
+                links::Follow::NotLast
+            },
+            above_root: links::AboveRoot::Stays,
+            dead_end: links::DeadEnd::PassesThrough,
         };
-        let comps: Vec<&[u8]> = path
-            .split(|&b| b == b'/')
-            .filter(|c| !c.is_empty() && *c != b".")
-            .collect();
-        for (i, c) in comps.iter().enumerate() {
-            if *c == b".." {
-                cur.pop();
-                continue;
-            }
-            cur.push(c.to_vec());
-            if i + 1 == comps.len() && !follow_last {
-                break;
-            }
-            if let Some(Node::Link(t)) = self.nodes.get(&cur) {
-                *hops += 1;
-                if *hops > 40 {
-                    return None;
-                }
-                let parent = cur[..cur.len() - 1].to_vec();
-                let t = t.clone();
-                cur = self.resolve(&parent, &t, true, hops)?;
-            }
+        let walk = links::walk(self, rules, base, path);
+        *hops += walk.hops;
+        match walk.end {
+            links::End::Inside(p) => Some(p),
+            _ => None,
         }
-        Some(cur)
     }
 
     /// Places a member may not replace: `/` down to the root itself.
@@ -224,5 +213,26 @@ impl View {
             out.extend(self.apply(h));
         }
         out
+    }
+}
+
+/// The view as the link walker sees it: its root is `/`, where every absolute target
+/// starts.
+impl links::Nodes for View {
+    fn node(&self, path: &[Vec<u8>]) -> links::Node<'_> {
+        match self.nodes.get(path) {
+            None => links::Node::Missing,
+            Some(Node::Dir) => links::Node::Dir,
+            Some(Node::Link(t)) => links::Node::Symlink(t),
+            Some(Node::File | Node::Alias(_)) => links::Node::Other,
+        }
+    }
+
+    fn anchor<'t>(&self, text: &'t [u8]) -> links::Anchor<'t> {
+        if text.starts_with(b"/") {
+            links::Anchor::Root(text)
+        } else {
+            links::Anchor::Here(text)
+        }
     }
 }

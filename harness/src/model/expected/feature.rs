@@ -19,8 +19,9 @@ pub enum Feature {
     EscapingSymlink,
     /// A symlink that resolves (inside the spec) to nothing, or through a non-directory.
     DanglingSymlink,
-    /// A symlink whose resolution loops (more than 40 hops) or names a directory that
-    /// contains the link (`self -> .`, `up -> ..`), so a producer that follows it recurses.
+    /// A symlink whose resolution loops (more than
+    /// [`MAX_HOPS`](crate::model::links::MAX_HOPS) hops) or names a directory that contains
+    /// the link (`self -> .`, `up -> ..`), so a producer that follows it recurses.
     SymlinkLoop,
     /// A named pipe.
     Fifo,

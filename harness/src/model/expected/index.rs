@@ -1,10 +1,11 @@
-//! The entries of a spec by path and its inodes, and symlink resolution simulated on the
-//! spec instead of the disk.
+//! The entries of a spec by path and its inodes, and the spec as [`links::Nodes`]: symlink
+//! resolution simulated on the spec instead of the disk, by the one link walker.
 
 use super::lexical::parent_components;
 use crate::model::bytes::RelPath;
+use crate::model::links::{self, Anchor, End, Node};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// How a symlink resolves within the spec.
 pub(super) enum Resolution {
@@ -14,12 +15,9 @@ pub(super) enum Resolution {
     Outside,
     /// To a missing path, or through a non-directory.
     Dangling,
-    /// More than [`MAX_HOPS`] symlinks followed.
+    /// More than [`links::MAX_HOPS`] symlinks followed.
     Loop,
 }
-
-/// Linux's limit on symlinks followed in one resolution (`ELOOP`).
-const MAX_HOPS: usize = 40;
 
 /// The entries of a spec with parents, by path, and its inodes.
 pub(super) struct Index {
@@ -91,74 +89,47 @@ impl Index {
     }
 
     /// Resolve the symlink at `link` with target `target` the way the kernel would (every
-    /// symlink on the way followed, the final one too), on the spec instead of the disk.
+    /// symlink on the way followed, the final one too), on the spec instead of the disk
+    /// (see [`links::walk`]; `{root}/...` targets restart at the root).
     pub(super) fn resolve(&self, link: &RelPath, target: &[u8]) -> Resolution {
-        let mut stack: Vec<Vec<u8>> = parent_components(link)
-            .into_iter()
-            .map(<[u8]>::to_vec)
-            .collect();
-        let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
-        let mut hops = 0;
-        if !self.start(target, &mut stack, &mut pending) {
-            return Resolution::Outside;
+        let rules = links::Rules {
+            follow: links::Follow::All,
+            above_root: links::AboveRoot::Leaves,
+            dead_end: links::DeadEnd::Stops,
+        };
+        match links::walk(self, rules, &parent_components(link), target).end {
+            End::Inside(path) => Resolution::Inside(path),
+            End::Leaves(_) => Resolution::Outside,
+            End::Missing(_) | End::NotDir(_) => Resolution::Dangling,
+            End::Loop => Resolution::Loop,
         }
-        while let Some(comp) = pending.pop_front() {
-            match comp.as_slice() {
-                b"" | b"." => continue,
-                b".." => {
-                    if stack.pop().is_none() {
-                        return Resolution::Outside;
-                    }
-                    continue;
-                }
-                _ => stack.push(comp),
-            }
-            match self.kind_at(&stack) {
-                None => return Resolution::Dangling,
-                Some(EntryKind::Dir) => {}
-                Some(EntryKind::Symlink { target }) => {
-                    hops += 1;
-                    if hops > MAX_HOPS {
-                        return Resolution::Loop;
-                    }
-                    stack.pop();
-                    let mut more = VecDeque::new();
-                    if !self.start(target.as_bytes(), &mut stack, &mut more) {
-                        return Resolution::Outside;
-                    }
-                    more.extend(pending);
-                    pending = more;
-                }
-                Some(_) => {
-                    if pending.iter().any(|c| !c.is_empty() && c != b".") {
-                        return Resolution::Dangling;
-                    }
-                }
-            }
+    }
+}
+
+/// The spec as the link walker sees it: a hardlink names its inode's kind; an absolute
+/// `{root}/...` target starts at the root, `{root}x` (a sibling of the root), `{out}...`
+/// and `/...` leave it.
+impl links::Nodes for Index {
+    fn node(&self, path: &[Vec<u8>]) -> Node<'_> {
+        match self.kind_at(path) {
+            None => Node::Missing,
+            Some(EntryKind::Dir) => Node::Dir,
+            Some(EntryKind::Symlink { target }) => Node::Symlink(target.as_bytes()),
+            Some(_) => Node::Other,
         }
-        Resolution::Inside(stack)
     }
 
-    /// Queue `target`'s components; an absolute `{root}/...` target restarts at the root.
-    /// `false` if the target is absolute and not under `{root}`.
-    fn start(
-        &self,
-        target: &[u8],
-        stack: &mut Vec<Vec<u8>>,
-        pending: &mut VecDeque<Vec<u8>>,
-    ) -> bool {
-        let rel = if let Some(rest) = target.strip_prefix(b"{root}") {
-            if !rest.is_empty() && !rest.starts_with(b"/") {
-                return false; // `{root}x` names a sibling of the root
+    fn anchor<'t>(&self, target: &'t [u8]) -> Anchor<'t> {
+        if let Some(rest) = target.strip_prefix(b"{root}") {
+            if rest.is_empty() || rest.starts_with(b"/") {
+                Anchor::Root(rest)
+            } else {
+                Anchor::Away
             }
-            stack.clear();
-            rest
         } else if target.starts_with(b"/") || target.starts_with(b"{out}") {
-            return false;
+            Anchor::Away
         } else {
-            target
-        };
-        pending.extend(rel.split(|&b| b == b'/').map(<[u8]>::to_vec));
-        true
+            Anchor::Here(target)
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! and an absolute target rebased relative to its link.
 
 use crate::model::bytes::RelPath;
+use crate::model::links;
 
 /// Components of the link's directory (empty at top level).
 pub(super) fn parent_components(link: &RelPath) -> Vec<&[u8]> {
@@ -11,20 +12,12 @@ pub(super) fn parent_components(link: &RelPath) -> Vec<&[u8]> {
 }
 
 /// True if `target`, read from the directory `dir` without following links, climbs above
-/// the root at some point (`..` past the top).
+/// the root at some point (`..` past the top; see [`links::lexical`]).
 pub(super) fn escapes(dir: &[&[u8]], target: &[u8]) -> bool {
-    let mut depth = dir.len();
-    for comp in target.split(|&b| b == b'/') {
-        match comp {
-            b"" | b"." => {}
-            b".." => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return true,
-            },
-            _ => depth += 1,
-        }
-    }
-    false
+    matches!(
+        links::lexical(dir, target, links::AboveRoot::Leaves),
+        links::End::Leaves(_)
+    )
 }
 
 /// `target` (absolute, already resolved) rewritten relative to the link's directory if it

@@ -6,7 +6,8 @@
 //!
 //! One concept a file: the [`Feature`] taxonomy (`feature`), the oracle (`oracle`), the
 //! mode rule (`normalise`), feature detection (`detect`), lexical symlink-target reading
-//! (`lexical`) and the spec index with its symlink resolver (`index`).
+//! (`lexical`, over [`crate::model::links`]) and the spec index, which the link walker
+//! resolves symlinks on (`index`).
 
 mod detect;
 mod feature;

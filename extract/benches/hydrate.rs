@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use snapconf_extract::{hydrate, hydrate_file, Policy};
 
 /// The tests' seeded generator (see that file for why the extractor has its own).
-#[path = "../tests/common/rng.rs"]
+#[path = "../tests/it/common/rng.rs"]
 mod rng;
 use rng::Rng;
 

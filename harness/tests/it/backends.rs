@@ -445,7 +445,8 @@ fn a_validator_that_accepts_everything_lets_a_hostile_archive_through() {
         hostile.display()
     );
     let trusting = "[\"python3\", \"-I\", \"-c\", \"import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='fully_trusted')\", \"{archive}\", \"{root}\"]";
-    let bin = env!("CARGO_BIN_EXE_snapconf");
+    let bin = support::snapconf_bin();
+    let bin = bin.display();
     let variants = [
         // (name, validate, hydrate, the checks that may report it)
         (
@@ -612,7 +613,7 @@ fn a_backend_reproducer_replays_with_the_backend() {
     let script = std::fs::read_to_string(format!("{case}/repro.sh")).expect("repro.sh");
     assert!(script.contains("--backend"), "{script}");
     let repro = std::process::Command::new(format!("{case}/repro.sh"))
-        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .env("SNAPCONF", support::snapconf_bin())
         .env_remove("SNAPCONF_BACKEND")
         .output()
         .expect("repro.sh runs");
@@ -806,7 +807,7 @@ fn a_backend_is_held_to_the_links_its_profile_refuses() {
     let replay = Command::new("sh")
         .arg(case.join("repro.sh"))
         .current_dir(tmp.path())
-        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .env("SNAPCONF", support::snapconf_bin())
         .env_remove("SNAPCONF_BACKEND")
         .output()
         .expect("sh runs");

@@ -169,7 +169,7 @@ fn an_archive_without_members_leaves_the_workspace_unless_allowed() {
     let (code, out, _) = snapconf(&["check-archive".as_ref(), ar.as_os_str()]);
     assert_eq!(code, 1, "check-archive agrees: {out}");
     let stdin = std::fs::File::open(&ar).expect("open");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["hydrate".as_ref(), "-".as_ref(), root.as_os_str()])
         .stdin(stdin)
         .output()
@@ -199,7 +199,7 @@ fn names_in(dir: &std::path::Path) -> Vec<std::ffi::OsString> {
 /// `snapconf ARGS` with stdin from `input`; waits at most 10 s (the stream is endless: a
 /// command that read it to its end would never return), then the exit code and stderr.
 fn with_endless_stdin(args: &[&std::ffi::OsStr], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let mut child = support::Snapconf::new()
         .args(args)
         .stdin(std::fs::File::open(input).expect("open the device"))
         .stdout(Stdio::piped())
@@ -298,7 +298,7 @@ fn hydrate_and_check_archive_of_stdin_agree() {
         let root = dir.path().join("ws");
         let _ = std::fs::remove_dir_all(&root);
         let run = |args: &[&std::ffi::OsStr]| {
-            Command::new(env!("CARGO_BIN_EXE_snapconf"))
+            support::Snapconf::new()
                 .args(args)
                 .args(["--hardlinks", "copy"])
                 .stdin(std::fs::File::open(&file).expect("open"))
@@ -456,17 +456,17 @@ fn a_file_size_limit_does_not_kill_a_hydration() {
     let dir = tempfile::tempdir().expect("tempdir");
     let parent = dir.path().join("par");
     std::fs::create_dir(&parent).expect("mkdir");
-    let mut child = Command::new("prlimit")
-        .arg("--fsize=500000")
-        .arg("--")
-        .arg(support::snapconf_bin())
-        .args(["hydrate", "-"])
-        .arg(parent.join("ws"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit runs");
+    let mut child = support::Snapconf::wrapped(
+        &["prlimit", "--fsize=500000", "--"],
+        &support::snapconf_bin(),
+    )
+    .args(["hydrate", "-"])
+    .arg(parent.join("ws"))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("prlimit runs");
     let mut stdin = child.stdin.take().expect("stdin");
     // The refusal may come before the whole stream is read.
     let _ = stdin.write_all(&tar);
@@ -522,7 +522,7 @@ fn recover_removes_a_killed_hydrations_staging_and_leaves_a_live_one() {
         }
     }
     let mut child = Running(
-        Command::new(support::snapconf_bin())
+        support::Snapconf::new()
             .args(["hydrate".as_ref(), "-".as_ref(), root.as_os_str()])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -688,11 +688,13 @@ fn hydrate_as_an_ordinary_user_keeps_the_roots_mode() {
     std::fs::create_dir(&root).expect("root");
     std::os::unix::fs::chown(&root, Some(UID), Some(UID)).expect("chown");
     std::fs::set_permissions(&root, PermissionsExt::from_mode(0o2750)).expect("chmod");
-    let out = Command::new("setpriv")
-        .arg(format!("--reuid={UID}"))
-        .arg(format!("--regid={UID}"))
-        .arg("--clear-groups")
-        .arg(&bin)
+    let setpriv = [
+        "setpriv".to_owned(),
+        format!("--reuid={UID}"),
+        format!("--regid={UID}"),
+        "--clear-groups".to_owned(),
+    ];
+    let out = support::Snapconf::wrapped(&setpriv, &bin)
         .arg("hydrate")
         .arg(&ar)
         .arg(&root)

@@ -111,7 +111,7 @@ fn list_shows_every_builtin_adapter() {
 /// code, never a panic (exit 101).
 #[test]
 fn closed_stdout_is_not_a_panic() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let mut child = support::Snapconf::new()
         .arg("list")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -188,7 +188,7 @@ fn path_with(dir: &std::path::Path) -> String {
 
 /// four Python adapters.
 fn python_lines(python: &std::path::Path, path: &str) -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .arg("list")
         .env("SNAPCONF_PYTHON", python)
         .env("PATH", path)
@@ -397,7 +397,7 @@ fn a_signal_during_set_up_leaves_nothing_behind() {
     for (i, args) in runs.into_iter().enumerate() {
         let tmp = dir.path().join(format!("tmp-{i}"));
         std::fs::create_dir(&tmp).expect("mkdir");
-        let mut child = Command::new(support::snapconf_bin())
+        let mut child = support::Snapconf::new()
             .args(args)
             .arg("--report-dir")
             .arg(&report)

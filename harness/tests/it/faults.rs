@@ -8,8 +8,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_snapconf");
-
 /// A scratch dir on the jail filesystem (`/dev/shm` when writable: fast).
 fn scratch() -> tempfile::TempDir {
     let base = snapconf_harness::jail::default_jail_base().unwrap_or_else(std::env::temp_dir);
@@ -60,7 +58,7 @@ fn tool(name: &str) -> bool {
 }
 
 fn run(args: &[&str], jail: &Path, report_dir: &Path) -> std::process::Output {
-    Command::new(BIN)
+    support::Snapconf::new()
         .arg("run")
         .args(args)
         .arg("--report-dir")
@@ -187,7 +185,7 @@ fn clear_then_extract_tools_are_reported_under_truncation() {
         }
         let spec = std::fs::read_to_string(case.join("spec.json")).expect("spec.json");
         assert!(spec.len() < 2000, "{ex}: shrunk: {spec}");
-        let replay = Command::new(BIN)
+        let replay = support::Snapconf::new()
             .arg("replay")
             .arg(&case)
             .env("SNAPCONF_JAIL_DIR", &jail)
@@ -227,7 +225,7 @@ fn sigint_leaves_nothing_behind() {
     let tmp = scratch();
     let (jail, rep) = (tmp.path().join("jail"), tmp.path().join("report"));
     std::fs::create_dir(&jail).expect("jail dir");
-    let mut child = Command::new(BIN)
+    let mut child = support::Snapconf::new()
         .args([
             "run",
             "--cases",
@@ -285,7 +283,7 @@ fn sigint_stops_an_audit_and_leaves_nothing_behind() {
         std::fs::write(d.join(format!("f{i}")), format!("{i}\n")).expect("write");
     }
     std::os::unix::fs::symlink("/usr/bin/python3", ws.join("python")).expect("symlink");
-    let mut child = Command::new(BIN)
+    let mut child = support::Snapconf::new()
         .arg("audit")
         .arg(&ws)
         .args([

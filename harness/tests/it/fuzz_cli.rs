@@ -2,8 +2,6 @@
 
 use crate::support;
 
-use std::process::Command;
-
 /// Property: a short fuzz session of the reference extractor ends with exit 0 (it has no
 /// containment, atomicity, hang or unsafe-accept findings) and writes `fuzz.json` and the
 /// report every mode writes (`report.json` in mode `fuzz`, `summary.md`).
@@ -11,7 +9,7 @@ use std::process::Command;
 fn fuzzing_the_reference_finds_nothing() {
     let out = tempfile::tempdir().expect("tempdir");
     let corpora = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
-    let status = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let status = support::Snapconf::new()
         .args([
             "fuzz",
             "--extractor",
@@ -59,7 +57,7 @@ fn a_bad_fuzz_baseline_is_a_usage_error() {
     let bad = tmp.path().join("not-a-baseline.json");
     std::fs::write(&bad, "{\"schema\": 9}").expect("write");
     let report = tmp.path().join("report");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args([
             "fuzz",
             "--extractor",
@@ -92,7 +90,7 @@ fn python_tar_findings_in_a_fuzz_baseline_are_known() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let corpora = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
     let session = |dir: &std::path::Path, secs: &str, baseline: Option<&std::path::Path>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_snapconf"));
+        let mut cmd = support::Snapconf::new();
         cmd.args([
             "fuzz",
             "--extractor",
@@ -151,7 +149,7 @@ fn python_tar_findings_in_a_fuzz_baseline_are_known() {
     );
 
     let baseline = tmp.path().join("baseline.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["baseline", "update", "--report"])
         .arg(&first)
         .arg("--out")
@@ -186,7 +184,7 @@ fn python_tar_findings_in_a_fuzz_baseline_are_known() {
 #[test]
 fn all_parsers_agree_on_a_seed() {
     let corpora = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["check-archive", "--all-parsers"])
         .arg(corpora.join("seeds/gnu-gnu.tar"))
         .output()
@@ -247,7 +245,7 @@ fn a_parser_that_stops_where_others_read_on_is_a_disagreement() {
     b.append_data(&mut l, "b", &inner.as_bytes()[..])
         .expect("b");
     b.into_inner().expect("finish").flush().expect("flush");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["check-archive", "--all-parsers"])
         .arg(&path)
         .output()
@@ -271,7 +269,7 @@ fn a_session_never_writes_into_someone_elses_directory() {
     std::fs::create_dir_all(&foreign).expect("mkdir");
     std::fs::write(foreign.join("notes.txt"), "mine").expect("write");
     let fuzz = |report: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        support::Snapconf::new()
             .args([
                 "fuzz",
                 "--extractor",
@@ -326,7 +324,7 @@ fn every_type_flag_is_listed_alike_by_every_parser() {
         .push(b'5', b"dir/", b"", b"", 0o755)
         .push(b'6', b"fifo", b"", b"", 0o644);
     std::fs::write(&path, t.finish()).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["check-archive", "--all-parsers"])
         .arg(&path)
         .output()
@@ -356,7 +354,7 @@ fn all_parsers(name: &str) -> (Option<i32>, String) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../corpora/adversarial")
         .join(name);
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["check-archive", "--all-parsers"])
         .arg(&path)
         .output()
@@ -404,7 +402,7 @@ fn a_validator_refusal_is_not_a_parser_disagreement() {
     let mut bytes = t.finish();
     bytes.truncate(bytes.len() - 1024);
     std::fs::write(&path, bytes).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let out = support::Snapconf::new()
         .args(["check-archive", "--all-parsers"])
         .arg(&path)
         .output()
@@ -431,7 +429,7 @@ fn all_parsers_read_compressed_archives_and_stdin() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds/gnu-gnu.tar");
     let plain = std::fs::read(&seed).expect("seed");
     let listing = |args: &[&std::ffi::OsStr], stdin: Option<&[u8]>| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        let mut child = support::Snapconf::new()
             .args(["check-archive", "--all-parsers"])
             .args(args)
             .stdin(std::process::Stdio::piped())

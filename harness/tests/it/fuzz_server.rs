@@ -104,7 +104,7 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         jail_base: base,
         report_dir: std::env::temp_dir(),
         shrink_runs: 0,
-        bin: env!("CARGO_BIN_EXE_snapconf").into(),
+        bin: support::snapconf_bin(),
         checks: Check::ALL.to_vec(),
         view: true,
         jobs: 1,
@@ -143,7 +143,7 @@ fn assert_same(what: &str, served: &[DrawnVerdict], one_shot: &[DrawnVerdict]) {
 fn the_server_path_gives_the_one_shot_verdicts() {
     use snapconf_producers::PythonFilterExtractor;
     let reference = snapconf_harness::faults::ChildReference::new(
-        env!("CARGO_BIN_EXE_snapconf").into(),
+        support::snapconf_bin(),
         &snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None),
     );
     let cases: [(&dyn Extractor, usize); 3] = [
@@ -297,7 +297,7 @@ fn a_signal_ends_a_served_session_leaving_nothing_behind() {
         let (jail, report) = (tmp.path().join("jail"), tmp.path().join("report"));
         std::fs::create_dir(&jail).expect("jail dir");
         let corpora = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpora");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+        let mut child = support::Snapconf::new()
             .args(["fuzz", "--extractor", ex, "--time", "120", "--seed", "1"])
             .args(["-j", "2"])
             .arg("--corpora")

@@ -225,7 +225,7 @@ fn a_signal_ends_a_fuzz_session_leaving_nothing_behind() {
     let tmp = tempfile::tempdir().expect("scratch");
     let (jail, report) = (tmp.path().join("jail"), tmp.path().join("report"));
     std::fs::create_dir(&jail).expect("jail dir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snapconf"))
+    let mut child = support::Snapconf::new()
         .args([
             "fuzz",
             "--extractor",

@@ -5,7 +5,7 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// A private jail base for one test (never `/dev/shm` itself, where others' jails live),
@@ -35,16 +35,13 @@ impl Base {
     }
 
     /// `snapconf <args> --report-dir <report> --jail-dir <jails>`, output discarded.
-    fn command(&self, args: &[&str], report: &str) -> Command {
-        let mut c = Command::new(support::snapconf_bin());
+    fn command(&self, args: &[&str], report: &str) -> support::Snapconf {
+        let mut c = support::Snapconf::new();
         c.args(args)
             .arg("--report-dir")
             .arg(self.report(report))
             .arg("--jail-dir")
             .arg(self.jails())
-            .env_remove("SNAPCONF_FAULTS")
-            .env_remove("SNAPCONF_BACKEND")
-            .env_remove("SNAPCONF_JAIL_DIR")
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         c

@@ -128,7 +128,7 @@ fn the_fingerprint_backends_skip_restore_bug_is_found_shrunk_and_replayed() {
     .expect("sequence.json parses");
     assert_eq!(seq["turns"].as_array().map(Vec::len), Some(turns as usize));
     let out = Command::new(dir.join("repro.sh"))
-        .env("SNAPCONF", env!("CARGO_BIN_EXE_snapconf"))
+        .env("SNAPCONF", support::snapconf_bin())
         .env_remove("SNAPCONF_BACKEND")
         .output()
         .expect("repro.sh runs");

@@ -9,30 +9,12 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-fn bin() -> std::path::PathBuf {
-    support::snapconf_bin()
-}
-
 use support::producer_available as available;
 
+/// `snapconf ARGS --report-dir REPORT`: the exit code and report.json.
 fn run(args: &[&str], report: &Path) -> (i32, Value) {
-    let out = Command::new(bin())
-        .args(args)
-        .arg("--report-dir")
-        .arg(report)
-        .output()
-        .expect("snapconf runs");
-    let code = out.status.code().unwrap_or(-1);
-    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
-        panic!(
-            "no report.json ({e}); exit {code}; stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        code,
-        serde_json::from_str(&text).expect("report.json parses"),
-    )
+    let (out, report) = support::run_with_report(args, report);
+    (out.status.code().unwrap_or(-1), report)
 }
 
 fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
@@ -45,7 +27,7 @@ fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
 fn repro(case_dir: &Path) -> i32 {
     Command::new("sh")
         .arg(case_dir.join("repro.sh"))
-        .env("SNAPCONF", bin())
+        .env("SNAPCONF", support::snapconf_bin())
         .status()
         .expect("repro.sh runs")
         .code()
@@ -247,7 +229,7 @@ fn baseline_gates_only_new_findings() {
         "{report:#}"
     );
     let baseline = dir.path().join("baseline.json");
-    let st = Command::new(bin())
+    let st = support::Snapconf::new()
         .args(["baseline", "update", "--report"])
         .arg(&first)
         .arg("--out")

@@ -46,7 +46,7 @@ impl Sandbox {
         let dir = tempfile::tempdir().expect("tempdir");
         chmod(dir.path(), 0o755);
         let bin = dir.path().join("snapconf");
-        std::fs::copy(env!("CARGO_BIN_EXE_snapconf"), &bin).expect("copy the binary");
+        std::fs::copy(support::snapconf_bin(), &bin).expect("copy the binary");
         chmod(&bin, 0o755);
         Sandbox { dir, bin }
     }
@@ -61,14 +61,15 @@ impl Sandbox {
 
     /// `snapconf ARGS` as [`UID`] (no supplementary groups), in the sandbox.
     fn snapconf(&self, args: &[&str]) -> Output {
-        Command::new("setpriv")
-            .arg(format!("--reuid={UID}"))
-            .arg(format!("--regid={UID}"))
-            .arg("--clear-groups")
-            .arg(&self.bin)
+        let setpriv = [
+            "setpriv".to_owned(),
+            format!("--reuid={UID}"),
+            format!("--regid={UID}"),
+            "--clear-groups".to_owned(),
+        ];
+        support::Snapconf::wrapped(&setpriv, &self.bin)
             .args(args)
             .current_dir(self.dir.path())
-            .env_remove("SNAPCONF_JAIL_DIR")
             .output()
             .expect("setpriv runs")
     }

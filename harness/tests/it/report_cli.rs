@@ -9,11 +9,7 @@ use crate::support;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_snapconf")
-}
+use std::process::Output;
 
 /// Whether gnu-tar (producer) and busybox-tar (extractor) can run here; if not, reports
 /// the skip.
@@ -24,13 +20,12 @@ fn tools() -> bool {
         .any(|e| e.name() == "busybox-tar")
 }
 
-fn snapconf(args: &[&str], cwd: Option<&Path>) -> Output {
-    let mut c = Command::new(bin());
-    c.args(args);
-    if let Some(d) = cwd {
-        c.current_dir(d);
-    }
-    c.output().expect("snapconf runs")
+/// `snapconf ARGS` ([`support::Snapconf`]), run to the end.
+fn snapconf(args: &[&str]) -> Output {
+    support::Snapconf::new()
+        .args(args)
+        .output()
+        .expect("snapconf runs")
 }
 
 /// `snapconf run --cases 20 --seed SEED --producers P --extractors reference,busybox-tar`
@@ -46,22 +41,10 @@ fn run(seed: &str, producers: &str, report: &Path, extra: &[&str]) -> (i32, Valu
         producers,
         "--extractors",
         "reference,busybox-tar",
-        "--report-dir",
-        report.to_str().expect("utf-8 temp path"),
     ];
     args.extend_from_slice(extra);
-    let out = snapconf(&args, None);
-    let code = out.status.code().unwrap_or(-1);
-    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
-        panic!(
-            "no report.json ({e}); exit {code}; stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        code,
-        serde_json::from_str(&text).expect("report.json parses"),
-    )
+    let (out, report) = support::run_with_report(&args, report);
+    (out.status.code().unwrap_or(-1), report)
 }
 
 fn causes(report: &Value) -> &Vec<Value> {
@@ -87,7 +70,7 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
     assert_eq!(cs[0]["check"], "roundtrip");
     assert_eq!(cs[0]["side"], "hydration");
     let baseline = dir.path().join("baseline.json");
-    let st = Command::new(bin())
+    let st = support::Snapconf::new()
         .args(["baseline", "update", "--report"])
         .arg(dir.path().join("first"))
         .arg("--out")
@@ -181,7 +164,7 @@ fn merged_shards_equal_the_unsharded_run() {
     let mut args = vec!["report", "merge"];
     args.extend(shards.iter().map(|p| p.to_str().expect("utf-8")));
     args.extend(["--out", out.to_str().expect("utf-8")]);
-    let o = snapconf(&args, None);
+    let o = snapconf(&args);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -232,7 +215,7 @@ fn merged_shards_equal_the_unsharded_run() {
 
     // The merge is the gate: with a baseline of the whole run's causes it exits 0.
     let baseline = dir.path().join("baseline.json");
-    let st = Command::new(bin())
+    let st = support::Snapconf::new()
         .args(["baseline", "update", "--report"])
         .arg(dir.path().join("whole"))
         .arg("--out")
@@ -249,7 +232,7 @@ fn merged_shards_equal_the_unsharded_run() {
         "--baseline",
         baseline.to_str().expect("utf-8"),
     ]);
-    let o = snapconf(&args, None);
+    let o = snapconf(&args);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -260,17 +243,14 @@ fn merged_shards_equal_the_unsharded_run() {
     // Not shards of one run: a usage error naming the reason.
     let other = dir.path().join("other");
     run("2", "tar-rs", &other, &["--shard", "1/2"]);
-    let o = snapconf(
-        &[
-            "report",
-            "merge",
-            shards[0].to_str().expect("utf-8"),
-            other.to_str().expect("utf-8"),
-            "--out",
-            dir.path().join("bad").to_str().expect("utf-8"),
-        ],
-        None,
-    );
+    let o = snapconf(&[
+        "report",
+        "merge",
+        shards[0].to_str().expect("utf-8"),
+        other.to_str().expect("utf-8"),
+        "--out",
+        dir.path().join("bad").to_str().expect("utf-8"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("seed"), "{o:?}");
     // Inputs that would be double-counted or written into, and a report whose reproducer
@@ -305,7 +285,7 @@ fn merged_shards_equal_the_unsharded_run() {
                 .filter(|x| **x != inside.to_str().expect("utf-8")),
         );
         a.extend(["--out", out.to_str().expect("utf-8")]);
-        let o = snapconf(&a, None);
+        let o = snapconf(&a);
         assert_eq!(o.status.code(), Some(2), "{says}: {o:?}");
         assert!(
             String::from_utf8_lossy(&o.stderr).contains(says),
@@ -320,16 +300,13 @@ fn merged_shards_equal_the_unsharded_run() {
     assert!(!dir.path().join("outside").exists());
     // Not a report: a usage error naming the file.
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let o = snapconf(
-        &[
-            "report",
-            "merge",
-            dir.path().to_str().expect("utf-8"),
-            "--out",
-            elsewhere.path().join("bad2").to_str().expect("utf-8"),
-        ],
-        None,
-    );
+    let o = snapconf(&[
+        "report",
+        "merge",
+        dir.path().to_str().expect("utf-8"),
+        "--out",
+        elsewhere.path().join("bad2").to_str().expect("utf-8"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("report.json"),
@@ -352,20 +329,17 @@ fn an_unusable_report_dir_fails_before_the_first_case() {
             "holds `a-file`, which is not part of a snapconf report",
         ),
     ] {
-        let o = snapconf(
-            &[
-                "run",
-                "--cases",
-                "100000",
-                "--producers",
-                "tar-rs",
-                "--extractors",
-                "reference",
-                "--report-dir",
-                rd.to_str().expect("utf-8"),
-            ],
-            None,
-        );
+        let o = snapconf(&[
+            "run",
+            "--cases",
+            "100000",
+            "--producers",
+            "tar-rs",
+            "--extractors",
+            "reference",
+            "--report-dir",
+            rd.to_str().expect("utf-8"),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(says), "{err}");
@@ -387,7 +361,7 @@ fn timeout_zero_is_a_usage_error() {
             args.push(".");
         }
         args.extend(["--timeout", "0"]);
-        let o = snapconf(&args, None);
+        let o = snapconf(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
         assert!(err.contains("--timeout"), "{err}");
@@ -409,7 +383,7 @@ fn runs_never_share_or_leave_stale_report_dirs() {
         "reference",
     ];
     let spawn = || {
-        Command::new(bin())
+        support::Snapconf::new()
             .args(args)
             .current_dir(dir.path())
             .stdout(std::process::Stdio::null())
@@ -443,10 +417,7 @@ fn runs_never_share_or_leave_stale_report_dirs() {
     let rd = runs[0].path();
     let stale = rd.join("cases/roundtrip__x__y");
     std::fs::create_dir_all(&stale).expect("mkdir");
-    let o = snapconf(
-        &[&args[..], &["--report-dir", rd.to_str().expect("utf-8")]].concat(),
-        None,
-    );
+    let o = snapconf(&[&args[..], &["--report-dir", rd.to_str().expect("utf-8")]].concat());
     assert_eq!(o.status.code(), Some(0));
     assert!(!stale.exists(), "the old run's cases are gone");
     assert!(rd.join("report.json").is_file());
@@ -456,10 +427,7 @@ fn runs_never_share_or_leave_stale_report_dirs() {
         std::fs::remove_file(rd.join(f)).expect("remove");
     }
     std::fs::create_dir_all(&stale).expect("mkdir");
-    let o = snapconf(
-        &[&args[..], &["--report-dir", rd.to_str().expect("utf-8")]].concat(),
-        None,
-    );
+    let o = snapconf(&[&args[..], &["--report-dir", rd.to_str().expect("utf-8")]].concat());
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(!stale.exists() && rd.join("report.json").is_file());
 }

@@ -6,37 +6,13 @@
 use crate::support;
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_snapconf")
-}
 
 /// Whether GNU tar can run here; if not, reports the skip.
 fn gnu_tar() -> bool {
     support::producer_available("gnu-tar-lnk")
 }
 
-fn run(args: &[&str], report: &Path) -> (Output, Value) {
-    let out = Command::new(bin())
-        .args(args)
-        .arg("--report-dir")
-        .arg(report)
-        .output()
-        .expect("snapconf runs");
-    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
-        panic!(
-            "no report.json ({e}); exit {:?}; stderr:\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out,
-        serde_json::from_str(&text).expect("report.json parses"),
-    )
-}
+use support::run_with_report as run;
 
 fn pairs(report: &Value) -> Vec<(String, String)> {
     report["pairs"]
@@ -54,7 +30,10 @@ fn pairs(report: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn list_names_the_opt_in_variants() {
-    let out = Command::new(bin()).arg("list").output().expect("list runs");
+    let out = support::Snapconf::new()
+        .arg("list")
+        .output()
+        .expect("list runs");
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     for (kind, name) in [

@@ -7,33 +7,40 @@
 #[path = "../../../../test-support/skip.rs"]
 pub mod skip;
 
-/// The `snapconf` binary the tests run: `$SNAPCONF_TEST_BINARY` when set (a copy that an
-/// ordinary user can reach, when `.ci/run` runs the compiled tests as uid 65534), else the
-/// one cargo built for this test.
-pub fn snapconf_bin() -> std::path::PathBuf {
-    std::env::var_os("SNAPCONF_TEST_BINARY")
-        .map_or_else(|| env!("CARGO_BIN_EXE_snapconf").into(), Into::into)
-}
+mod cmd;
+pub use cmd::{snapconf_bin, Snapconf};
 
-/// Runs the `snapconf` binary ([`snapconf_bin`]) with `args`, the environment variables
-/// that pick backends, profiles and faults removed (a developer's shell may set them) and
-/// then `envs` set; its exit code (-1 for a signal), stdout and stderr.
+/// `snapconf ARGS` ([`Snapconf`]) with `envs` set: its exit code (-1 for a signal), stdout
+/// and stderr.
 pub fn snapconf<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
     envs: &[(&str, &str)],
 ) -> (i32, String, String) {
-    let out = std::process::Command::new(snapconf_bin())
+    Snapconf::new().args(args).envs(envs.iter().copied()).run()
+}
+
+/// `snapconf ARGS --report-dir REPORT` ([`Snapconf`]): its output and the `report.json` it
+/// wrote (panics naming the exit code and stderr when there is none).
+pub fn run_with_report(
+    args: &[&str],
+    report: &std::path::Path,
+) -> (std::process::Output, serde_json::Value) {
+    let out = Snapconf::new()
         .args(args)
-        .env_remove("SNAPCONF_BACKEND")
-        .env_remove("SNAPCONF_PROFILE")
-        .env_remove("SNAPCONF_FAULTS")
-        .envs(envs.iter().copied())
+        .arg("--report-dir")
+        .arg(report)
         .output()
-        .expect("the snapconf binary runs");
+        .expect("snapconf runs");
+    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
+        panic!(
+            "no report.json ({e}); exit {:?}; stderr:\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out,
+        serde_json::from_str(&text).expect("report.json parses"),
     )
 }
 
@@ -123,50 +130,26 @@ pub fn wait_within(
 
 /// As [`snapconf`] with no extra environment, but the process must exit within `limit`:
 /// past it, it is killed and the test fails (`what` names what it should have done). Its
-/// output goes to files, so that a hung process cannot block on a full pipe.
+/// output goes to files ([`Snapconf::timeout`]), so that a hung process cannot block on a
+/// full pipe.
 pub fn snapconf_within<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
     limit: std::time::Duration,
     what: &str,
 ) -> (i32, String, String) {
-    let out = tempfile::tempfile().expect("stdout file");
-    let err = tempfile::tempfile().expect("stderr file");
-    let mut child = std::process::Command::new(snapconf_bin())
-        .args(args)
-        .env_remove("SNAPCONF_BACKEND")
-        .env_remove("SNAPCONF_PROFILE")
-        .env_remove("SNAPCONF_FAULTS")
-        .env_remove("SNAPCONF_BASELINE")
-        .stdin(std::process::Stdio::null())
-        .stdout(out.try_clone().expect("dup"))
-        .stderr(err.try_clone().expect("dup"))
-        .spawn()
-        .expect("the snapconf binary runs");
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
+    let mut cmd = Snapconf::new();
+    cmd.args(args).timeout(limit);
+    match cmd.output() {
+        Ok(out) => (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            panic!("{} did not {what} within {limit:?}", cmd.describe())
         }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "snapconf {:?} did not {what} within {limit:?}",
-                args.iter()
-                    .map(|a| a.as_ref().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let read = |mut f: std::fs::File| {
-        use std::io::{Read, Seek};
-        let mut s = String::new();
-        f.seek(std::io::SeekFrom::Start(0)).expect("seek");
-        let _ = f.read_to_string(&mut s);
-        s
-    };
-    (status.code().unwrap_or(-1), read(out), read(err))
+        Err(e) => panic!("the snapconf binary runs: {e}"),
+    }
 }
 
 /// Make a FIFO (named pipe) at `at`, mode 0600.

@@ -3,8 +3,8 @@
 //! the root must be exactly the prior tree or exactly the new tree, and nothing may be left
 //! beside it.
 //!
-//! The child is this test binary re-executed with `SNAPCONF_CRASH_CHILD` set (test
-//! `crash_child`, a no-op otherwise).
+//! The child is the helper binary `snapconf-extract-test-child crash ARCHIVE ROOT`
+//! ([`common::TEST_CHILD`], `tests/child/main.rs`).
 
 use crate::common;
 
@@ -65,24 +65,6 @@ fn prior_archive() -> Vec<u8> {
     raw.finish()
 }
 
-/// The child side: hydrate the archive named in the environment, then exit.
-#[test]
-fn crash_child() {
-    let (Ok(archive), Ok(root)) = (
-        std::env::var("SNAPCONF_CRASH_CHILD"),
-        std::env::var("SNAPCONF_CRASH_ROOT"),
-    ) else {
-        return;
-    };
-    let root = Path::new(&root);
-    if archive == "-" {
-        hydrate(std::io::stdin().lock(), root, &policy()).expect("child hydrate");
-    } else {
-        let f = fs::File::open(archive).expect("open archive");
-        hydrate_file(&f, root, &policy()).expect("child hydrate");
-    }
-}
-
 fn leftovers(parent: &Path) -> Vec<PathBuf> {
     fs::read_dir(parent)
         .expect("read_dir")
@@ -93,10 +75,11 @@ fn leftovers(parent: &Path) -> Vec<PathBuf> {
 }
 
 fn spawn(archive: &Path, root: &Path) -> std::process::Child {
-    Command::new(std::env::current_exe().expect("current_exe"))
-        .args(["--exact", "crash_child", "--test-threads=1", "-q"])
-        .env("SNAPCONF_CRASH_CHILD", archive)
-        .env("SNAPCONF_CRASH_ROOT", root)
+    // The child hydrates with the same policy as `policy()`.
+    Command::new(common::TEST_CHILD)
+        .arg("crash")
+        .arg(archive)
+        .arg(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -145,9 +128,6 @@ fn empty(root: &Path) {
 /// beside it.
 #[test]
 fn sigkill_in_the_validation_pass_then_recover_leaves_the_prior() {
-    if std::env::var_os("SNAPCONF_CRASH_CHILD").is_some() {
-        return;
-    }
     let dir = scratch();
     let new = new_archive();
     let root = dir.path().join("root");
@@ -188,9 +168,6 @@ fn sigkill_in_the_validation_pass_then_recover_leaves_the_prior() {
 /// tree and nothing is left beside it.
 #[test]
 fn sigkill_of_a_compressed_hydration_then_recover() {
-    if std::env::var_os("SNAPCONF_CRASH_CHILD").is_some() {
-        return;
-    }
     let dir = scratch();
     let archive = dir.path().join("new.tar.zst");
     fs::write(
@@ -243,9 +220,6 @@ fn sigkill_of_a_compressed_hydration_then_recover() {
 /// 200 random `SIGKILL`s; after each kill + `recover`, root is the prior or the new tree.
 #[test]
 fn sigkill_at_random_moments_then_recover() {
-    if std::env::var_os("SNAPCONF_CRASH_CHILD").is_some() {
-        return;
-    }
     // tmpfs when there is one: this test is about ordering, not the disk, and a slow disk
     // only stretches it (the fault tests cover a real filesystem's errors).
     let dir = match Path::new("/dev/shm").is_dir() {

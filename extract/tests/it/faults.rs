@@ -1,10 +1,12 @@
 //! Filesystem faults during the write pass leave the prior workspace byte-identical:
 //! `EFBIG` under `RLIMIT_FSIZE`, and `ENOSPC` on a full small tmpfs.
 //!
-//! The `RLIMIT_FSIZE` case runs in a child (this test binary re-executed with
-//! `SNAPCONF_FAULT_CHILD` set) started through `sh -c 'trap "" XFSZ; exec ...'`: an ignored
-//! signal stays ignored across `exec`, so the kernel's `SIGXFSZ` does not kill the child and
-//! the write fails with `EFBIG` instead. The child sets the limit itself with `setrlimit`.
+//! The `RLIMIT_FSIZE` case runs in a child (the helper binary
+//! `snapconf-extract-test-child fault MODE ARCHIVE ROOT`, [`common::TEST_CHILD`]) started
+//! through `sh -c 'trap "" XFSZ; exec ...'`: an ignored signal stays ignored across `exec`,
+//! so the kernel's `SIGXFSZ` does not kill the child and the write fails with `EFBIG`
+//! instead. The child sets the limit itself with `setrlimit` and exits 0 only if the
+//! hydration failed with an I/O error.
 
 use crate::common;
 
@@ -52,46 +54,12 @@ fn leftovers(parent: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The child side: limit file size to 64 KiB, hydrate (mode from the environment), and exit
-/// 0 only if the hydration failed with an I/O error.
-#[test]
-fn fault_child() {
-    let (Ok(archive), Ok(root), Ok(mode)) = (
-        std::env::var("SNAPCONF_FAULT_CHILD"),
-        std::env::var("SNAPCONF_FAULT_ROOT"),
-        std::env::var("SNAPCONF_FAULT_MODE"),
-    ) else {
-        return;
-    };
-    let limit = rustix::process::Rlimit {
-        current: Some(64 << 10),
-        maximum: None,
-    };
-    rustix::process::setrlimit(rustix::process::Resource::Fsize, limit).expect("setrlimit");
-    let r = if mode == "file" || mode == "zstd" {
-        let f = fs::File::open(&archive).expect("open");
-        hydrate_file(&f, Path::new(&root), &Policy::default())
-    } else {
-        let f = fs::File::open(&archive).expect("open");
-        hydrate(f, Path::new(&root), &Policy::default())
-    };
-    match r {
-        Err(e @ snapconf_extract::HydrateError::Io { .. }) => {
-            eprintln!("child refused as expected: {e}")
-        }
-        other => panic!("expected an I/O error, got {other:?}"),
-    }
-}
-
 /// `RLIMIT_FSIZE`: the 1 MiB member fails with `EFBIG` in the staging tree (written by the
 /// write pass of `hydrate_file` of a plain file, by the validation pass itself for
 /// `hydrate` and for `hydrate_file` of a zstd file); the prior is byte-identical and nothing
 /// is left beside the root.
 #[test]
 fn efbig_leaves_prior_intact() {
-    if std::env::var_os("SNAPCONF_FAULT_CHILD").is_some() {
-        return;
-    }
     let dir = tempfile::tempdir().expect("tempdir");
     let (prior, new) = archives();
     let plain = dir.path().join("new.tar");
@@ -106,11 +74,10 @@ fn efbig_leaves_prior_intact() {
         let out = Command::new("sh")
             .arg("-c")
             .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
-            .arg(std::env::current_exe().expect("current_exe"))
-            .args(["--exact", "fault_child", "--test-threads=1", "--nocapture"])
-            .env("SNAPCONF_FAULT_CHILD", archive)
-            .env("SNAPCONF_FAULT_ROOT", &root)
-            .env("SNAPCONF_FAULT_MODE", mode)
+            .arg(common::TEST_CHILD)
+            .args(["fault", mode])
+            .arg(archive)
+            .arg(&root)
             .output()
             .expect("spawn");
         let stderr = String::from_utf8_lossy(&out.stderr);

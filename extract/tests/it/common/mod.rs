@@ -9,6 +9,10 @@ pub mod skip;
 
 pub mod rng;
 
+/// The crash and fault tests' child process: the helper binary
+/// `snapconf-extract-test-child` (`tests/child/main.rs`; see its `[[bin]]` in Cargo.toml).
+pub const TEST_CHILD: &str = env!("CARGO_BIN_EXE_snapconf-extract-test-child");
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -157,11 +157,14 @@ impl Snapconf {
             self.cmd.stdin(Stdio::piped());
         }
         let mut child = self.cmd.spawn()?;
-        if let (Some(bytes), Some(mut pipe)) = (self.input.clone(), child.stdin.take()) {
-            // The child may exit before reading it all: a write error is its business.
-            std::thread::spawn(move || {
-                let _ = pipe.write_all(&bytes);
-            });
+        // Only with an input is stdin ours to write: else the caller's pipe stays in `child`.
+        if let Some(bytes) = self.input.clone() {
+            if let Some(mut pipe) = child.stdin.take() {
+                // The child may exit before reading it all: a write error is its business.
+                std::thread::spawn(move || {
+                    let _ = pipe.write_all(&bytes);
+                });
+            }
         }
         Ok(child)
     }

@@ -1,7 +1,8 @@
 // The one skip helper of snapconf's tests, shared by the three test crates without a
 // dependency between them (`extract/` depends on nothing of ours):
-// - harness/tests/support/mod.rs, extract/tests/common/mod.rs and producers/tests/common/mod.rs
-//   include it with `#[path = "../../../test-support/skip.rs"] mod skip;`;
+// - harness/tests/it/support/mod.rs, extract/tests/it/common/mod.rs and
+//   producers/tests/it/common/mod.rs (each crate's one test binary, tests/it/) include it
+//   with `#[path = "../../../../test-support/skip.rs"] mod skip;`;
 // - unit tests under `src/` include it with
 //   `mod skip { include!("<relative path>/test-support/skip.rs"); }`
 //   (hence outer doc comments only: `include!` takes no inner attributes).

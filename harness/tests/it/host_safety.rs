@@ -1,0 +1,557 @@
+//! No hostile archive ever touches the host.
+//!
+//! Every hostile archive here runs inside `fixtures/host_overlay.sh`: a private mount
+//! namespace whose whole host is a copy-on-write overlay, with decoy files at the absolute
+//! paths the attacks aim at, and `/dev` (device nodes of its own, the jails' `/dev/shm`),
+//! `/proc` (read-only) private too. Whatever snapconf, a tool or an archive writes outside
+//! the test's one shared directory lands in the overlay's upper layer, which the script
+//! lists afterwards: the real host cannot be written, and a write past snapconf's
+//! filesystem view is *seen* instead of lost.
+//!
+//! The extractors are two unprotected backends (`fixtures/unprotected/`): Python's
+//! `extractall()` with no filter and a naive Node.js extractor. They run as plugged-in
+//! backends, so through the view every backend gets (the whole host, read-only, around the
+//! jail's decoys). The ground truth of "this archive escapes with that extractor" is the
+//! extractor itself, run on the archive with no view at all inside the overlay: whatever it
+//! wrote outside its root is an escape, and snapconf's replay of the same archive must
+//! report it as `containment`.
+
+use crate::support;
+
+use snapconf_harness::fuzz::{attack_of, AttackClass};
+use snapconf_harness::jail::view_layout::{VIEW_DECOYS, VIEW_ROOT};
+use snapconf_tarbytes::Rng;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::skip::skip;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The two unprotected backends: (description file, extractor name, ground-truth command
+/// words before `ROOT ARCHIVE`).
+fn backends() -> Vec<(PathBuf, &'static str, Vec<String>)> {
+    let u = fixtures().join("unprotected");
+    vec![
+        (
+            u.join("extractall.toml"),
+            "unprotected-extractall",
+            vec![
+                "python3".into(),
+                "-I".into(),
+                "-B".into(),
+                u.join("extractall.py").display().to_string(),
+            ],
+        ),
+        (
+            u.join("naive_extract.toml"),
+            "unprotected-node",
+            vec![
+                "node".into(),
+                u.join("naive_extract.js").display().to_string(),
+            ],
+        ),
+    ]
+}
+
+/// Whether this test can run here: root (the overlay needs it), bubblewrap, python3 and
+/// node; else reports the skip.
+fn can_run(test: &str) -> bool {
+    if !rustix::process::geteuid().is_root() {
+        skip(
+            &format!("{test}: the host overlay needs root"),
+            "run the tests as root (CI does)",
+        );
+        return false;
+    }
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("{test}: no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return false;
+    }
+    for (tool, hint) in [
+        ("python3", "apt-get install python3"),
+        ("node", "apt-get install nodejs"),
+    ] {
+        let ok = Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            skip(&format!("{test}: `{tool}` is not installed"), hint);
+            return false;
+        }
+    }
+    true
+}
+
+/// A scratch directory under `/dev/shm`, removed on drop: the one host directory the
+/// overlay shares (see `host_overlay.sh`).
+fn shm_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("snapconf-hostsafety-{tag}-"))
+        .tempdir_in("/dev/shm")
+        .expect("a directory under /dev/shm")
+}
+
+/// One entry of the overlay's upper layer: kind (`f`, `d`, `l`, …) and sha256 for files.
+type Upper = BTreeMap<String, (String, String)>;
+
+/// Run `script` (sh) inside the host overlay with the view's decoys placed at their
+/// absolute paths; its exit code and the upper layer afterwards.
+fn in_overlay(work: &Path, script: &str) -> (i32, Upper) {
+    let decoys = work.join("decoys.txt");
+    let mut list = String::new();
+    for d in VIEW_DECOYS {
+        list.push_str(d);
+        list.push('\n');
+    }
+    std::fs::write(&decoys, list).expect("decoy list");
+    let listing = work.join("upper.txt");
+    let status = Command::new(fixtures().join("host_overlay.sh"))
+        .arg(&decoys)
+        .arg(&listing)
+        .arg(work)
+        .arg("--")
+        .args(["sh", "-c", script])
+        .status()
+        .expect("host_overlay.sh runs");
+    let bytes = std::fs::read(&listing).expect("the upper layer's listing");
+    let fields: Vec<String> = bytes
+        .split(|b| *b == 0)
+        .map(snapconf_harness::model::bytes::escape)
+        .collect();
+    let mut upper = Upper::new();
+    for entry in fields.chunks(3).filter(|c| c.len() == 3) {
+        let path = entry[1].trim_start_matches('.').to_string();
+        upper.insert(path, (entry[0].clone(), entry[2].clone()));
+    }
+    (status.code().unwrap_or(-1), upper)
+}
+
+/// What the upper layer holds beyond how the overlay starts (each decoy, unchanged, and
+/// its directories): `<kind> <path>` lines, a changed decoy among them.
+fn decoys_only(upper: &Upper) -> Vec<String> {
+    use sha2::Digest;
+    let mut dirs: Vec<String> = Vec::new();
+    for d in VIEW_DECOYS {
+        let mut p = Path::new(d).parent();
+        while let Some(a) = p.filter(|a| *a != Path::new("/")) {
+            dirs.push(a.display().to_string());
+            p = a.parent();
+        }
+    }
+    let untouched = |path: &str, sum: &str| {
+        VIEW_DECOYS.contains(&path)
+            && sha2::Sha256::digest(format!("decoy {path}\n"))
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+                == sum
+    };
+    upper
+        .iter()
+        .filter(|(path, (kind, sum))| {
+            !(kind == "d" && dirs.contains(path) || kind == "f" && untouched(path, sum))
+        })
+        .map(|(p, (k, _))| format!("{k} {p}"))
+        .collect()
+}
+
+/// Every escaping attack class of the generator, a few draws each, as archive files in
+/// `dir`: `<class>-<n>.tar`.
+fn attack_archives(dir: &Path, per_class: u64) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for class in AttackClass::ALL.into_iter().filter(|c| c.escapes()) {
+        for n in 0..per_class {
+            let mut rng = Rng::new(1000 + n);
+            let (bytes, _) = attack_of(class, &mut rng);
+            let p = dir.join(format!("{}-{n}.tar", class.id()));
+            std::fs::write(&p, bytes).expect("archive");
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The archives of the reported escape, by name: members hidden in the payload of a
+/// directory, a character device and a hardlink header (whose size field Python, GNU tar,
+/// bsdtar, BusyBox and naive JavaScript loops ignore, reading the payload as headers), a
+/// PAX `path` with a NUL (`x\0/../..//…/decoy`: a check that stops at the NUL sees `x`,
+/// Node's `path.join` keeps the rest), and `////abs` names.
+fn named_archives(dir: &Path) -> Vec<PathBuf> {
+    use snapconf_tarbytes::raw::{checksum_sum, header, RawHeader, RawTar, CHKSUM};
+    let deep = format!("{}etc/passwd", "../".repeat(7));
+    let smuggled = |flag: u8, link: &[u8]| {
+        let data = b"root::0:0:pwned:/:/bin/sh\n";
+        let mut inner = header(b'0', deep.as_bytes(), b"", data.len() as u64, 0o644).to_vec();
+        inner.extend_from_slice(data);
+        inner.resize(1024, 0);
+        let mut t = RawTar::new();
+        t.push(flag, b"hidden", link, &inner, 0o755);
+        t.finish()
+    };
+    let mut nul = RawTar::new();
+    nul.pax(&[("path", b"x\0/../..//..//..//..//decoy")])
+        .file("x", b"pwned\n");
+    let mut abs = RawTar::new();
+    abs.file("////decoy", b"pwned\n")
+        .file("////etc/passwd", b"pwned\n")
+        .symlink("up", "////out")
+        .file("up/target", b"pwned\n");
+    // The hostile review's three ways past the conservative rule: legacy `.lzma` (no
+    // magic), a zstd skippable frame over a plain tar with lenient checksum fields, and
+    // PAX records whose last byte Python drops (`15 linkpath=..Z` is `..`).
+    let lzma_alone = {
+        use liblzma::stream::{Action, LzmaOptions, Stream};
+        let mut t = RawTar::new();
+        t.file("/etc/decoy", b"pwned\n").file("/decoy", b"pwned\n");
+        let tar = t.finish();
+        let opts = LzmaOptions::new_preset(6).expect("preset");
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(tar.len() + 4096);
+        s.process_vec(&tar, &mut out, Action::Finish).expect("lzma");
+        out
+    };
+    let skippable = {
+        let mut t = RawTar::new();
+        t.file("a", b"x\n")
+            .file("/etc/decoy", b"pwned\n")
+            .file("/decoy", b"pwned\n");
+        let mut tar = t.finish();
+        let len = u32::try_from(tar.len() - 8).expect("small");
+        tar[..4].copy_from_slice(&[0x50, 0x2a, 0x4d, 0x18]);
+        tar[4..8].copy_from_slice(&len.to_le_bytes());
+        for at in (0..tar.len()).step_by(512) {
+            if tar[at..at + 512].iter().all(|&b| b == 0) {
+                continue;
+            }
+            let block = &mut tar[at..at + 512];
+            let sum = checksum_sum(block).expect("a whole block");
+            RawHeader(block).set_raw(CHKSUM, format!("\x1c{sum:06o}\0").as_bytes());
+        }
+        tar.extend_from_slice(&zstd::encode_all(&[0u8; 10240][..], 3).expect("zstd"));
+        tar
+    };
+    let pax_last_byte = {
+        let mut t = RawTar::new();
+        let mut name = String::from("a");
+        for _ in 0..10 {
+            let body = b"15 linkpath=..Z";
+            t.block(&header(b'x', b"pax", b"", body.len() as u64, 0o644))
+                .data(body);
+            t.push(b'2', name.as_bytes(), b"x", b"", 0o777);
+            name.push_str("/b");
+        }
+        t.file(&format!("{name}/etc/decoy"), b"pwned\n");
+        t.finish()
+    };
+    let mut out = Vec::new();
+    for (name, bytes) in [
+        ("lzma-alone", lzma_alone),
+        ("zstd-skippable-lenient-checksum", skippable),
+        ("pax-record-last-byte", pax_last_byte),
+        ("smuggle-in-dir", smuggled(b'5', b"")),
+        ("smuggle-in-chr", smuggled(b'3', b"")),
+        ("smuggle-in-lnk", smuggled(b'1', b"a")),
+        ("pax-path-nul", nul.finish()),
+        ("slashes-abs", abs.finish()),
+    ] {
+        let p = dir.join(format!("{name}.tar"));
+        std::fs::write(&p, bytes).expect("archive");
+        out.push(p);
+    }
+    out
+}
+
+/// A corpora directory in `work` with the repository's seed archives and no adversarial
+/// ones: what a seeds-only session draws from.
+fn seeds_only_corpora(work: &Path) -> PathBuf {
+    let corpora = work.join("corpora");
+    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
+    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
+        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
+    }
+    corpora
+}
+
+fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+/// Property: a whole-host view (what a plugged-in backend gets) runs Python and Node as
+/// they are installed, shows host files read-only, and takes a write aimed at a decoy
+/// (`/etc/passwd`, `/decoy`) or a new path (`/etc/new`) into the jail, never the host.
+#[test]
+fn a_whole_host_view_runs_interpreters_and_writes_only_the_jail() {
+    if !can_run("a_whole_host_view_runs_interpreters_and_writes_only_the_jail") {
+        return;
+    }
+    let work = shm_dir("view");
+    let marker = format!("snapconf-view-probe-{}", std::process::id());
+    let script = format!(
+        "set -e
+python3 -I -c 'print(1)' >/dev/null
+node -e 'process.exit(0)'
+echo pwned >/etc/passwd
+echo pwned >/decoy
+echo pwned >/etc/{marker}
+if echo pwned 2>/dev/null >/usr/{marker}; then echo 'wrote /usr'; exit 9; fi
+if echo pwned 2>/dev/null >/etc/hostname; then echo 'wrote /etc/hostname'; exit 9; fi
+cat /etc/os-release >/dev/null
+"
+    );
+    let jail = snapconf_harness::jail::Jail::new(Some(work.path())).expect("jail");
+    let view = snapconf_harness::jail::view::View::prepare(
+        &jail,
+        &[PathBuf::from(snapconf_producers::process::view::WHOLE_HOST)],
+        &[],
+    )
+    .expect("view");
+    assert!(
+        !view.prefix().iter().any(|a| a == "CAP_DAC_READ_SEARCH"),
+        "no tool may open inodes by handle past the binds"
+    );
+    let scratch = shm_dir("view-scratch");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script]);
+    let out = snapconf_producers::process::view::with_view(view.prefix().to_vec(), || {
+        snapconf_producers::process::run::run_with_timeout(
+            &mut cmd,
+            scratch.path(),
+            std::time::Duration::from_secs(30),
+        )
+    })
+    .expect("runs");
+    assert!(
+        matches!(out, snapconf_producers::Outcome::Success),
+        "{out:?}"
+    );
+    let at = |p: &str| jail.path().join(p.trim_start_matches('/'));
+    assert_eq!(
+        std::fs::read_to_string(at("/etc/passwd")).expect("decoy"),
+        "pwned\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(at("/decoy")).expect("decoy"),
+        "pwned\n"
+    );
+    assert!(at(&format!("/etc/{marker}")).is_file());
+    assert!(
+        !Path::new("/etc").join(&marker).exists() && !Path::new("/usr").join(&marker).exists(),
+        "the host was written"
+    );
+    assert!(at(VIEW_ROOT).is_dir());
+}
+
+/// Property: every escaping shape of the attack generator (absolute names, `..`, links,
+/// hardlinks, size-smuggled headers, PAX globals, …), run through two unprotected
+/// backends by `snapconf fuzz --replay`, writes nothing outside the jails, and every
+/// archive that escapes when the same extractor runs it with no view is reported as a
+/// `containment` finding by the replay.
+#[test]
+fn every_escape_shape_is_containment_and_never_reaches_the_host() {
+    if !can_run("every_escape_shape_is_containment_and_never_reaches_the_host") {
+        return;
+    }
+    let work = shm_dir("replay");
+    let mut archives = attack_archives(work.path(), 2);
+    archives.extend(named_archives(work.path()));
+    let snapconf = support::snapconf_bin();
+    let ws = Path::new("/").join(VIEW_ROOT);
+    for (toml, name, truth) in backends() {
+        let out = work.path().join(name);
+        std::fs::create_dir(&out).expect("out dir");
+        // Ground truth first, with no view: in an overlay of its own per archive, the prior
+        // the fuzzer hydrates over, then the extractor; whatever it left in the upper
+        // layer outside the root and the decoys is where it escaped to.
+        let mut truth_of = BTreeMap::new();
+        for a in &archives {
+            let script = format!(
+                "rm -rf {ws} && mkdir -p {ws}/d && printf 'old a\\n' >{ws}/a && printf 'old d/f\\n' >{ws}/d/f && ln -s ../decoy {ws}/l
+TMPDIR={tmp} timeout 20 {truth} {ws} {arc} >/dev/null 2>&1
+exit 0
+",
+                ws = ws.display(),
+                tmp = work.path().display(),
+                truth = truth.iter().map(|w| sh_quote(Path::new(w))).collect::<Vec<_>>().join(" "),
+                arc = sh_quote(a),
+            );
+            let (_, upper) = in_overlay(work.path(), &script);
+            let ws_text = ws.display().to_string();
+            let escapes: Vec<String> = decoys_only(&upper)
+                .into_iter()
+                .filter(|e| {
+                    let path = e.split_once(' ').map_or("", |(_, p)| p);
+                    !(path == ws_text
+                        || path.starts_with(&format!("{ws_text}/"))
+                        || (e.starts_with("d ") && ws.starts_with(path)))
+                })
+                .collect();
+            truth_of.insert(a.clone(), escapes);
+        }
+        // Then the replays, in a fresh overlay: each writes its verdict to `<archive>.replay`.
+        let mut script = String::from("set -u\n");
+        for a in &archives {
+            let stem = a.file_stem().and_then(|s| s.to_str()).expect("name");
+            script.push_str(&format!(
+                "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --replay {arc} >{base}.replay 2>&1; echo \"exit $?\" >>{base}.replay\n",
+                tmp = work.path().display(),
+                bin = sh_quote(&snapconf),
+                toml = sh_quote(&toml),
+                arc = sh_quote(a),
+                base = sh_quote(&out.join(stem)),
+            ));
+        }
+        let (_, upper) = in_overlay(work.path(), &script);
+        assert_eq!(
+            decoys_only(&upper),
+            Vec::<String>::new(),
+            "{name}: the replays wrote outside the jails"
+        );
+        let mut escaped = 0;
+        for a in &archives {
+            let stem = a.file_stem().and_then(|s| s.to_str()).expect("name");
+            let replay =
+                std::fs::read_to_string(out.join(format!("{stem}.replay"))).expect("replay");
+            assert!(
+                !replay.contains("could reach past the jail"),
+                "{name} {stem}: a backend in a view runs every archive: {replay}"
+            );
+            let outside = &truth_of[a];
+            if !outside.is_empty() {
+                escaped += 1;
+                assert!(
+                    replay.contains("reproduces: containment") && replay.ends_with("exit 1\n"),
+                    "{name} {stem} wrote {outside:?} with no view, but the replay says: {replay}"
+                );
+            }
+        }
+        assert!(
+            escaped > 0,
+            "{name}: no archive escaped at all (the ground truth is broken)"
+        );
+        eprintln!("{name}: {escaped} of {} archives escape with no view; every one reported as containment", archives.len());
+    }
+}
+
+/// Property: a 60 s seeds-only fuzz session of each unprotected backend (the session that
+/// overwrote a host's `/etc/passwd`) runs every archive it draws in the view (none skipped
+/// as unsafe for the host), reports the escapes as `containment`, and writes nothing
+/// outside its jails and its report.
+#[test]
+fn a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched() {
+    if !can_run("a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched") {
+        return;
+    }
+    let secs = std::env::var("SNAPCONF_HOST_SAFETY_SECS").unwrap_or_else(|_| "60".into());
+    let work = shm_dir("session");
+    let corpora = seeds_only_corpora(work.path());
+    let snapconf = support::snapconf_bin();
+    for (toml, name, _) in backends() {
+        let report = work.path().join(format!("report-{name}"));
+        let log = work.path().join(format!("{name}.log"));
+        let script = format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --time {secs} --seed 3 --corpora {corpora} --report-dir {report} >{log} 2>&1; echo \"exit $?\" >>{log}",
+            tmp = work.path().display(),
+            bin = sh_quote(&snapconf),
+            toml = sh_quote(&toml),
+            corpora = sh_quote(&corpora),
+            report = sh_quote(&report),
+            log = sh_quote(&log),
+        );
+        let (_, upper) = in_overlay(work.path(), &script);
+        let log = std::fs::read_to_string(&log).expect("log");
+        assert_eq!(
+            decoys_only(&upper),
+            Vec::<String>::new(),
+            "{name}: the session wrote outside its jails: {log}"
+        );
+        assert!(
+            log.ends_with("exit 1\n"),
+            "{name}: findings expected: {log}"
+        );
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
+        )
+        .expect("fuzz.json parses");
+        assert_eq!(
+            summary["skipped_unsafe_for_host"], 0,
+            "{name}: a backend in a view runs every archive: {log}"
+        );
+        assert!(
+            summary["accepted"].as_u64() > Some(0),
+            "{name}: the backend ran and accepted archives: {log}"
+        );
+        let findings = summary["findings"].as_array().cloned().unwrap_or_default();
+        assert!(
+            findings.iter().any(|f| f["check"] == "containment"),
+            "{name}: the escapes are containment findings: {log}"
+        );
+    }
+}
+
+/// Property: a backend in worker mode (one process for the whole run, started outside any
+/// view) gets only archives that cannot reach past the jail: a replay of an escaping
+/// archive is refused before it runs, naming the rule, and a seeds-only session skips and
+/// counts the rest and writes nothing outside its jails.
+#[test]
+fn a_worker_backend_outside_the_view_gets_only_host_safe_archives() {
+    if !can_run("a_worker_backend_outside_the_view_gets_only_host_safe_archives") {
+        return;
+    }
+    let work = shm_dir("worker");
+    let toml = fixtures().join("unprotected/extractall_worker.toml");
+    let name = "unprotected-worker";
+    let archives = named_archives(work.path());
+    let corpora = seeds_only_corpora(work.path());
+    let bin = sh_quote(&support::snapconf_bin());
+    let mut script = String::new();
+    for a in &archives {
+        script.push_str(&format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --replay {arc} >{arc}.replay 2>&1; echo \"exit $?\" >>{arc}.replay\n",
+            tmp = work.path().display(),
+            toml = sh_quote(&toml),
+            arc = sh_quote(a),
+        ));
+    }
+    let report = work.path().join("report");
+    script.push_str(&format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --time 15 --seed 5 --corpora {corpora} --report-dir {report} >{tmp}/session.log 2>&1\n",
+        tmp = work.path().display(),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+        report = sh_quote(&report),
+    ));
+    let (_, upper) = in_overlay(work.path(), &script);
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "a worker backend wrote outside its jails"
+    );
+    for a in &archives {
+        let replay = std::fs::read_to_string(format!("{}.replay", a.display())).expect("replay");
+        assert!(
+            replay.contains("could reach past the jail") && replay.ends_with("exit 3\n"),
+            "{}: {replay}",
+            a.display()
+        );
+    }
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
+    )
+    .expect("fuzz.json parses");
+    assert!(
+        summary["skipped_unsafe_for_host"].as_u64() > Some(0),
+        "escaping archives are skipped and counted: {log}"
+    );
+    assert!(summary["executions"].as_u64() > Some(0), "{log}");
+}

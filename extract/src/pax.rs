@@ -48,20 +48,32 @@ impl SparseKeys {
     /// Records one `GNU.sparse.<key>` record; `Err` is a `malformed` detail.
     fn record(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
         let shown = || format!("pax `GNU.sparse.{}`", String::from_utf8_lossy(key));
-        let number = || parse_decimal(value).ok_or_else(|| format!("{} is not a decimal number", shown()));
+        let number =
+            || parse_decimal(value).ok_or_else(|| format!("{} is not a decimal number", shown()));
         let once = |slot_full: bool| {
             if slot_full {
-                Err(format!("{} given twice (readers keep the first or the last)", shown()))
+                Err(format!(
+                    "{} given twice (readers keep the first or the last)",
+                    shown()
+                ))
             } else {
                 Ok(())
             }
         };
+        let number_slot = match key {
+            b"major" => Some(&mut self.major),
+            b"minor" => Some(&mut self.minor),
+            b"realsize" => Some(&mut self.realsize),
+            b"size" => Some(&mut self.size),
+            b"numblocks" => Some(&mut self.numblocks),
+            _ => None,
+        };
+        if let Some(slot) = number_slot {
+            once(slot.is_some())?;
+            *slot = Some(number()?);
+            return Ok(());
+        }
         match key {
-            b"major" => { once(self.major.is_some())?; self.major = Some(number()?) }
-            b"minor" => { once(self.minor.is_some())?; self.minor = Some(number()?) }
-            b"realsize" => { once(self.realsize.is_some())?; self.realsize = Some(number()?) }
-            b"size" => { once(self.size.is_some())?; self.size = Some(number()?) }
-            b"numblocks" => { once(self.numblocks.is_some())?; self.numblocks = Some(number()?) }
             b"name" => {
                 once(self.name.is_some())?;
                 if value.is_empty() {
@@ -75,12 +87,20 @@ impl SparseKeys {
                     .split(|&b| b == b',')
                     .map(parse_decimal)
                     .collect::<Option<Vec<u64>>>()
-                    .ok_or_else(|| format!("{} is not a comma-separated list of decimal numbers", shown()))?;
+                    .ok_or_else(|| {
+                        format!(
+                            "{} is not a comma-separated list of decimal numbers",
+                            shown()
+                        )
+                    })?;
                 self.map = Some(numbers);
             }
             b"offset" => {
                 if matches!(self.pairs.last(), Some((_, None))) {
-                    return Err(format!("{} follows an offset without its numbytes", shown()));
+                    return Err(format!(
+                        "{} follows an offset without its numbytes",
+                        shown()
+                    ));
                 }
                 self.pairs.push((number()?, None));
             }
@@ -88,7 +108,12 @@ impl SparseKeys {
                 let n = number()?;
                 match self.pairs.last_mut() {
                     Some((_, slot @ None)) => *slot = Some(n),
-                    _ => return Err(format!("{} without a `GNU.sparse.offset` before it", shown())),
+                    _ => {
+                        return Err(format!(
+                            "{} without a `GNU.sparse.offset` before it",
+                            shown()
+                        ))
+                    }
                 }
             }
             _ => {

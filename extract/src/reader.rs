@@ -400,8 +400,8 @@ impl<'a, I: Input> Reader<'a, I> {
                 ))
             }
             None => {
-                let map = sparse::old_gnu(block, &self.limits, budget, &mut next_block)?
-                    .map_err(fail)?;
+                let map =
+                    sparse::old_gnu(block, &self.limits, budget, &mut next_block)?.map_err(fail)?;
                 (Format::OldGnu, map, 0)
             }
             Some(_) if kind != MemberKind::File => {

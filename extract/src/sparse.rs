@@ -93,10 +93,7 @@ impl Budget {
         if n > self.left {
             return Err((
                 Reason::LimitExceeded,
-                format!(
-                    "more than {} sparse map entries in the archive",
-                    self.limit
-                ),
+                format!("more than {} sparse map entries in the archive", self.limit),
             ));
         }
         self.left -= n;
@@ -176,8 +173,14 @@ fn header_number(field: &[u8], what: &str) -> Result<u64, Refusal> {
         }),
         Some(b) if b & 0x80 != 0 => Err(bad()),
         _ => {
-            let text = field.iter().position(|&b| b != b' ').map_or(&[][..], |i| &field[i..]);
-            let digits = text.iter().take_while(|b| (b'0'..=b'7').contains(b)).count();
+            let text = field
+                .iter()
+                .position(|&b| b != b' ')
+                .map_or(&[][..], |i| &field[i..]);
+            let digits = text
+                .iter()
+                .take_while(|b| (b'0'..=b'7').contains(b))
+                .count();
             if digits == 0 || text[digits..].iter().any(|&b| b != 0 && b != b' ') {
                 return Err(bad());
             }
@@ -315,9 +318,9 @@ pub(crate) fn from_pax(
     if v1 {
         return match (keys.major, keys.minor) {
             (Some(1), Some(0)) => {
-                let real_size = keys
-                    .realsize
-                    .ok_or_else(|| malformed("PAX 1.0 sparse member without `GNU.sparse.realsize`"))?;
+                let real_size = keys.realsize.ok_or_else(|| {
+                    malformed("PAX 1.0 sparse member without `GNU.sparse.realsize`")
+                })?;
                 check_real_size(real_size, limits)?;
                 Ok(PaxSparse::InData { real_size })
             }
@@ -347,9 +350,7 @@ pub(crate) fn from_pax(
         }
         (Some(numbers), true) => {
             if numbers.len() % 2 != 0 {
-                return Err(malformed(
-                    "`GNU.sparse.map` holds an odd count of numbers",
-                ));
+                return Err(malformed("`GNU.sparse.map` holds an odd count of numbers"));
             }
             budget.take(numbers.len() as u64 / 2)?;
             let regions = numbers

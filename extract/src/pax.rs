@@ -96,6 +96,14 @@ impl SparseKeys {
                 self.map = Some(numbers);
             }
             b"offset" => {
+                // GNU tar sizes the 0.0 map from `numblocks` and rejects offsets beyond it
+                // ("excess GNU.sparse.offset"); other readers grow the map.
+                if self.numblocks.is_none_or(|n| self.pairs.len() as u64 >= n) {
+                    return Err(format!(
+                        "{} beyond `GNU.sparse.numblocks` (or before it)",
+                        shown()
+                    ));
+                }
                 if matches!(self.pairs.last(), Some((_, None))) {
                     return Err(format!(
                         "{} follows an offset without its numbytes",

@@ -135,7 +135,7 @@ pub(crate) fn check(
         // fill its last block leaves the rest of it unread); other readers (libarchive,
         // Python) take the regions back to back. They agree only if every region but the
         // last with data fills whole blocks, which is what GNU tar writes.
-        if r.len > 0 && sum % BLOCK as u64 != 0 {
+        if r.len > 0 && !sum.is_multiple_of(BLOCK as u64) {
             return Err(malformed(format!(
                 "{what}: region {i} follows data that does not fill whole 512-byte blocks \
                  (GNU tar reads each region from a block boundary, other readers do not)"

@@ -2,11 +2,16 @@
 //! archive with the reference extractor, GNU `tar -xf` and Python
 //! `tarfile.extractall(filter="data")`, all in one run, and print wall times, ratios and the
 //! reference's peak RSS. Then the same archives compressed with `gzip` (level 6) and `zstd`
-//! (level 3): the reference's `hydrate_file` against `tar -xzf` and `tar --zstd -xf`.
+//! (level 3): the reference's `hydrate_file` against `tar -xzf` and `tar --zstd -xf`. Last,
+//! the sparse rows: a workspace of sparse files (VM-image-like: 16 files of 256 MiB, each with
+//! 64 data regions of 64 KiB) archived by GNU tar with `--sparse`, once as old GNU
+//! (`--format=gnu`, type `S` with extension blocks) and once as PAX 1.0, hydrated by the
+//! reference and by GNU tar, with the bytes each result takes on disk (holes kept).
 //!
 //! Run: `cargo bench -p snapconf-extract --bench hydrate`. `SNAPCONF_BENCH_DIR` picks the
 //! scratch directory (default: `$TMPDIR`); `SNAPCONF_BENCH_REPS` the repetitions (default 3,
-//! the fastest is reported). Each tool runs in a fresh child process extracting into a fresh
+//! the fastest is reported); `SNAPCONF_BENCH_ONLY=sparse` runs the sparse rows alone. Each
+//! tool runs in a fresh child process extracting into a fresh
 //! empty directory; removing the result is not timed.
 //!
 //! Peak RSS is read by the child from `/proc/self/status` (`VmHWM`) after hydrating.
@@ -40,6 +45,10 @@ fn main() {
         base.display(),
         reps
     );
+    if std::env::var("SNAPCONF_BENCH_ONLY").is_ok_and(|v| v == "sparse") {
+        sparse(dir.path(), reps);
+        return;
+    }
     println!(
         "{:>7} {:>8} | {:>9} {:>9} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>9} {:>9}",
         "files",
@@ -89,6 +98,7 @@ fn main() {
         archives.push((files, archive, bytes));
     }
     compressed(dir.path(), &archives, reps);
+    sparse(dir.path(), reps);
     for (_, archive, _) in archives {
         fs::remove_file(&archive).expect("rm archive");
     }
@@ -162,6 +172,107 @@ fn compressed(dir: &Path, archives: &[(usize, PathBuf, u64)], reps: usize) {
             fs::remove_file(&packed).expect("rm compressed");
         }
     }
+}
+
+/// Sparse files of the sparse rows, their size, and their data regions (count and bytes).
+const SPARSE_FILES: usize = 16;
+const SPARSE_SIZE: u64 = 256 << 20;
+const SPARSE_REGIONS: u64 = 64;
+const SPARSE_REGION: usize = 64 << 10;
+
+/// The sparse rows: a workspace of sparse files archived by GNU tar with `--sparse` as old
+/// GNU and as PAX 1.0, hydrated by the reference (by offset and as a stream) and by GNU
+/// tar, fastest of `reps`; and the bytes each result takes on disk.
+fn sparse(dir: &Path, reps: usize) {
+    let ws = dir.join("sparse-ws");
+    fs::create_dir(&ws).expect("mkdir");
+    let mut rng = Rng::new(2);
+    for i in 0..SPARSE_FILES {
+        let f = fs::File::create(ws.join(format!("disk{i:02}.img"))).expect("create");
+        f.set_len(SPARSE_SIZE).expect("set_len");
+        let step = SPARSE_SIZE / SPARSE_REGIONS;
+        for r in 0..SPARSE_REGIONS {
+            let data: Vec<u8> = (0..SPARSE_REGION).map(|_| rng.below(256) as u8).collect();
+            std::os::unix::fs::FileExt::write_all_at(&f, &data, r * step).expect("write");
+        }
+    }
+    let data_mb = (SPARSE_FILES * SPARSE_REGIONS as usize * SPARSE_REGION) as f64 / 1e6;
+    let apparent_gb = SPARSE_FILES as f64 * SPARSE_SIZE as f64 / 1e9;
+    println!();
+    println!("sparse: {SPARSE_FILES} files, {apparent_gb:.1} GB apparent, {data_mb:.1} MB of data");
+    println!(
+        "{:>7} {:>8} | {:>9} {:>9} {:>9} | {:>8} {:>8} | {:>8} {:>8}",
+        "format",
+        "tar MB",
+        "ref file",
+        "ref strm",
+        "gnu tar",
+        "file/tar",
+        "strm/tar",
+        "disk ref",
+        "disk tar"
+    );
+    for (label, flags) in [
+        ("oldgnu", &["--format=gnu", "--sparse"][..]),
+        (
+            "pax1.0",
+            &["--format=posix", "--sparse", "--sparse-version=1.0"][..],
+        ),
+    ] {
+        let archive = dir.join(format!("sparse-{label}.tar"));
+        let st = Command::new("tar")
+            .args(flags)
+            .arg("-cf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&ws)
+            .arg(".")
+            .status()
+            .expect("tar runs");
+        assert!(st.success(), "tar -c {label}");
+        let mut best = [Duration::MAX; 3];
+        let mut disk = [0u64; 3];
+        for _ in 0..reps {
+            for (i, tool) in ["file", "stream", "tar"].iter().enumerate() {
+                let out = dir.join(format!("out-sparse-{tool}"));
+                let (t, _) = run(tool, &archive, &out);
+                best[i] = best[i].min(t);
+                disk[i] = allocated(&out);
+                remove(&out);
+            }
+        }
+        let s = |d: Duration| d.as_secs_f64();
+        println!(
+            "{:>7} {:>8.1} | {:>8.3}s {:>8.3}s {:>8.3}s | {:>7.2}x {:>7.2}x | {:>5.1} MB {:>5.1} MB",
+            label,
+            fs::metadata(&archive).expect("stat").len() as f64 / 1e6,
+            s(best[0]),
+            s(best[1]),
+            s(best[2]),
+            s(best[0]) / s(best[2]),
+            s(best[1]) / s(best[2]),
+            disk[0] as f64 / 1e6,
+            disk[2] as f64 / 1e6,
+        );
+        fs::remove_file(&archive).expect("rm archive");
+    }
+    fs::remove_dir_all(&ws).expect("rm sparse workspace");
+}
+
+/// Bytes the files below `dir` take on disk (`st_blocks`), holes not counted.
+fn allocated(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    for e in fs::read_dir(dir).expect("read_dir") {
+        let e = e.expect("entry");
+        let m = e.metadata().expect("stat");
+        total += if m.is_dir() {
+            allocated(&e.path())
+        } else {
+            m.blocks() * 512
+        };
+    }
+    total
 }
 
 /// Bytes of the text the files' contents are cut from.

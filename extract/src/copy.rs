@@ -7,10 +7,14 @@
 //! the file size.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 
 use rustix::io::Errno;
+
+use crate::plan::ReadPayload;
+use crate::sparse::SparseMap;
+use crate::HydrateError;
 
 /// Size of the fallback copy buffer, in bytes.
 const BUF: usize = 1 << 20;
@@ -75,6 +79,98 @@ impl Copier {
         }
         Ok(())
     }
+}
+
+/// Where a sparse file's regions are in the file they are copied from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Regions {
+    /// One after the other from this offset (a member's data in the archive file).
+    Packed(u64),
+    /// At their own offsets (a sparse file already restored: a hardlink's copy).
+    InPlace,
+}
+
+impl Copier {
+    /// Copies a sparse file's data regions from `src` into the new empty file `dst`, each
+    /// at its offset, and gives `dst` the file's size: what lies between the regions is
+    /// never written, so it stays a hole where the filesystem keeps holes (and reads as
+    /// zeros everywhere).
+    pub(crate) fn copy_sparse(
+        &mut self,
+        src: &File,
+        from: Regions,
+        map: &SparseMap,
+        dst: &mut File,
+    ) -> io::Result<()> {
+        let mut packed = match from {
+            Regions::Packed(offset) => Some(offset),
+            Regions::InPlace => None,
+        };
+        for r in map.regions.iter().filter(|r| r.len > 0) {
+            dst.seek(SeekFrom::Start(r.offset))?;
+            match packed.as_mut() {
+                Some(off) => {
+                    self.copy(src, *off, r.len, dst)?;
+                    *off += r.len;
+                }
+                None => self.copy(src, r.offset, r.len, dst)?,
+            }
+        }
+        dst.set_len(map.real_size)
+    }
+}
+
+/// Writes a payload given by `read` (through `buf`) into the new empty file `dst`: as it
+/// comes, or for a sparse map each region at its offset, then the file's size (see
+/// [`Copier::copy_sparse`]). The outer error is a refusal `read` returned, the inner one a
+/// fault of the write.
+pub(crate) fn write_payload(
+    read: &mut ReadPayload<'_>,
+    buf: &mut [u8],
+    sparse: Option<&SparseMap>,
+    dst: &mut File,
+) -> Result<io::Result<()>, HydrateError> {
+    let Some(map) = sparse else {
+        return pump(read, buf, None, dst);
+    };
+    for r in map.regions.iter().filter(|r| r.len > 0) {
+        if let Err(e) = dst.seek(SeekFrom::Start(r.offset)) {
+            return Ok(Err(e));
+        }
+        if let Err(e) = pump(read, buf, Some(r.len), dst)? {
+            return Ok(Err(e));
+        }
+    }
+    Ok(dst.set_len(map.real_size))
+}
+
+/// Copies `len` bytes (all, if `None`) from `read` to `dst`'s position; errors as
+/// [`write_payload`].
+fn pump(
+    read: &mut ReadPayload<'_>,
+    buf: &mut [u8],
+    len: Option<u64>,
+    dst: &mut File,
+) -> Result<io::Result<()>, HydrateError> {
+    let mut left = len.unwrap_or(u64::MAX);
+    while left > 0 {
+        let want = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+        let n = read(&mut buf[..want])?;
+        if n == 0 {
+            return Ok(match len {
+                None => Ok(()),
+                Some(_) => Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "a sparse member's data ends before its map does",
+                )),
+            });
+        }
+        if let Err(e) = dst.write_all(&buf[..n]) {
+            return Ok(Err(e));
+        }
+        left -= n as u64;
+    }
+    Ok(Ok(()))
 }
 
 fn short() -> io::Error {

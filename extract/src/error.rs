@@ -45,13 +45,16 @@ pub enum Reason {
     /// `malformed`: a damaged compressed stream (gzip, zstd or xz; a wrong checksum
     /// included), bad header checksum, unparsable numeric field or PAX record, empty name,
     /// NUL in a name or target, an extension header with no member after it, a non-directory
-    /// named like a directory (`a/`) or naming the root (`.`).
+    /// named like a directory (`a/`) or naming the root (`.`), a sparse map that is out of
+    /// order, overlapping, past the file's size, not adding up to the stored data, or that
+    /// parsers read differently (see `docs/design.md`, "Sparse members").
     Malformed,
     /// `unsupported`: a compression or archive format the reference does not read (bzip2,
     /// lz4, lzip, compress, lzop, zip, 7z; named in the detail), an unknown type flag (kept
-    /// in [`crate::MemberKind::Other`]), a sparse
-    /// member (GNU `S` or PAX `GNU.sparse.*`), or a PAX global header that sets `path`,
-    /// `linkpath` or `size`.
+    /// in [`crate::MemberKind::Other`]), a sparse member in a form the reference does not
+    /// read (type `S` under the POSIX magic, a `GNU.sparse.*` keyword or format version it
+    /// does not know), or a PAX global header that sets `path`, `linkpath`, `size` or
+    /// `GNU.sparse.*`.
     Unsupported,
     /// `not-a-directory`: a member below a member that is not a directory (a file, a dropped
     /// special file). Added to the original set of codes.

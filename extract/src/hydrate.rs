@@ -160,7 +160,7 @@ fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
 /// - **Everything is checked before it is written, and nothing reaches the root before the
 ///   whole archive is checked.** Absolute names, `..` components, members below a symlink
 ///   or non-directory member, duplicates (per policy), hardlinks to anything but an earlier
-///   regular member, unknown type flags, sparse members, bad checksums, truncation and
+///   regular member, unknown type flags, malformed or ambiguous sparse maps, bad checksums, truncation and
 ///   limit breaches are refused before that member is written, and the staging tree of a
 ///   refused archive is removed (H13: a truncated archive never touches the prior
 ///   workspace). The staging tree is private: created `0700` by us, holding no symlink

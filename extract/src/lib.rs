@@ -50,6 +50,7 @@ mod recover;
 pub mod remove;
 mod resolve;
 mod sibling;
+mod sparse;
 mod stage;
 mod symlink_target;
 mod tree;

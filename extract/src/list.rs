@@ -38,10 +38,10 @@ pub fn list_tar(tar: impl Read) -> Result<Listing, HydrateError> {
     let mut members = Vec::new();
     while let Some(m) = reader.next_member()? {
         members.push(ListedMember {
+            size: m.file_size(),
             name: m.name,
             kind: m.kind,
             link_target: m.link,
-            size: m.size,
             mode: m.mode,
         });
     }

@@ -1,11 +1,11 @@
 //! PAX extended header records (POSIX.1-2017 `pax`, "pax Extended Header"):
 //! `"%d %s=%s\n"`, length first and counting itself.
 //!
-//! Only the keywords that change what a member *is* are kept: `path`, `linkpath`, `size`.
-//! `GNU.sparse.*` keywords (GNU tar manual, "Storing Sparse Files", formats 0.0, 0.1 and 1.0)
-//! are flagged so the member is refused rather than restored under its placeholder name
-//! `GNUSparseFile.N/...` with the sparse map as content. Everything else (times, ids, names of
-//! users, `SCHILY.xattr.*`, `comment`, `charset`) is ignored: it does not affect the tree.
+//! Only the keywords that change what a member *is* are kept: `path`, `linkpath`, `size`,
+//! and the `GNU.sparse.*` keywords of GNU tar's PAX sparse formats 0.0, 0.1 and 1.0 (GNU tar
+//! manual, "Storing Sparse Files"), collected in [`SparseKeys`] and judged by
+//! [`crate::sparse`]. Everything else (times, ids, names of users, `SCHILY.xattr.*`,
+//! `comment`, `charset`) is ignored: it does not affect the tree.
 
 /// What a PAX header says about the member that follows it.
 #[derive(Debug, Default)]
@@ -13,8 +13,125 @@ pub(crate) struct PaxFields {
     pub(crate) path: Option<Vec<u8>>,
     pub(crate) linkpath: Option<Vec<u8>>,
     pub(crate) size: Option<u64>,
-    /// A `GNU.sparse.*` keyword was present (its name, for the refusal detail).
-    pub(crate) sparse: Option<String>,
+    /// The `GNU.sparse.*` keywords, if any was present.
+    pub(crate) sparse: Option<SparseKeys>,
+}
+
+/// The `GNU.sparse.*` keywords of one PAX header, as read (decimal values parsed, nothing
+/// judged yet: [`crate::sparse`] decides which format they make). A keyword given twice is
+/// refused here (GNU tar keeps the last, other readers the first), except the repeated
+/// `offset`/`numbytes` pairs of format 0.0.
+#[derive(Debug, Default)]
+pub(crate) struct SparseKeys {
+    /// `GNU.sparse.major` (1.0).
+    pub(crate) major: Option<u64>,
+    /// `GNU.sparse.minor` (1.0).
+    pub(crate) minor: Option<u64>,
+    /// `GNU.sparse.name`: the member's real name (0.1, 1.0).
+    pub(crate) name: Option<Vec<u8>>,
+    /// `GNU.sparse.realsize`: the file's size (1.0).
+    pub(crate) realsize: Option<u64>,
+    /// `GNU.sparse.size`: the file's size (0.0, 0.1).
+    pub(crate) size: Option<u64>,
+    /// `GNU.sparse.numblocks`: the number of map entries (0.0, 0.1).
+    pub(crate) numblocks: Option<u64>,
+    /// `GNU.sparse.map`: offset, size, offset, size, ... (0.1).
+    pub(crate) map: Option<Vec<u64>>,
+    /// `GNU.sparse.offset` / `GNU.sparse.numbytes` pairs in order (0.0); a pair still
+    /// waiting for its `numbytes` has `None`.
+    pub(crate) pairs: Vec<(u64, Option<u64>)>,
+    /// The first `GNU.sparse.*` keyword this reader does not know.
+    pub(crate) unknown: Option<String>,
+}
+
+impl SparseKeys {
+    /// Records one `GNU.sparse.<key>` record; `Err` is a `malformed` detail.
+    fn record(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        let shown = || format!("pax `GNU.sparse.{}`", String::from_utf8_lossy(key));
+        let number =
+            || parse_decimal(value).ok_or_else(|| format!("{} is not a decimal number", shown()));
+        let once = |slot_full: bool| {
+            if slot_full {
+                Err(format!(
+                    "{} given twice (readers keep the first or the last)",
+                    shown()
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let number_slot = match key {
+            b"major" => Some(&mut self.major),
+            b"minor" => Some(&mut self.minor),
+            b"realsize" => Some(&mut self.realsize),
+            b"size" => Some(&mut self.size),
+            b"numblocks" => Some(&mut self.numblocks),
+            _ => None,
+        };
+        if let Some(slot) = number_slot {
+            once(slot.is_some())?;
+            *slot = Some(number()?);
+            return Ok(());
+        }
+        match key {
+            b"name" => {
+                once(self.name.is_some())?;
+                if value.is_empty() {
+                    return Err(format!("{} with an empty value", shown()));
+                }
+                self.name = Some(value.to_vec());
+            }
+            b"map" => {
+                once(self.map.is_some())?;
+                let numbers = value
+                    .split(|&b| b == b',')
+                    .map(parse_decimal)
+                    .collect::<Option<Vec<u64>>>()
+                    .ok_or_else(|| {
+                        format!(
+                            "{} is not a comma-separated list of decimal numbers",
+                            shown()
+                        )
+                    })?;
+                self.map = Some(numbers);
+            }
+            b"offset" => {
+                // GNU tar sizes the 0.0 map from `numblocks` and rejects offsets beyond it
+                // ("excess GNU.sparse.offset"); other readers grow the map.
+                if self.numblocks.is_none_or(|n| self.pairs.len() as u64 >= n) {
+                    return Err(format!(
+                        "{} beyond `GNU.sparse.numblocks` (or before it)",
+                        shown()
+                    ));
+                }
+                if matches!(self.pairs.last(), Some((_, None))) {
+                    return Err(format!(
+                        "{} follows an offset without its numbytes",
+                        shown()
+                    ));
+                }
+                self.pairs.push((number()?, None));
+            }
+            b"numbytes" => {
+                let n = number()?;
+                match self.pairs.last_mut() {
+                    Some((_, slot @ None)) => *slot = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "{} without a `GNU.sparse.offset` before it",
+                            shown()
+                        ))
+                    }
+                }
+            }
+            _ => {
+                if self.unknown.is_none() {
+                    self.unknown = Some(format!("GNU.sparse.{}", String::from_utf8_lossy(key)));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Parses PAX records; `Err` carries a description for a `malformed` refusal.
@@ -55,6 +172,13 @@ pub(crate) fn parse(mut data: &[u8]) -> Result<PaxFields, String> {
             .position(|&b| b == b'=')
             .ok_or("pax record without `=`")?;
         let (key, value) = (&record[..eq], &record[eq + 1..]);
+        if let Some(sparse_key) = key.strip_prefix(b"GNU.sparse.") {
+            fields
+                .sparse
+                .get_or_insert_with(SparseKeys::default)
+                .record(sparse_key, value)?;
+            continue;
+        }
         // An empty `path` or `linkpath` deletes the keyword in POSIX, so the ustar name
         // stands; GNU tar, bsdtar and Python disagree on that (some read an empty name), so
         // parsers list different members from the same bytes: refused.
@@ -79,9 +203,6 @@ pub(crate) fn parse(mut data: &[u8]) -> Result<PaxFields, String> {
                     Some(v) => Some(parse_decimal(&v).ok_or("pax `size` is not a decimal number")?),
                 }
             }
-            k if k.starts_with(b"GNU.sparse.") => {
-                fields.sparse = Some(String::from_utf8_lossy(k).into_owned());
-            }
             _ => {}
         }
     }
@@ -89,7 +210,7 @@ pub(crate) fn parse(mut data: &[u8]) -> Result<PaxFields, String> {
 }
 
 /// Parses a non-empty run of ASCII digits into a `u64` (no sign, no spaces, no overflow).
-fn parse_decimal(v: &[u8]) -> Option<u64> {
+pub(crate) fn parse_decimal(v: &[u8]) -> Option<u64> {
     if v.is_empty() || v.len() > 20 || !v.iter().all(u8::is_ascii_digit) {
         return None;
     }

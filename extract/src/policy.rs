@@ -115,6 +115,14 @@ pub struct Limits {
     /// almost all zeros (a decompression bomb, or a workspace dominated by zero-filled files,
     /// which then needs a higher value).
     pub compression_ratio: u64,
+    /// Maximum size of one restored sparse file (GNU `realsize`), in bytes: its data
+    /// counts toward [`Limits::total_bytes`] as any payload does, its holes do not, so a
+    /// small archive could otherwise ask for a file of 2^64 bytes (as holes where the
+    /// filesystem keeps them, as written zeros where it does not).
+    pub sparse_size: u64,
+    /// Maximum number of sparse map entries (regions) in the whole archive, all sparse
+    /// members together: the plan keeps every map (16 bytes an entry) until the write.
+    pub sparse_regions: u64,
 }
 
 impl Default for Limits {
@@ -128,6 +136,10 @@ impl Default for Limits {
             // The payload limit plus room for headers and padding.
             decompressed_bytes: (64 << 30) + (1 << 30),
             compression_ratio: 1000,
+            // The payload limit: no sparse file bigger than the largest plain one.
+            sparse_size: 64 << 30,
+            // 16 MiB of maps in the plan.
+            sparse_regions: 1 << 20,
         }
     }
 }

@@ -7,9 +7,12 @@
 //! Field decoding (octal and base-256 numbers, ustar `prefix`) is done by the `tar` crate's
 //! [`tar::Header`]; the member loop is ours so that limits apply before anything is buffered.
 
+use std::sync::Arc;
+
 use crate::error::{io_err, read_err, refuse};
 use crate::input::Input;
-use crate::pax::{self, PaxFields};
+use crate::pax::{self, PaxFields, SparseKeys};
+use crate::sparse::{self, Budget, Format, PaxSparse, SparseMap};
 use crate::{HydrateError, Limits, MemberKind, Reason};
 
 /// Size of a tar block and header, in bytes (POSIX ustar).
@@ -24,14 +27,26 @@ pub(crate) struct RawMember {
     pub(crate) link: Option<Vec<u8>>,
     /// The kind the flag (and, for V7 `\0`, a trailing `/`) denotes.
     pub(crate) kind: MemberKind,
-    /// Payload size in bytes (PAX `size` wins).
+    /// Payload size in bytes (PAX `size` wins); of a sparse member, the bytes of its data
+    /// regions (after a PAX 1.0 map).
     pub(crate) size: u64,
     /// Permission bits, `0o7777` mask.
     pub(crate) mode: u32,
     /// Modification time, seconds since the epoch (0 if the field is unreadable).
     pub(crate) mtime: u64,
-    /// Offset of the payload from the start of the input, in bytes.
+    /// Offset of the payload from the start of the input, in bytes (of a sparse member,
+    /// of its first data region).
     pub(crate) data_offset: u64,
+    /// The checked map of a GNU sparse member (see [`crate::sparse`]); the member is then
+    /// a regular file of `real_size` bytes whose data is `size` bytes at `data_offset`.
+    pub(crate) sparse: Option<Arc<SparseMap>>,
+}
+
+impl RawMember {
+    /// The size of the file the member restores: its payload, or a sparse file's size.
+    pub(crate) fn file_size(&self) -> u64 {
+        self.sparse.as_ref().map_or(self.size, |m| m.real_size)
+    }
 }
 
 /// Reads members one by one from an [`Input`].
@@ -48,6 +63,8 @@ pub(crate) struct Reader<'a, I> {
     unskipped: Option<Unread>,
     /// PAX global (`g`) headers read so far (see [`MAX_GLOBAL_HEADERS`]).
     globals: usize,
+    /// Sparse map entries the rest of the archive may hold.
+    sparse_budget: Budget,
 }
 
 /// Most PAX global (`g`) headers an archive may hold (real ones hold one, say `git
@@ -83,6 +100,7 @@ impl<'a, I: Input> Reader<'a, I> {
             done: false,
             unskipped: None,
             globals: 0,
+            sparse_budget: Budget::new(&limits),
         }
     }
 
@@ -146,9 +164,11 @@ impl<'a, I: Input> Reader<'a, I> {
             let mut size = header
                 .entry_size()
                 .map_err(|e| refuse(Reason::Malformed, &header_name, format!("size field: {e}")))?;
+            let mut size_from = "its `size` field";
             if !ext {
                 if let Some(s) = pax.as_ref().and_then(|p| p.size) {
                     size = s;
+                    size_from = "its PAX `size`";
                 }
             }
             let data_offset = self.pos;
@@ -249,8 +269,23 @@ impl<'a, I: Input> Reader<'a, I> {
                     ));
                 }
             }
-            let name = pax.path.or(long_name).unwrap_or(header_name);
-            let kind = MemberKind::from_header(flag, &name);
+            // `GNU.sparse.name` is the real name of a PAX 0.1 or 1.0 sparse member (GNU tar
+            // writes the placeholder `.../GNUSparseFile.N/...` as `path` or in the header,
+            // and restores the file under `GNU.sparse.name` whatever the order).
+            let sparse_name = pax.sparse.as_ref().and_then(|k| k.name.clone());
+            if sparse_name.is_some() && long_name.is_some() {
+                return Err(refuse(
+                    Reason::Malformed,
+                    sparse_name.as_deref().unwrap_or_default(),
+                    "both a PAX `GNU.sparse.name` and a GNU long-name header for one member \
+                     (parsers disagree on which applies)",
+                ));
+            }
+            let name = sparse_name
+                .or(pax.path)
+                .or(long_name)
+                .unwrap_or(header_name);
+            let mut kind = MemberKind::from_header(flag, &name);
             let link = match kind {
                 MemberKind::Symlink | MemberKind::Hardlink => Some(
                     pax.linkpath
@@ -260,20 +295,14 @@ impl<'a, I: Input> Reader<'a, I> {
                 ),
                 _ => None,
             };
-            if let Some(key) = pax.sparse {
-                return Err(refuse(
-                    Reason::Unsupported,
-                    &name,
-                    format!("sparse member (PAX `{key}`)"),
-                ));
-            }
-            if flag == b'S' {
-                return Err(refuse(
-                    Reason::Unsupported,
-                    &name,
-                    "GNU sparse member (type `S`)",
-                ));
-            }
+            let (sparse, consumed) =
+                self.sparse_member(&block, kind, pax.sparse.as_ref(), size, size_from, &name)?;
+            let data_offset = if sparse.is_some() {
+                kind = MemberKind::File;
+                self.pos
+            } else {
+                data_offset
+            };
             // A directory, link, FIFO or device header with a payload: GNU tar (for
             // directories and hardlinks), bsdtar, BusyBox and Python ignore the size of such a
             // member and read its "payload" as the next headers, so a complete member can hide
@@ -296,7 +325,9 @@ impl<'a, I: Input> Reader<'a, I> {
             let mtime = header.mtime().unwrap_or(0);
             let total = padded(size)
                 .filter(|&total| self.pos.checked_add(total).is_some())
-                .ok_or_else(|| refuse(Reason::Malformed, &name, "size overflows"))?;
+                .ok_or_else(|| refuse(Reason::Malformed, &name, "size overflows"))?
+                - consumed;
+            let size = size - consumed;
             self.unskipped = Some(Unread {
                 name: name.clone(),
                 size,
@@ -311,8 +342,87 @@ impl<'a, I: Input> Reader<'a, I> {
                 mode,
                 mtime,
                 data_offset,
+                sparse,
             }));
         }
+    }
+
+    /// The sparse map of a member with header `block` (kind `kind` as its flag reads,
+    /// PAX sparse keywords `keys`, `stored` payload bytes as `stored_from` says), if it is
+    /// sparse: an old GNU type `S` (its extension blocks are read here) or a PAX 0.0, 0.1
+    /// or 1.0 member (a 1.0 map is read here from the payload). Returns the checked map
+    /// and the payload bytes the map took.
+    fn sparse_member(
+        &mut self,
+        block: &[u8; BLOCK as usize],
+        kind: MemberKind,
+        keys: Option<&SparseKeys>,
+        stored: u64,
+        stored_from: &str,
+        name: &[u8],
+    ) -> Result<(Option<Arc<SparseMap>>, u64), HydrateError> {
+        let old_gnu = block[156] == b'S';
+        if !old_gnu && keys.is_none() {
+            return Ok((None, 0));
+        }
+        let fail = |(reason, detail): sparse::Refusal| refuse(reason, name, detail);
+        let (input, pos, budget) = (&mut *self.input, &mut self.pos, &mut self.sparse_budget);
+        let mut next_block = || -> Result<[u8; BLOCK as usize], HydrateError> {
+            let mut b = [0u8; BLOCK as usize];
+            let got = input
+                .read_full(&mut b)
+                .map_err(|e| read_err("reading a sparse map", name, e))?;
+            *pos += got as u64;
+            if got < b.len() {
+                return Err(refuse(
+                    Reason::Truncated,
+                    name,
+                    "archive ends inside a sparse map",
+                ));
+            }
+            Ok(b)
+        };
+        let (format, map, consumed) = match keys {
+            Some(_) if old_gnu => {
+                return Err(refuse(
+                    Reason::Malformed,
+                    name,
+                    "PAX sparse keywords on an old GNU sparse member (type `S`): two maps",
+                ))
+            }
+            None if block[257..265] != *sparse::OLD_GNU_MAGIC => {
+                return Err(refuse(
+                    Reason::Unsupported,
+                    name,
+                    "GNU sparse member (type `S`) in a POSIX ustar header: GNU tar reads the \
+                     old GNU map only under the old GNU magic `ustar  \\0` (here its bytes are \
+                     the name's `prefix`)",
+                ))
+            }
+            None => {
+                let map =
+                    sparse::old_gnu(block, &self.limits, budget, &mut next_block)?.map_err(fail)?;
+                (Format::OldGnu, map, 0)
+            }
+            Some(_) if kind != MemberKind::File => {
+                return Err(refuse(
+                    Reason::Malformed,
+                    name,
+                    format!("PAX sparse keywords on a {kind} member"),
+                ))
+            }
+            Some(keys) => match sparse::from_pax(keys, &self.limits, budget).map_err(fail)? {
+                PaxSparse::Map(format, map) => (format, map, 0),
+                PaxSparse::InData { real_size } => {
+                    let (map, used) =
+                        sparse::pax10_map(real_size, stored, budget, &mut next_block)?
+                            .map_err(fail)?;
+                    (Format::Pax10, map, used)
+                }
+            },
+        };
+        sparse::check(&map, stored - consumed, stored_from, format).map_err(fail)?;
+        Ok((Some(Arc::new(map)), consumed))
     }
 
     /// Reads a whole (already size-limited) extension payload and its padding.

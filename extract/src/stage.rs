@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{
@@ -24,8 +24,8 @@ use rustix::fs::{
 };
 
 use crate::beneath::open_dir;
-use crate::copy::Copier;
-use crate::plan::{Action, Data, Plan, Sink};
+use crate::copy::{self, Copier, Regions};
+use crate::plan::{Action, Data, Payload, Plan, ReadPayload, Sink};
 use crate::tree::{NodeId, Tree, ROOT};
 use crate::HydrateError;
 
@@ -124,7 +124,7 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
             } => {
                 let file = NewFile {
                     node: *node,
-                    data: *d,
+                    data: d.clone(),
                     mode: *mode,
                     mtime: *mtime,
                 };
@@ -159,7 +159,7 @@ pub(crate) fn write(stage: BorrowedFd<'_>, plan: &Plan, data: &File) -> Result<(
                     None => {
                         let file = NewFile {
                             node: *node,
-                            data: *d,
+                            data: d.clone(),
                             mode: *mode,
                             mtime: *mtime,
                         };
@@ -209,7 +209,7 @@ fn finish(cache: &mut DirCache<'_>, plan: &Plan, symlinks: &[usize]) -> Result<(
 
 /// A regular file for [`write_file`]: the node it becomes, where its bytes are in the
 /// archive, its mode and its modification time (seconds).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct NewFile {
     node: NodeId,
     data: Data,
@@ -240,11 +240,12 @@ fn write_file(
     let fd = openat(pfd, tree.name(node), flags, Mode::from_raw_mode(0o600))
         .map_err(|x| e("creating file", x.into()))?;
     let mut file = File::from(fd);
-    if d.size > 0 {
-        copier
-            .copy(data, d.offset, d.size, &mut file)
-            .map_err(|x| e("writing", x))?;
+    match &d.sparse {
+        Some(map) => copier.copy_sparse(data, Regions::Packed(d.offset), map, &mut file),
+        None if d.size > 0 => copier.copy(data, d.offset, d.size, &mut file),
+        None => Ok(()),
     }
+    .map_err(|x| e("writing", x))?;
     // After the data: a write by a non-owner would clear setuid/setgid anyway.
     fchmod(&file, Mode::from_raw_mode(mode)).map_err(|x| e("setting the mode of", x.into()))?;
     if let Some(t) = times(mtime) {
@@ -341,14 +342,7 @@ impl<'a> Direct<'a> {
         Ok(())
     }
 
-    fn copy_of(
-        &mut self,
-        tree: &Tree,
-        node: NodeId,
-        target: NodeId,
-        mode: u32,
-        mtime: u64,
-    ) -> Result<(), HydrateError> {
+    fn copy_of(&mut self, tree: &Tree, f: &Payload, target: NodeId) -> Result<(), HydrateError> {
         let tfd = self
             .cache
             .get(tree, tree.parent(target))
@@ -365,13 +359,16 @@ impl<'a> Direct<'a> {
             .metadata()
             .map_err(|x| err(tree, target, "inspecting", x))?
             .len();
-        let mut dst = self.create(tree, node)?;
-        if len > 0 {
-            self.copier
-                .copy(&src, 0, len, &mut dst)
-                .map_err(|x| err(tree, node, "writing", x))?;
-        }
-        self.seal(tree, node, &dst, mode, mtime)
+        let mut dst = self.create(tree, f.node)?;
+        let copied = match f.sparse.as_deref() {
+            Some(map) => self
+                .copier
+                .copy_sparse(&src, Regions::InPlace, map, &mut dst),
+            None if len > 0 => self.copier.copy(&src, 0, len, &mut dst),
+            None => Ok(()),
+        };
+        copied.map_err(|x| err(tree, f.node, "writing", x))?;
+        self.seal(tree, f.node, &dst, f.mode, f.mtime)
     }
 
     /// The end of the pass, once the whole archive was read and accepted as `plan`: links
@@ -460,17 +457,15 @@ impl Sink for Direct<'_> {
     fn file(
         &mut self,
         tree: &Tree,
-        node: NodeId,
-        mode: u32,
-        mtime: u64,
-        read: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
+        f: &Payload,
+        read: &mut ReadPayload<'_>,
     ) -> Result<(), HydrateError> {
         if self.failed.is_some() {
             // The reader skips the payload.
             return Ok(());
         }
-        let mut file = match self.create(tree, node) {
-            Ok(f) => f,
+        let mut file = match self.create(tree, f.node) {
+            Ok(file) => file,
             Err(x) => {
                 self.fail(x);
                 return Ok(());
@@ -480,32 +475,23 @@ impl Sink for Direct<'_> {
             self.buf = vec![0; PAYLOAD_BUF];
         }
         let mut buf = std::mem::take(&mut self.buf);
-        let written = loop {
-            let n = match read(&mut buf) {
-                Ok(0) => break Ok(()),
-                Ok(n) => n,
-                Err(refusal) => {
-                    self.buf = buf;
-                    return Err(refusal);
-                }
-            };
-            if let Err(x) = file.write_all(&buf[..n]) {
-                break Err(err(tree, node, "writing", x));
-            }
-        };
+        let written = copy::write_payload(read, &mut buf, f.sparse.as_deref(), &mut file);
         self.buf = buf;
-        match written.and_then(|()| self.seal(tree, node, &file, mode, mtime)) {
+        match written?
+            .map_err(|x| err(tree, f.node, "writing", x))
+            .and_then(|()| self.seal(tree, f.node, &file, f.mode, f.mtime))
+        {
             Ok(()) => {}
             Err(x) => self.fail(x),
         }
         Ok(())
     }
 
-    fn copy(&mut self, tree: &Tree, node: NodeId, target: NodeId, mode: u32, mtime: u64) {
+    fn copy(&mut self, tree: &Tree, f: &Payload, target: NodeId) {
         if self.failed.is_some() {
             return;
         }
-        if let Err(x) = self.copy_of(tree, node, target, mode, mtime) {
+        if let Err(x) = self.copy_of(tree, f, target) {
             self.fail(x);
         }
     }

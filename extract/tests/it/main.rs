@@ -19,4 +19,5 @@ mod reasons;
 mod recover;
 mod roundtrip;
 mod single_pass;
+mod sparse;
 mod streams;

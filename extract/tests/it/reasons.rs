@@ -318,8 +318,9 @@ fn malformed() {
     );
 }
 
-/// Unknown flags keep their raw byte; sparse members (GNU `S`, PAX `GNU.sparse.*`) are
-/// refused instead of being written as `GNUSparseFile.N/...`.
+/// Unknown flags keep their raw byte; sparse members in forms the reference does not read
+/// (type `S` under the POSIX magic, PAX `GNU.sparse.major` without `minor`) are refused
+/// (readable ones: `tests/it/sparse/mod.rs`).
 #[test]
 fn unsupported() {
     let ar = Raw::new().push(b'Z', b"weird", b"", b"", 0o644).finish();

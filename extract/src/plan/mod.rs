@@ -8,28 +8,36 @@
 //! are handed to a [`Sink`] as they are read, which writes them into the staging tree
 //! ([`crate::hydrate`]'s single pass).
 
+use std::sync::Arc;
+
 use crate::error::refuse;
 use crate::input::Input;
 use crate::name;
 use crate::reader::{RawMember, Reader};
-use crate::resolve;
-use crate::symlink_target::{self, Verdict};
+use crate::sparse::SparseMap;
 use crate::tree::{NodeId, Tree, TreeFull, ROOT};
 use crate::{
-    Duplicates, EscapingSymlinks, Hardlinks, HydrateError, HydrateReport, ListedMember, Listing,
-    MemberKind, Modes, Policy, Reason, SpecialFiles,
+    Duplicates, EscapingSymlinks, HydrateError, HydrateReport, ListedMember, Listing, MemberKind,
+    Modes, Policy, Reason,
 };
+
+mod links;
+mod sink;
+
+pub(crate) use sink::{NoSink, Payload, ReadPayload, Sink};
 
 /// Mode of directories that the archive implies but does not list (`a/` for a member `a/b`).
 pub(crate) const IMPLICIT_DIR_MODE: u32 = 0o755;
 
 /// Where a regular file's bytes are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Data {
     /// Offset in the archive file (in the tar stream, for a stream), in bytes.
     pub(crate) offset: u64,
-    /// Length in bytes.
+    /// Length in bytes (of a sparse file, of its data regions together).
     pub(crate) size: u64,
+    /// A sparse file's map: the `size` bytes are its regions one after the other.
+    pub(crate) sparse: Option<Arc<SparseMap>>,
 }
 
 /// One thing the write pass does.
@@ -92,70 +100,15 @@ enum Node {
         explicit: bool,
         children: bool,
     },
-    /// A regular file created by `action`, with its data.
-    File {
-        action: usize,
-        data: Data,
-        mode: u32,
-    },
+    /// A regular file created by `action` (a `File` or `Hardlink` one, which holds its
+    /// data).
+    File { action: usize, mode: u32 },
     /// A symlink (`action` is `None` if the policy dropped it).
     Symlink { action: Option<usize> },
     /// A dropped special file, or a hardlink to itself.
     Other,
 }
-
-/// What the validation pass tells a writer as it goes (see [`crate::stage::Direct`]): every
-/// call comes after the member it is about has passed its checks, so nothing is written for
-/// a member that is refused. [`NoSink`] ignores them all.
-pub(crate) trait Sink {
-    /// A directory is planned at `node` (its parent is planned already).
-    fn dir(&mut self, tree: &Tree, node: NodeId);
-    /// The regular file planned at `node` (mode `mode`, mtime `mtime` in seconds) has its
-    /// payload next: `read` gives it (0 at its end). A refusal `read` returns is passed on;
-    /// a fault of the writer's own is kept by the writer, not returned.
-    fn file(
-        &mut self,
-        tree: &Tree,
-        node: NodeId,
-        mode: u32,
-        mtime: u64,
-        read: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
-    ) -> Result<(), HydrateError>;
-    /// `node` is a copy of the regular file now planned at `target` (a hardlink member),
-    /// with mode `mode` and mtime `mtime` (seconds).
-    fn copy(&mut self, tree: &Tree, node: NodeId, target: NodeId, mode: u32, mtime: u64);
-    /// What was planned at `node` (an empty directory if `dir`, else a regular file) is
-    /// superseded by a later member of the same name.
-    fn remove(&mut self, tree: &Tree, node: NodeId, dir: bool);
-}
-
-/// The sink of a pass that writes nothing.
-pub(crate) struct NoSink;
-
-impl Sink for NoSink {
-    fn dir(&mut self, _: &Tree, _: NodeId) {}
-    fn file(
-        &mut self,
-        _: &Tree,
-        _: NodeId,
-        _: u32,
-        _: u64,
-        _: &mut dyn FnMut(&mut [u8]) -> Result<usize, HydrateError>,
-    ) -> Result<(), HydrateError> {
-        Ok(())
-    }
-    fn copy(&mut self, _: &Tree, _: NodeId, _: NodeId, _: u32, _: u64) {}
-    fn remove(&mut self, _: &Tree, _: NodeId, _: bool) {}
-}
-
-/// A regular file whose payload the sink is to be given.
-struct Payload {
-    node: NodeId,
-    mode: u32,
-    mtime: u64,
-}
-
-struct Validator<'p, 's, S> {
+pub(super) struct Validator<'p, 's, S> {
     policy: &'p Policy,
     sink: &'s mut S,
     /// The regular file of the member just checked, if it has a payload for the sink.
@@ -214,8 +167,7 @@ pub(crate) fn build_into<I: Input, S: Sink>(
         v.member(member)?;
         if let Some(p) = v.payload.take() {
             let mut read = |buf: &mut [u8]| reader.payload_chunk(buf);
-            v.sink
-                .file(&v.plan.tree, p.node, p.mode, p.mtime, &mut read)?;
+            v.sink.file(&v.plan.tree, &p, &mut read)?;
         }
     }
     if members == 0 && !policy.allow_empty {
@@ -241,49 +193,6 @@ fn collision(raw: &[u8]) -> HydrateError {
 }
 
 impl<S: Sink> Validator<'_, '_, S> {
-    /// Resolves every planned relative symlink through the other planned symlinks (see
-    /// [`crate::resolve`]); refuses `symlink-escape` if one leaves the root that way.
-    fn check_link_chains(&self) -> Result<(), HydrateError> {
-        let link_of = |id: NodeId| -> Option<&[u8]> {
-            match self.nodes.get(id as usize) {
-                Some(Some(Node::Symlink { action: Some(i) })) => match &self.plan.actions[*i] {
-                    Action::Symlink { target, .. } => Some(target.as_slice()),
-                    _ => None,
-                },
-                _ => None,
-            }
-        };
-        let mut budget = resolve::BUDGET;
-        for action in &self.plan.actions {
-            let Action::Symlink { node, target, .. } = action else {
-                continue;
-            };
-            if target.first() == Some(&b'/') {
-                continue;
-            }
-            let dir = self.plan.tree.parent(*node);
-            let name = || self.plan.tree.path(*node);
-            match resolve::escapes(&self.plan.tree, dir, target, &link_of, &mut budget) {
-                Ok(false) => {}
-                Ok(true) => {
-                    return Err(refuse(
-                        Reason::SymlinkEscape,
-                        &name(),
-                        "symlink target leaves the root through another symlink of the archive",
-                    ))
-                }
-                Err(resolve::OverBudget) => {
-                    return Err(refuse(
-                        Reason::LimitExceeded,
-                        &name(),
-                        "too much work resolving symlink chains",
-                    ))
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn member(&mut self, m: RawMember) -> Result<(), HydrateError> {
         let count = self.plan.report.members + 1;
         if count > self.policy.limits.members {
@@ -299,7 +208,7 @@ impl<S: Sink> Validator<'_, '_, S> {
                 name: m.name.clone(),
                 kind: m.kind,
                 link_target: m.link.clone(),
-                size: m.size,
+                size: m.file_size(),
                 mode: m.mode,
             });
         }
@@ -536,6 +445,7 @@ impl<S: Sink> Validator<'_, '_, S> {
         let data = Data {
             offset: m.data_offset,
             size: m.size,
+            sparse: m.sparse.clone(),
         };
         let action = self.plan.actions.len();
         let file = Action::File {
@@ -544,11 +454,12 @@ impl<S: Sink> Validator<'_, '_, S> {
             mode,
             mtime: m.mtime,
         };
-        self.set(node, Node::File { action, data, mode }, Some(file));
+        self.set(node, Node::File { action, mode }, Some(file));
         self.payload = Some(Payload {
             node,
             mode,
             mtime: m.mtime,
+            sparse: m.sparse.clone(),
         });
         Ok(())
     }
@@ -563,152 +474,6 @@ impl<S: Sink> Validator<'_, '_, S> {
                 format!("more than {} payload bytes", self.policy.limits.total_bytes),
             ));
         }
-        Ok(())
-    }
-
-    /// Hardlinks (type `1`). The target must name an earlier member of this archive, never
-    /// a path on disk: resolving link targets against the filesystem is how extractors were
-    /// made to link to (and then overwrite) files outside the root (CVE-2025-4517's
-    /// hardlink variant; GNU tar's "hard link to outside" class).
-    fn hardlink(&mut self, node: NodeId, depth: usize, m: &RawMember) -> Result<(), HydrateError> {
-        if self.policy.hardlinks == Hardlinks::Reject {
-            return Err(refuse(
-                Reason::HardlinkNotAllowed,
-                &m.name,
-                "hardlink members are refused by policy",
-            ));
-        }
-        let raw_target = m.link.as_deref().unwrap_or_default();
-        let dangling = |what: &str| {
-            refuse(
-                Reason::DanglingHardlink,
-                &m.name,
-                format!(
-                    "link target `{}` {what}",
-                    String::from_utf8_lossy(raw_target)
-                ),
-            )
-        };
-        let comps = name::normalize(raw_target, &self.policy.limits)
-            .map_err(|(_, d)| dangling(&format!("is not a member name: {d}")))?;
-        let target = self.lookup(&comps);
-        // H12 (`REG x`, `LNK x -> x`, which GNU tar writes when a file is given twice): the
-        // link adds no name and no data; it is accepted as a no-op and `x` keeps its data.
-        if target == Some(node) {
-            return match self.nodes[node as usize] {
-                Some(Node::File { .. }) => {
-                    self.plan.report.dropped.push(m.name.clone());
-                    Ok(())
-                }
-                _ => Err(dangling("is not an earlier regular member")),
-            };
-        }
-        match target.and_then(|t| self.nodes[t as usize].map(|n| (t, n))) {
-            Some((t, Node::File { action, data, mode })) => {
-                self.add_bytes(data.size, &m.name)?;
-                self.replace(node, &m.name, false)?;
-                self.sink.copy(&self.plan.tree, node, t, mode, m.mtime);
-                let new = self.plan.actions.len();
-                let link = Action::Hardlink {
-                    node,
-                    target: action,
-                    data,
-                    mode,
-                    mtime: m.mtime,
-                    link: self.policy.hardlinks == Hardlinks::Link,
-                };
-                self.set(
-                    node,
-                    Node::File {
-                        action: new,
-                        data,
-                        mode,
-                    },
-                    Some(link),
-                );
-                Ok(())
-            }
-            // H8: a second name of a symlink comes back as a symlink with the same archived
-            // target, decided again for the second name's own directory: a rebased target
-            // is relative to the link's directory, so each name gets its own text, and a
-            // relative target that stays inside from one directory may leave from another.
-            Some((
-                _,
-                Node::Symlink {
-                    action: Some(action),
-                },
-            )) => {
-                let Action::Symlink {
-                    target, archived, ..
-                } = &self.plan.actions[action]
-                else {
-                    return Err(dangling("is not an earlier regular member"));
-                };
-                let archived = archived.clone().unwrap_or_else(|| target.clone());
-                self.symlink_named(node, depth, &archived, m)
-            }
-            Some((_, Node::Dir { .. })) => Err(dangling("is a directory")),
-            Some(_) => Err(dangling("was dropped or is not a regular file")),
-            None => Err(dangling("is not an earlier member of the archive")),
-        }
-    }
-
-    fn symlink(&mut self, node: NodeId, depth: usize, m: &RawMember) -> Result<(), HydrateError> {
-        let target = m.link.as_deref().unwrap_or_default();
-        self.symlink_named(node, depth, target, m)
-    }
-
-    /// A symlink at `node` (`depth` components below the root) with the archived target
-    /// `archived`, for member `m` (a symlink member, or a hardlink to one).
-    fn symlink_named(
-        &mut self,
-        node: NodeId,
-        depth: usize,
-        archived: &[u8],
-        m: &RawMember,
-    ) -> Result<(), HydrateError> {
-        match symlink_target::decide(depth.saturating_sub(1), archived, self.policy) {
-            Verdict::Refuse(reason, detail) => Err(refuse(reason, &m.name, detail)),
-            Verdict::Drop => {
-                self.replace(node, &m.name, false)?;
-                self.set(node, Node::Symlink { action: None }, None);
-                self.plan.report.dropped.push(m.name.clone());
-                Ok(())
-            }
-            Verdict::Keep(target) => {
-                self.replace(node, &m.name, false)?;
-                let action = self.plan.actions.len();
-                let archived = (target != archived).then(|| archived.to_vec());
-                let link = Action::Symlink {
-                    node,
-                    target,
-                    archived,
-                };
-                self.set(
-                    node,
-                    Node::Symlink {
-                        action: Some(action),
-                    },
-                    Some(link),
-                );
-                Ok(())
-            }
-        }
-    }
-
-    /// FIFOs and devices: never created (a device node in a workspace is a privilege
-    /// escalation; a FIFO hangs readers). `Drop` leaves them out, `Reject` refuses.
-    fn special(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
-        if self.policy.special_files == SpecialFiles::Reject {
-            return Err(refuse(
-                Reason::SpecialFile,
-                &m.name,
-                format!("{:?} member refused by policy", m.kind),
-            ));
-        }
-        self.replace(node, &m.name, false)?;
-        self.set(node, Node::Other, None);
-        self.plan.report.dropped.push(m.name.clone());
         Ok(())
     }
 }

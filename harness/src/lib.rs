@@ -7,9 +7,9 @@
 
 pub mod archive;
 pub mod checks;
+pub mod engine;
 pub mod error;
 pub mod exit;
-pub mod faults;
 pub mod fuzz;
 pub mod gen;
 pub mod jail;

@@ -153,7 +153,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         };
     // In a view, the in-process reference runs as a child (`snapconf hydrate`) inside it.
     let ex: Box<dyn snapconf_producers::Extractor> = if view && name == "reference" {
-        Box::new(snapconf_harness::faults::ChildReference::new(
+        Box::new(snapconf_harness::engine::faults::ChildReference::new(
             bin.clone(),
             &reference_policy(&profile, None),
         ))
@@ -185,7 +185,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         server: !a.one_shot,
         jobs: a
             .jobs
-            .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
+            .map_or_else(snapconf_harness::engine::pool::default_jobs, |j| j as usize),
         replay_args: replay_args(&a),
         known: baseline.clone().unwrap_or_default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,

@@ -5,17 +5,18 @@ use super::args::LifecycleArgs;
 use super::run::{clock_seed, finish, isolate, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::faults::FaultOptions;
+use snapconf_harness::engine::progress::Progress;
+use snapconf_harness::engine::shard::{BadShard, Shard};
+use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::exit;
-use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::lifecycle::runner::{
     read_reproducer, replay as replay_sequence, run as run_lifecycle, LifecycleOptions,
     LifecycleReport,
 };
+use snapconf_harness::model::fault::FaultKind;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::report::Progress;
-use snapconf_harness::run::shard::{BadShard, Shard};
-use snapconf_harness::run::shrink::ShrinkBudget;
 use std::time::Duration;
 
 pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
@@ -187,7 +188,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
         max_turns: seq.turns.len(),
         seed: meta.seed,
         gen: Default::default(),
-        env: snapconf_harness::run::case::Env {
+        env: snapconf_harness::engine::case::Env {
             profile: meta.profile.clone(),
             timeout: Duration::from_secs(meta.timeout_secs.max(1)),
             jail_base: a

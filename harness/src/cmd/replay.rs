@@ -3,10 +3,10 @@
 use super::args::ReplayArgs;
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::case::{run_case, Env};
+use snapconf_harness::engine::faults::{read_fault_json, FaultOptions};
 use snapconf_harness::exit;
-use snapconf_harness::faults::{read_fault_json, FaultOptions};
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::run::case::{run_case, Env};
 use snapconf_harness::run::repro::{read_case_dir, reproduces};
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;

@@ -4,16 +4,18 @@ use super::args::{PairArgs, RunArgs};
 use super::Usage;
 use super::{adapters, backends};
 use anyhow::Context;
+use snapconf_harness::engine::case::Env;
+use snapconf_harness::engine::faults::FaultOptions;
+use snapconf_harness::engine::progress::Progress;
+use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::exit;
-use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::jail::default_jail_base;
+use snapconf_harness::model::fault::FaultKind;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::report::{summary_text, write_report, Baseline, Progress, RunReport};
-use snapconf_harness::run::case::Env;
+use snapconf_harness::report::{summary_text, write_report, Baseline, RunReport};
 use snapconf_harness::run::runner::{run as run_matrix, RunOptions};
-use snapconf_harness::run::shrink::ShrinkBudget;
 use snapconf_producers::process::limits::{probe_private_mounts, set_private_mounts};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -98,10 +100,10 @@ pub fn setup(
                 .iter()
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
-            shard: snapconf_harness::run::shard::Shard::ALL,
+            shard: snapconf_harness::engine::shard::Shard::ALL,
             jobs: pairs
                 .jobs
-                .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
+                .map_or_else(snapconf_harness::engine::pool::default_jobs, |j| j as usize),
         },
         backends,
     })
@@ -382,7 +384,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: snapconf_harness::run::shard::BadShard| Usage(format!("--shard: {e}")))?
+        .map_err(|e: snapconf_harness::engine::shard::BadShard| Usage(format!("--shard: {e}")))?
         .unwrap_or_default();
     s.opts.env.faults = FaultOptions {
         kinds: faults,

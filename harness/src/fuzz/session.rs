@@ -9,13 +9,13 @@ use super::persist::Persist;
 use super::records::Records;
 use super::signature::signature;
 use crate::checks::{self, Check, Evidence, Violation};
+use crate::engine::case::stragglers;
 use crate::error::{HarnessError, IoContext};
 use crate::gen::Rng;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::model::profile::Profile;
-use crate::run::case::stragglers;
-use crate::run::shrink::ShrinkEnd;
+use crate::report::ShrinkEnd;
 use crate::workspace::observe::observe;
 use serde::Serialize;
 use snapconf_producers::process::view::with_view;
@@ -829,7 +829,7 @@ fn shrink_and_write(
     // timeout is kept instead.
     if confirmed.is_none() && hit.check == Check::HANG {
         min = bytes;
-        end = crate::run::shrink::ShrinkEnd::NotShrunk;
+        end = crate::report::ShrinkEnd::NotShrunk;
     }
     let hit = confirmed.unwrap_or(hit);
     let cause = cause_of(hit.check, &min, &hit.message);

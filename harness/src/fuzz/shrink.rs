@@ -10,7 +10,7 @@
 //! single-record pass then drops extension records that do not matter on their own.
 
 use super::records::Records;
-use crate::run::shrink::remove_runs;
+use crate::engine::shrink::remove_runs;
 use std::ops::Range;
 
 /// The records of each member of `recs`, in order: the extension records before a header

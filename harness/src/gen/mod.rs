@@ -5,12 +5,14 @@
 mod builder;
 mod config;
 mod coverage;
+mod draw;
 mod edge;
 mod edit;
 mod plan;
 mod prior;
 mod resolve;
 mod rng;
+mod sequence;
 mod smaller;
 mod strategy;
 mod template;
@@ -19,8 +21,10 @@ mod tests;
 
 pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
 pub use coverage::{case_shapes, spec_shapes, PRIOR_SHAPES, SPEC_SHAPES};
+pub use draw::{case_runner, draw_case};
 pub use edge::edge_specs;
 pub use edit::{apply_edit, draw_edit, remove_paths, Edit};
 pub use rng::Rng;
+pub use sequence::{draw_sequence, Restore, Sequence, Turn};
 pub use smaller::{NoLarger, NoLargerTree};
 pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

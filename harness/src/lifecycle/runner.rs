@@ -3,18 +3,19 @@
 //! finding of each (pair, check) cell shrunk over the sequence and written as a
 //! reproducer, and `lifecycle.json`; and the replay of such a reproducer.
 
-use super::sequence::{draw_sequence, Sequence};
 use super::session::{run_sequence, SequenceOutcome};
 use super::shrink::shrink_sequence;
 use crate::checks::Check;
+use crate::engine::case::{Env, Finding};
+use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::progress::Event;
+use crate::engine::shard::Shard;
+use crate::engine::shrink::ShrinkBudget;
 use crate::error::{HarnessError, IoContext};
 use crate::gen::GenConfig;
+use crate::gen::{draw_sequence, Sequence};
 use crate::model::profile::Profile;
-use crate::run::case::{Env, Finding};
-use crate::run::pool::{run_pool, Delivered, Until};
-use crate::run::runner::Event;
-use crate::run::shard::Shard;
-use crate::run::shrink::{ShrinkBudget, ShrinkEnd};
+use crate::report::ShrinkEnd;
 use serde::{Deserialize, Serialize};
 use snapconf_producers::{Backend, Extractor, Producer};
 use std::collections::BTreeMap;

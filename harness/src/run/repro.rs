@@ -6,10 +6,10 @@
 //! and exits 1 while the finding reproduces, 0 once it is fixed.
 
 use crate::checks::Check;
+use crate::engine::case::{CaseOutcome, Finding};
 use crate::error::{HarnessError, IoContext};
 use crate::model::profile::Profile;
 use crate::model::spec::{Case, WorkspaceSpec};
-use crate::run::case::{CaseOutcome, Finding};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

@@ -2,14 +2,14 @@
 //! of it.
 
 use crate::checks::Check;
+use crate::engine::case::{run_case, CaseOutcome, Env};
+use crate::engine::faults::write_fault_json;
 use crate::error::HarnessError;
-use crate::faults::write_fault_json;
 use crate::model::spec::Case;
+use crate::report::ShrinkEnd;
 use crate::report::{fingerprint, FindingRecord};
-use crate::run::case::{run_case, CaseOutcome, Env};
 use crate::run::repro::{write_case_dir, FindingMeta};
 use crate::run::runner::RunOptions;
-use crate::run::shrink::ShrinkEnd;
 use crate::run::shrink_job::Job;
 use std::path::Path;
 

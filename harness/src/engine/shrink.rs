@@ -6,36 +6,9 @@
 //! [`minimise`] polish, keeping each candidate that still fails.
 
 use crate::model::spec::Case;
-use proptest::strategy::Strategy;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use sha2::{Digest, Sha256};
+use crate::report::ShrinkEnd;
+
 use std::time::{Duration, Instant};
-
-/// A test runner whose RNG is a pure function of `(seed, index)`.
-pub fn case_runner(seed: u64, index: u64) -> TestRunner {
-    let mut h = Sha256::new();
-    h.update(b"snapconf case rng v1");
-    h.update(seed.to_le_bytes());
-    h.update(index.to_le_bytes());
-    let digest = h.finalize();
-    let mut bytes = [0u8; 32];
-    bytes.copy_from_slice(&digest);
-    TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
-    )
-}
-
-/// Draw case `index` of the run with `seed`.
-pub fn draw_case<S>(strategy: &S, seed: u64, index: u64) -> Result<S::Tree, String>
-where
-    S: Strategy<Value = Case>,
-{
-    let mut runner = case_runner(seed, index);
-    strategy
-        .new_tree(&mut runner)
-        .map_err(|e| format!("cannot draw case {index}: {e}"))
-}
 
 /// Limits on one shrink.
 #[derive(Clone, Copy, Debug)]
@@ -51,50 +24,6 @@ impl Default for ShrinkBudget {
         ShrinkBudget {
             steps: 400,
             time: Duration::from_secs(60),
-        }
-    }
-}
-
-/// Why a shrink ended (`report.json`'s `shrink` field of a finding).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ShrinkEnd {
-    /// Nothing simpler that the shrinker tries still fails: a local minimum.
-    Minimal,
-    /// The candidate budget (`--shrink-steps`) ran out first.
-    Steps,
-    /// The time budget (`--shrink-time`, or what `--shrink-total` had left) ran out first.
-    Time,
-    /// The run was stopped (Ctrl-C) while shrinking.
-    Interrupted,
-    /// Not shrunk: the run's `--shrink-total` was spent before this finding's turn, so it
-    /// is written as found.
-    TotalSpent,
-    /// Not shrunk: a finding read from a report written before this field existed, or a
-    /// fuzz `hang` whose shrunk archive did not hang again at the full timeout (the archive
-    /// found is kept).
-    #[default]
-    NotShrunk,
-}
-
-impl ShrinkEnd {
-    /// How a report states the size of a finding's case of `entries` W1 entries and how its
-    /// shrink ended: `shrunk to 2 entries`, `shrunk to 5 entries, time budget ran out`,
-    /// `34 entries, not shrunk: the run's --shrink-total was spent`.
-    pub fn describe(self, entries: usize) -> String {
-        let n = format!(
-            "{entries} {}",
-            if entries == 1 { "entry" } else { "entries" }
-        );
-        match self {
-            ShrinkEnd::Minimal => format!("shrunk to {n}"),
-            ShrinkEnd::Steps => format!("shrunk to {n}, step budget ran out"),
-            ShrinkEnd::Time => format!("shrunk to {n}, time budget ran out"),
-            ShrinkEnd::Interrupted => format!("shrunk to {n}, interrupted"),
-            ShrinkEnd::TotalSpent => {
-                format!("{n}, not shrunk: the run's --shrink-total was spent")
-            }
-            ShrinkEnd::NotShrunk => format!("{n}, not shrunk"),
         }
     }
 }
@@ -430,9 +359,11 @@ fn renamed_short(case: &Case, i: usize) -> Option<Case> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::draw_case;
     use crate::model::bytes::RelPath;
     use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
     use proptest::collection::vec;
+    use proptest::strategy::Strategy;
     use proptest::strategy::ValueTree;
     use std::convert::Infallible;
 

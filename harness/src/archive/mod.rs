@@ -2,5 +2,6 @@
 //! external parser's reading of an archive.
 
 pub mod listing;
+pub mod parser_listing;
 pub mod parsers;
 pub mod raw;

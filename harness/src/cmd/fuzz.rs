@@ -162,10 +162,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     };
     // A default directory is unique to this process (two sessions of one seed never share
     // one), as `run`'s is.
-    let report_dir = a
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| super::run::default_report_dir(&format!("fuzz-{name}"), seed));
+    let report_dir = a.report_dir.clone().unwrap_or_else(|| {
+        snapconf_harness::engine::report_dir::default_report_dir(&format!("fuzz-{name}"), seed)
+    });
     let opts = FuzzOptions {
         bases: if a.replay.is_some() {
             Vec::new()
@@ -208,7 +207,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     }
     // Checked (and an earlier session's files removed) before the session, as for `run`.
     super::not_interrupted()?;
-    super::run::prepare_report_dir(&report_dir, a.report_dir.is_some())?;
+    snapconf_harness::engine::report_dir::prepare_report_dir(&report_dir, a.report_dir.is_some())
+        .map_err(Usage::from)?;
     eprintln!(
         "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
         a.time,

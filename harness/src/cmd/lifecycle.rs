@@ -2,11 +2,12 @@
 //! `--replay` of their reproducers.
 
 use super::args::LifecycleArgs;
-use super::run::{clock_seed, finish, isolate, setup, ShrinkLimits};
+use super::run::{finish, isolate, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::faults::FaultOptions;
 use snapconf_harness::engine::progress::Progress;
+use snapconf_harness::engine::report_dir::clock_seed;
 use snapconf_harness::engine::shard::{BadShard, Shard};
 use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::exit;

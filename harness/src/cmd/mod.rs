@@ -133,6 +133,12 @@ pub fn not_interrupted() -> anyhow::Result<()> {
 #[error("{0}")]
 pub struct Usage(pub String);
 
+impl From<snapconf_harness::engine::report_dir::ReportDirError> for Usage {
+    fn from(e: snapconf_harness::engine::report_dir::ReportDirError) -> Usage {
+        Usage(e.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// A cause already printed by the error above it is not printed again; one that is not

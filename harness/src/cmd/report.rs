@@ -1,9 +1,10 @@
 //! `snapconf report merge DIR... --out DIR`.
 
 use super::args::ReportMergeArgs;
-use super::run::{finish, prepare_report_dir, read_lock_report_dir};
+use super::run::finish;
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::report_dir::{prepare_report_dir, read_lock_report_dir};
 use snapconf_harness::lifecycle::runner::LifecycleMeta;
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
 use snapconf_harness::run::repro::FindingMeta;
@@ -38,7 +39,7 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         }
         // Read under a shared lock: not while a run writes it, and no run starts to.
         if dir.is_dir() {
-            read_lock_report_dir(dir)?;
+            read_lock_report_dir(dir).map_err(Usage::from)?;
         }
         let file = ReportFile::load(&dir.join("report.json")).map_err(Usage)?;
         // A reproducer is `cases/<id>` and nothing else: a report is input, and its paths
@@ -71,7 +72,7 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         });
     }
     let merged = merge_reports(&inputs).map_err(Usage)?;
-    prepare_report_dir(&a.out, true)?;
+    prepare_report_dir(&a.out, true).map_err(Usage::from)?;
     let mut copied: Vec<&str> = Vec::new();
     for (f, &src) in merged.run.findings.iter().zip(&merged.source) {
         if copied.contains(&f.case_dir.as_str()) {

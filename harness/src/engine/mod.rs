@@ -7,5 +7,6 @@ pub mod case;
 pub mod faults;
 pub mod pool;
 pub mod progress;
+pub mod report_dir;
 pub mod shard;
 pub mod shrink;

@@ -71,7 +71,7 @@ pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
 fn replay_args(a: &FuzzArgs) -> String {
     let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.into());
     let backends: Vec<PathBuf> = a.backends.iter().map(|b| absolute(b)).collect();
-    let mut args = snapconf_harness::run::repro::backend_args(&backends);
+    let mut args = snapconf_harness::engine::repro::backend_args(&backends);
     if let Some(p) = &a.profile {
         // A built-in profile's name stays a name; a file becomes an absolute path.
         let p = if std::path::Path::new(p).exists() {
@@ -80,7 +80,7 @@ fn replay_args(a: &FuzzArgs) -> String {
             p.clone()
         };
         args.push_str(" --profile ");
-        args.push_str(&snapconf_harness::run::repro::shell_word(&p));
+        args.push_str(&snapconf_harness::engine::repro::shell_word(&p));
     }
     args
 }

@@ -166,12 +166,15 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
 fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
     snapconf_harness::jail::leftovers::sweep_at_start(a.pairs.jail_dir.as_deref());
     let (meta, seq) = read_reproducer(dir).map_err(Usage)?;
+    // `read_reproducer` refuses a lifecycle finding without either.
+    let producer = meta.producer.clone().unwrap_or_default();
+    let extractor = meta.extractor.clone().unwrap_or_default();
     let backends = super::backends::load(&a.pairs.backends)?;
     let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
-    let producers = super::adapters::producers(std::slice::from_ref(&meta.producer), &backends)
+    let producers = super::adapters::producers(std::slice::from_ref(&producer), &backends)
         .map_err(|e| Usage(format!("{e}{hint}")))?;
     let extractors = super::adapters::extractors(
-        std::slice::from_ref(&meta.extractor),
+        std::slice::from_ref(&extractor),
         reference_policy(&meta.profile, None),
         &backends,
     )
@@ -187,7 +190,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
     let opts = LifecycleOptions {
         sequences: 1,
         max_turns: seq.turns.len(),
-        seed: meta.seed,
+        seed: meta.seed.unwrap_or_default(),
         gen: Default::default(),
         env: snapconf_harness::engine::case::Env {
             profile: meta.profile.clone(),
@@ -215,7 +218,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
         jobs: 1,
         shard: Shard::ALL,
     };
-    let pair = format!("{} x {}", meta.producer, meta.extractor);
+    let pair = format!("{producer} x {extractor}");
     let r = replay_sequence(&opts, &meta, &seq).context("the replay failed")?;
     match r.finding {
         Some(f) => {

@@ -5,9 +5,8 @@ use super::run::finish;
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::report_dir::{prepare_report_dir, read_lock_report_dir};
-use snapconf_harness::lifecycle::runner::LifecycleMeta;
+use snapconf_harness::engine::repro::{FindingFile, ReproMode};
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
-use snapconf_harness::run::repro::FindingMeta;
 use snapconf_producers::input::{self, InputError, ARCHIVE_LIMIT, CONFIG_LIMIT};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
@@ -170,11 +169,11 @@ fn case_files(case: &OwnedFd, shown: &Path) -> Result<Vec<OsString>, InputError>
 fn read_case_index(case: &OwnedFd, shown: &Path) -> Option<u64> {
     let name = Path::new("finding.json");
     let text = input::read_text_at(case, name, &shown.join(name), CONFIG_LIMIT).ok()?;
-    if let Ok(meta) = serde_json::from_str::<FindingMeta>(&text) {
-        return meta.case_index;
+    let meta = FindingFile::parse(&text).ok()?;
+    match meta.mode {
+        ReproMode::Run | ReproMode::Faults | ReproMode::Lifecycle => meta.case_index,
+        ReproMode::Fuzz => None,
     }
-    let meta: LifecycleMeta = serde_json::from_str(&text).ok()?;
-    Some(meta.index)
 }
 
 /// `cases/<id>` with one plain component for the id (no `..`, no `/`, not empty).

@@ -8,5 +8,6 @@ pub mod faults;
 pub mod pool;
 pub mod progress;
 pub mod report_dir;
+pub mod repro;
 pub mod shard;
 pub mod shrink;

@@ -145,7 +145,7 @@ pub fn all_listings(path: &Path) -> Result<Vec<ParserRun>, ParsersError> {
 }
 
 /// The listings of the parsers that ran, by name, in order: what
-/// [`crate::checks::parser_disagreement::disagreements`] compares.
+/// the `parser-disagreement` check compares.
 pub fn listings(runs: &[ParserRun]) -> Vec<(&str, &ParserListing)> {
     runs.iter()
         .filter_map(|r| r.listing.as_ref().map(|l| (r.parser, l)))

@@ -230,7 +230,7 @@ pub struct FindingRecord {
     /// `total-spent`, `not-shrunk` (see [`crate::report::ShrinkEnd`]).
     #[serde(default)]
     pub shrink: crate::report::ShrinkEnd,
-    /// A fuzz finding's cause signature (`crate::fuzz::signature` of the shrunk archive,
+    /// A fuzz finding's cause signature (the fuzzer's signature of the shrunk archive,
     /// or `prior: <message>` for `atomic-hydration`): when present, it, not the message,
     /// is what the fingerprint digests ([`FindingRecord::key_fingerprint`]). Absent for
     /// the other modes.

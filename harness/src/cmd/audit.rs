@@ -1,7 +1,7 @@
 //! `snapconf audit DIR [--exclude PATH]...`.
 
 use super::args::AuditArgs;
-use super::run::{finish, setup, ShrinkLimits};
+use super::common::{finish, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::progress::Progress;

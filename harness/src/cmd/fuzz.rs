@@ -231,7 +231,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             f.case_dir
         ),
     })
-    .map_err(|e| super::run::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
+    .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&report_dir)
@@ -272,7 +272,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     }
     // The same report as `run`'s; exit 1 only for a cause the baseline does not list.
     let report = snapconf_harness::fuzz::fuzz_report(&summary, &name, &opts.profile.name, seed);
-    let code = super::run::finish(report, &report_dir, a.baseline.as_deref())?;
+    let code = super::common::finish(report, &report_dir, a.baseline.as_deref())?;
     if snapconf_harness::jail::cleanup::stop_requested() {
         eprintln!("snapconf fuzz: interrupted; the findings so far are written");
         return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);

@@ -2,7 +2,7 @@
 //! `--replay` of their reproducers.
 
 use super::args::LifecycleArgs;
-use super::run::{finish, isolate, setup, ShrinkLimits};
+use super::common::{finish, isolate, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::faults::FaultOptions;
@@ -85,7 +85,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     let units = opts.shard_len() * (opts.producers.len() * opts.extractors.len()) as u64;
     let mut progress = Progress::counting(units, "sequences");
     let report = run_lifecycle(&opts, &mut |ev| progress.event(&ev))
-        .map_err(|e| super::run::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
+        .map_err(|e| super::common::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
         .context("the lifecycle run failed")?;
     progress.finish();
     let dir = &opts.report_dir;

@@ -14,6 +14,7 @@ mod args;
 mod audit;
 mod backends;
 mod baseline;
+mod common;
 mod fuzz;
 mod hydrate;
 mod lifecycle;

@@ -1,7 +1,7 @@
 //! `snapconf report merge DIR... --out DIR`.
 
 use super::args::ReportMergeArgs;
-use super::run::finish;
+use super::common::finish;
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::report_dir::{prepare_report_dir, read_lock_report_dir};

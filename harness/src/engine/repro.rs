@@ -386,3 +386,99 @@ pub fn backend_args(backends: &[std::path::PathBuf]) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROFILE: &str = r#"{"name":"default","hardlinks":"copy","special-files":"drop",
+        "absolute-symlinks":"keep","escaping-symlinks":"keep","modes":"exec-bit",
+        "mtimes":"ignore"}"#;
+
+    /// A run's `finding.json` of schema 1 (no `mode`) reads as a run's, with its fields.
+    #[test]
+    fn a_schema_1_run_finding_reads_as_a_run() {
+        let text = format!(
+            r#"{{"schema":1,"check":"roundtrip","producer":"tar-rs","extractor":null,
+            "profile":{PROFILE},"message":"m","seed":7,"case_index":3,"timeout_secs":5,
+            "entries":2}}"#
+        );
+        let f = FindingFile::parse(&text).expect("parses");
+        assert_eq!(f.mode, ReproMode::Run);
+        assert_eq!(f.producer.as_deref(), Some("tar-rs"));
+        assert_eq!(
+            (f.seed, f.case_index, f.entries),
+            (Some(7), Some(3), Some(2))
+        );
+        assert_eq!(f.pair(), "capture by tar-rs");
+    }
+
+    /// A lifecycle reproducer's `finding.json` of schema 1 (`index`, no `mode`) reads as a
+    /// lifecycle one, its `index` as the case index.
+    #[test]
+    fn a_schema_1_lifecycle_finding_reads_as_a_lifecycle_one() {
+        let text = format!(
+            r#"{{"schema":1,"check":"checkpoint-restore","producer":"tar-rs",
+            "extractor":"reference","profile":{PROFILE},"message":"m","seed":1,"index":4,
+            "timeout_secs":5,"faults":["kill"]}}"#
+        );
+        let f = FindingFile::parse(&text).expect("parses");
+        assert_eq!(f.mode, ReproMode::Lifecycle);
+        assert_eq!(f.case_index, Some(4));
+        assert_eq!(f.faults, vec!["kill".to_string()]);
+        let dir = Path::new("cases/x");
+        assert!(f
+            .expect_mode(&[ReproMode::Lifecycle], &dir.join(FINDING_JSON))
+            .is_ok());
+        let e = f
+            .expect_mode(
+                &[ReproMode::Run, ReproMode::Faults],
+                &dir.join(FINDING_JSON),
+            )
+            .expect_err("not a run's");
+        assert!(e.contains("lifecycle --replay"), "{e}");
+    }
+
+    /// What a mode writes reads back the same, with `mode`, and without the fields of
+    /// other modes.
+    #[test]
+    fn every_mode_round_trips_and_writes_only_its_fields() {
+        let profile = Profile::default_profile();
+        for mode in [
+            ReproMode::Run,
+            ReproMode::Faults,
+            ReproMode::Lifecycle,
+            ReproMode::Fuzz,
+        ] {
+            let mut f = FindingFile::new(
+                mode,
+                Check::ROUNDTRIP,
+                Some("reference".into()),
+                profile.clone(),
+                "m".into(),
+                Some(1),
+                None,
+                5,
+            );
+            if mode == ReproMode::Fuzz {
+                f.iteration = Some(9);
+                f.shrink = Some(crate::report::ShrinkEnd::Minimal);
+                f.mutations = vec![serde_json::json!({"op": "reorder", "a": 0, "b": 1})];
+            } else {
+                f.producer = Some("tar-rs".into());
+            }
+            let text = serde_json::to_string_pretty(&f).expect("json");
+            assert!(
+                text.contains(&format!("\"mode\": \"{}\"", mode.id())),
+                "{text}"
+            );
+            assert_eq!(
+                text.contains("\"iteration\""),
+                mode == ReproMode::Fuzz,
+                "{text}"
+            );
+            assert!(!text.contains("\"faults\""), "{text}");
+            assert_eq!(FindingFile::parse(&text).expect("parses"), f);
+        }
+    }
+}

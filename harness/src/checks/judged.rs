@@ -7,7 +7,8 @@ use crate::model::tree::{NodeKind, Tree};
 /// The reference's judgement of one archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judged {
-    /// `Some(reason)` when the reference refuses it for an [`UNSAFE_REASONS`] reason.
+    /// `Some(reason)` when the reference refuses it for a reason that means unsafe (one of
+    /// the fuzzer's `UNSAFE_REASONS`: a write outside the root, through a link, a special file).
     pub unsafe_reason: Option<String>,
     /// True if some member asks for a setuid or setgid bit that the profile's modes rule
     /// strips (anything but `exact`).

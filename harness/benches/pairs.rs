@@ -13,11 +13,11 @@
 //! what one core does.
 
 use proptest::strategy::ValueTree;
+use snapconf_harness::engine::case::{run_case, Env};
+use snapconf_harness::gen::draw_case;
 use snapconf_harness::gen::{case_strategy, GenConfig};
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
-use snapconf_harness::run::case::{run_case, Env};
-use snapconf_harness::run::shrink::draw_case;
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::{Duration, Instant};
 

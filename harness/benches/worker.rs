@@ -6,10 +6,10 @@
 //! them). Goal (issue 4): worker mode ≥ 10× command mode.
 
 use proptest::strategy::ValueTree;
+use snapconf_harness::engine::case::{run_case, Env};
+use snapconf_harness::gen::draw_case;
 use snapconf_harness::gen::{case_strategy, GenConfig};
 use snapconf_harness::model::backend_profile::backend_profile;
-use snapconf_harness::run::case::{run_case, Env};
-use snapconf_harness::run::shrink::draw_case;
 use snapconf_producers::backend::{BackendDescription, Mode};
 use snapconf_producers::{Availability, Backend, Extractor, Producer};
 use std::path::Path;

@@ -2,4 +2,5 @@
 //! The raw header view and writer for hostile bytes are `snapconf_tarbytes::raw`.
 
 pub mod listing;
+pub mod parser_listing;
 pub mod parsers;

@@ -12,7 +12,9 @@
 //! ` link to ` cannot be split exactly from text (a limitation of those listings).
 
 use crate::archive::listing::Member;
-use crate::fuzz::{parsed, reference_parse_listing, tar_crate_listing, ParserListing};
+use crate::archive::parser_listing::{
+    parsed, reference_parse_listing, tar_crate_listing, ParserListing,
+};
 use snapconf_extract::MemberKind;
 use snapconf_producers::process::run::run_with_timeout_capturing_stdout;
 use snapconf_producers::{Outcome, ToolError};
@@ -142,14 +144,12 @@ pub fn all_listings(path: &Path) -> Result<Vec<ParserRun>, ParsersError> {
     Ok(out)
 }
 
-/// Every disagreement between the parsers that ran (see
-/// [`crate::checks::parser_disagreement::disagreements`]), one line each.
-pub fn disagreements(runs: &[ParserRun]) -> Vec<String> {
-    let ran: Vec<(&str, &ParserListing)> = runs
-        .iter()
+/// The listings of the parsers that ran, by name, in order: what
+/// the `parser-disagreement` check compares.
+pub fn listings(runs: &[ParserRun]) -> Vec<(&str, &ParserListing)> {
+    runs.iter()
         .filter_map(|r| r.listing.as_ref().map(|l| (r.parser, l)))
-        .collect();
-    crate::checks::parser_disagreement::disagreements(&ran)
+        .collect()
 }
 
 /// Run the `parser` listing `prog args… path` under [`LIST_TIMEOUT`]: its stdout when it

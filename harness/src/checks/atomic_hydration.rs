@@ -9,7 +9,7 @@
 
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
-use crate::workspace::diff::{diff_trees, listing};
+use crate::model::diff::{diff_trees, listing};
 use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::ATOMIC_HYDRATION`].

@@ -7,8 +7,9 @@
 
 use super::Check;
 use crate::archive::listing::Member;
+use crate::archive::parser_listing::ParserListing;
+use crate::checks::Judged;
 use crate::error::{HarnessError, IoContext};
-use crate::fuzz::{Judged, ParserListing};
 use crate::model::profile::Profile;
 use crate::model::tree::Tree;
 use crate::workspace::observe::observe;

@@ -7,7 +7,7 @@
 
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
-use crate::workspace::diff::{listing, listing_shown, ModeShown};
+use crate::model::diff::{listing, listing_shown, ModeShown};
 use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::LATE_FAILURE`].

@@ -2,13 +2,13 @@
 //! listed.
 //!
 //! Property: when `validate` and `hydrate` both accept, the root holds the listed members
-//! and nothing else, as [`crate::fuzz::check_listing`] compares them (kinds, contents,
+//! and nothing else, as [`crate::checks::expected_listing::check_listing`] compares them (kinds, contents,
 //! modes under the policy, link targets, hardlinks sharing an inode, dropped members
 //! absent). Evidence: [`Evidence::reference`] and the root after the step.
 
 use super::{Check, CheckDef, Evidence, Violation};
+use crate::checks::expected_listing::check_listing;
 use crate::error::HarnessError;
-use crate::fuzz::check_listing;
 
 /// The definition registered as [`Check::LISTING_MISMATCH`].
 pub const DEF: CheckDef = CheckDef {

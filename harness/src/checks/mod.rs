@@ -9,8 +9,10 @@ pub mod dangling_link;
 pub mod escaping_link;
 mod evidence;
 pub mod exclusion_leak;
+pub mod expected_listing;
 pub mod hang;
 mod id;
+mod judged;
 pub mod late_failure;
 pub mod listing_mismatch;
 pub mod parser_disagreement;
@@ -25,3 +27,4 @@ pub use evidence::{
     Step, Violation,
 };
 pub use id::{Check, CheckDef};
+pub use judged::{privileged_or_special, Judged};

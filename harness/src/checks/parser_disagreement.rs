@@ -7,8 +7,8 @@
 //! [`Evidence::listings`].
 
 use super::{Check, CheckDef, Evidence, Violation};
+use crate::archive::parser_listing::ParserListing;
 use crate::error::HarnessError;
-use crate::fuzz::ParserListing;
 use crate::model::bytes::escape;
 
 /// The definition registered as [`Check::PARSER_DISAGREEMENT`].

@@ -9,8 +9,8 @@
 
 use super::{first_line, Check, CheckDef, Evidence, Violation};
 use crate::error::HarnessError;
+use crate::model::diff::{diff_trees, listing_shown, ModeShown};
 use crate::model::expected::normalise;
-use crate::workspace::diff::{diff_trees, listing_shown, ModeShown};
 use snapconf_producers::Outcome;
 
 /// The definition registered as [`Check::ROUNDTRIP`].

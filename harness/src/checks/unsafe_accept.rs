@@ -10,8 +10,8 @@
 //! profile and the root after a successful hydration.
 
 use super::{Check, CheckDef, Evidence, Violation};
+use crate::checks::privileged_or_special;
 use crate::error::HarnessError;
-use crate::fuzz::privileged_or_special;
 use crate::model::profile::ModeRule;
 use snapconf_producers::Outcome;
 

@@ -1,13 +1,13 @@
 //! `snapconf audit DIR [--exclude PATH]...`.
 
 use super::args::AuditArgs;
-use super::run::{finish, setup, ShrinkLimits};
+use super::common::{finish, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::progress::Progress;
 use snapconf_harness::exit;
 use snapconf_harness::model::bytes::RelPath;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
-use snapconf_harness::report::Progress;
 use snapconf_harness::run::runner::audit as audit_matrix;
 use snapconf_harness::workspace::describe::spec_from_dir;
 use std::time::Duration;

@@ -71,7 +71,7 @@ pub fn load_bases(corpora: &Path) -> Result<Vec<(String, Vec<u8>)>, Usage> {
 fn replay_args(a: &FuzzArgs) -> String {
     let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.into());
     let backends: Vec<PathBuf> = a.backends.iter().map(|b| absolute(b)).collect();
-    let mut args = snapconf_harness::run::repro::backend_args(&backends);
+    let mut args = snapconf_harness::engine::repro::backend_args(&backends);
     if let Some(p) = &a.profile {
         // A built-in profile's name stays a name; a file becomes an absolute path.
         let p = if std::path::Path::new(p).exists() {
@@ -80,7 +80,7 @@ fn replay_args(a: &FuzzArgs) -> String {
             p.clone()
         };
         args.push_str(" --profile ");
-        args.push_str(&snapconf_harness::run::repro::shell_word(&p));
+        args.push_str(&snapconf_harness::engine::repro::shell_word(&p));
     }
     args
 }
@@ -153,7 +153,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         };
     // In a view, the in-process reference runs as a child (`snapconf hydrate`) inside it.
     let ex: Box<dyn snapconf_producers::Extractor> = if view && name == "reference" {
-        Box::new(snapconf_harness::faults::ChildReference::new(
+        Box::new(snapconf_harness::engine::faults::ChildReference::new(
             bin.clone(),
             &reference_policy(&profile, None),
         ))
@@ -162,10 +162,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     };
     // A default directory is unique to this process (two sessions of one seed never share
     // one), as `run`'s is.
-    let report_dir = a
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| super::run::default_report_dir(&format!("fuzz-{name}"), seed));
+    let report_dir = a.report_dir.clone().unwrap_or_else(|| {
+        snapconf_harness::engine::report_dir::default_report_dir(&format!("fuzz-{name}"), seed)
+    });
     let opts = FuzzOptions {
         bases: if a.replay.is_some() {
             Vec::new()
@@ -185,7 +184,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         server: !a.one_shot,
         jobs: a
             .jobs
-            .map_or_else(snapconf_harness::run::pool::default_jobs, |j| j as usize),
+            .map_or_else(snapconf_harness::engine::pool::default_jobs, |j| j as usize),
         replay_args: replay_args(&a),
         known: baseline.clone().unwrap_or_default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
@@ -208,7 +207,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     }
     // Checked (and an earlier session's files removed) before the session, as for `run`.
     super::not_interrupted()?;
-    super::run::prepare_report_dir(&report_dir, a.report_dir.is_some())?;
+    snapconf_harness::engine::report_dir::prepare_report_dir(&report_dir, a.report_dir.is_some())
+        .map_err(Usage::from)?;
     eprintln!(
         "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
         a.time,
@@ -231,7 +231,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             f.case_dir
         ),
     })
-    .map_err(|e| super::run::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
+    .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&report_dir)
@@ -272,7 +272,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     }
     // The same report as `run`'s; exit 1 only for a cause the baseline does not list.
     let report = snapconf_harness::fuzz::fuzz_report(&summary, &name, &opts.profile.name, seed);
-    let code = super::run::finish(report, &report_dir, a.baseline.as_deref())?;
+    let code = super::common::finish(report, &report_dir, a.baseline.as_deref())?;
     if snapconf_harness::jail::cleanup::stop_requested() {
         eprintln!("snapconf fuzz: interrupted; the findings so far are written");
         return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);

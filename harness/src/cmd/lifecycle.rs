@@ -2,20 +2,22 @@
 //! `--replay` of their reproducers.
 
 use super::args::LifecycleArgs;
-use super::run::{clock_seed, finish, isolate, setup, ShrinkLimits};
+use super::common::{finish, isolate, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::faults::FaultOptions;
+use snapconf_harness::engine::progress::Progress;
+use snapconf_harness::engine::report_dir::clock_seed;
+use snapconf_harness::engine::shard::{BadShard, Shard};
+use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::exit;
-use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::lifecycle::runner::{
     read_reproducer, replay as replay_sequence, run as run_lifecycle, LifecycleOptions,
     LifecycleReport,
 };
+use snapconf_harness::model::fault::FaultKind;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::report::Progress;
-use snapconf_harness::run::shard::{BadShard, Shard};
-use snapconf_harness::run::shrink::ShrinkBudget;
 use std::time::Duration;
 
 pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
@@ -83,7 +85,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     let units = opts.shard_len() * (opts.producers.len() * opts.extractors.len()) as u64;
     let mut progress = Progress::counting(units, "sequences");
     let report = run_lifecycle(&opts, &mut |ev| progress.event(&ev))
-        .map_err(|e| super::run::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
+        .map_err(|e| super::common::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
         .context("the lifecycle run failed")?;
     progress.finish();
     let dir = &opts.report_dir;
@@ -164,12 +166,15 @@ fn print_summary(report: &LifecycleReport, dir: &std::path::Path) {
 fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
     snapconf_harness::jail::leftovers::sweep_at_start(a.pairs.jail_dir.as_deref());
     let (meta, seq) = read_reproducer(dir).map_err(Usage)?;
+    // `read_reproducer` refuses a lifecycle finding without either.
+    let producer = meta.producer.clone().unwrap_or_default();
+    let extractor = meta.extractor.clone().unwrap_or_default();
     let backends = super::backends::load(&a.pairs.backends)?;
     let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
-    let producers = super::adapters::producers(std::slice::from_ref(&meta.producer), &backends)
+    let producers = super::adapters::producers(std::slice::from_ref(&producer), &backends)
         .map_err(|e| Usage(format!("{e}{hint}")))?;
     let extractors = super::adapters::extractors(
-        std::slice::from_ref(&meta.extractor),
+        std::slice::from_ref(&extractor),
         reference_policy(&meta.profile, None),
         &backends,
     )
@@ -185,9 +190,9 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
     let opts = LifecycleOptions {
         sequences: 1,
         max_turns: seq.turns.len(),
-        seed: meta.seed,
+        seed: meta.seed.unwrap_or_default(),
         gen: Default::default(),
-        env: snapconf_harness::run::case::Env {
+        env: snapconf_harness::engine::case::Env {
             profile: meta.profile.clone(),
             timeout: Duration::from_secs(meta.timeout_secs.max(1)),
             jail_base: a
@@ -213,7 +218,7 @@ fn replay(a: &LifecycleArgs, dir: &std::path::Path) -> anyhow::Result<i32> {
         jobs: 1,
         shard: Shard::ALL,
     };
-    let pair = format!("{} x {}", meta.producer, meta.extractor);
+    let pair = format!("{producer} x {extractor}");
     let r = replay_sequence(&opts, &meta, &seq).context("the replay failed")?;
     match r.finding {
         Some(f) => {

@@ -14,6 +14,7 @@ mod args;
 mod audit;
 mod backends;
 mod baseline;
+mod common;
 mod fuzz;
 mod hydrate;
 mod lifecycle;
@@ -132,6 +133,12 @@ pub fn not_interrupted() -> anyhow::Result<()> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Usage(pub String);
+
+impl From<snapconf_harness::engine::report_dir::ReportDirError> for Usage {
+    fn from(e: snapconf_harness::engine::report_dir::ReportDirError) -> Usage {
+        Usage(e.0)
+    }
+}
 
 #[cfg(test)]
 mod tests {

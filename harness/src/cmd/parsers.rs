@@ -2,12 +2,12 @@
 
 use super::args::FuzzArgs;
 use super::Usage;
-use snapconf_harness::archive::parsers::{all_listings, disagreements, ParserRun};
+use snapconf_harness::archive::parser_listing::ParserListing;
+use snapconf_harness::archive::parsers::{all_listings, listings, ParserRun};
+use snapconf_harness::checks::parser_disagreement::disagreements;
 use snapconf_harness::exit;
-use snapconf_harness::fuzz::ParserListing;
 use snapconf_harness::fuzz::{host_safe, mutate};
-use snapconf_tarbytes::Records;
-use snapconf_tarbytes::Rng;
+use snapconf_tarbytes::{Records, Rng};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ fn summary_line(r: &ParserRun) -> String {
 /// stops where another reads to the end), 0 otherwise. `FILE` may be `-` (stdin).
 ///
 /// The reference's listing is its parser's reading of the bytes alone
-/// ([`snapconf_harness::fuzz::reference_parse_listing`]: no policy), compared like every
+/// ([`snapconf_harness::archive::parser_listing::reference_parse_listing`]: no policy), compared like every
 /// other parser's. Its verdict as a validator under `policy` (the command's policy flags)
 /// is printed on a line of its own and is no disagreement: a refusal for what a readable
 /// archive would write (`..`, a dangling hardlink) is the validator's job, and a refusal of
@@ -97,7 +97,7 @@ pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Resu
              parser disagreement)"
         ),
     }
-    let d = disagreements(&runs);
+    let d = disagreements(&listings(&runs));
     for line in &d {
         outln!("parser-disagreement: {line}");
     }
@@ -164,8 +164,8 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
         }
         std::fs::write(&file, &bytes)?;
         runs += 1;
-        let listings = all_listings(&file)?;
-        for line in disagreements(&listings) {
+        let ran = all_listings(&file)?;
+        for line in disagreements(&listings(&ran)) {
             let k = key(&line);
             if !seen.insert(k.clone()) {
                 continue;
@@ -176,7 +176,7 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
             std::fs::create_dir_all(&dir)?;
             std::fs::write(dir.join("archive.tar"), &bytes)?;
             let mut text = format!("base: {label}\nseed: {seed}\n{line}\n\n");
-            for r in &listings {
+            for r in &ran {
                 text.push_str(&summary_line(r));
                 text.push('\n');
             }

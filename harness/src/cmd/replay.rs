@@ -3,16 +3,18 @@
 use super::args::ReplayArgs;
 use super::Usage;
 use anyhow::Context;
+use snapconf_harness::engine::case::{run_case, Env};
+use snapconf_harness::engine::faults::{read_fault_json, FaultOptions};
 use snapconf_harness::exit;
-use snapconf_harness::faults::{read_fault_json, FaultOptions};
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::run::case::{run_case, Env};
 use snapconf_harness::run::repro::{read_case_dir, reproduces};
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;
 
 pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let (meta, case) = read_case_dir(&a.case_dir).map_err(Usage)?;
+    // `read_case_dir` refuses a run's finding without one.
+    let producer_name = meta.producer.clone().unwrap_or_default();
     let backends = super::backends::load(&a.backends)?;
     let hint = " (a `--backend` run's reproducer needs `--backend FILE` or `SNAPCONF_BACKEND`)";
     let producer = snapconf_producers::all_producers()
@@ -22,11 +24,10 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
                 .iter()
                 .map(|b| Box::new(b.producer()) as Box<dyn Producer>),
         )
-        .find(|p| p.name() == meta.producer)
+        .find(|p| p.name() == producer_name)
         .ok_or_else(|| {
             Usage(format!(
-                "unknown producer `{}` in the reproducer{hint}",
-                meta.producer
+                "unknown producer `{producer_name}` in the reproducer{hint}"
             ))
         })?;
     let policy = reference_policy(&meta.profile, None);
@@ -79,10 +80,7 @@ pub fn replay(a: ReplayArgs) -> anyhow::Result<i32> {
     let ex: Vec<&dyn Extractor> = extractor.iter().map(|e| e.as_ref()).collect();
     let outcome =
         run_case(&case, producer.as_ref(), &ex, &env, None).context("the replay failed")?;
-    let pair = match &meta.extractor {
-        Some(e) => format!("{} x {e}", meta.producer),
-        None => format!("capture by {}", meta.producer),
-    };
+    let pair = meta.pair();
     if reproduces(&meta, &outcome) {
         for f in outcome.findings.iter().filter(|f| f.check == meta.check) {
             outln!("{} ({pair}): {}", meta.check, f.message);

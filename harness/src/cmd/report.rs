@@ -1,12 +1,12 @@
 //! `snapconf report merge DIR... --out DIR`.
 
 use super::args::ReportMergeArgs;
-use super::run::{finish, prepare_report_dir, read_lock_report_dir};
+use super::common::finish;
 use super::Usage;
 use anyhow::Context;
-use snapconf_harness::lifecycle::runner::LifecycleMeta;
+use snapconf_harness::engine::report_dir::{prepare_report_dir, read_lock_report_dir};
+use snapconf_harness::engine::repro::{FindingFile, ReproMode};
 use snapconf_harness::report::{merge as merge_reports, MergeInput, ReportFile};
-use snapconf_harness::run::repro::FindingMeta;
 use snapconf_producers::input::{self, InputError, ARCHIVE_LIMIT, CONFIG_LIMIT};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
@@ -38,7 +38,7 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         }
         // Read under a shared lock: not while a run writes it, and no run starts to.
         if dir.is_dir() {
-            read_lock_report_dir(dir)?;
+            read_lock_report_dir(dir).map_err(Usage::from)?;
         }
         let file = ReportFile::load(&dir.join("report.json")).map_err(Usage)?;
         // A reproducer is `cases/<id>` and nothing else: a report is input, and its paths
@@ -71,7 +71,7 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
         });
     }
     let merged = merge_reports(&inputs).map_err(Usage)?;
-    prepare_report_dir(&a.out, true)?;
+    prepare_report_dir(&a.out, true).map_err(Usage::from)?;
     let mut copied: Vec<&str> = Vec::new();
     for (f, &src) in merged.run.findings.iter().zip(&merged.source) {
         if copied.contains(&f.case_dir.as_str()) {
@@ -169,11 +169,11 @@ fn case_files(case: &OwnedFd, shown: &Path) -> Result<Vec<OsString>, InputError>
 fn read_case_index(case: &OwnedFd, shown: &Path) -> Option<u64> {
     let name = Path::new("finding.json");
     let text = input::read_text_at(case, name, &shown.join(name), CONFIG_LIMIT).ok()?;
-    if let Ok(meta) = serde_json::from_str::<FindingMeta>(&text) {
-        return meta.case_index;
+    let meta = FindingFile::parse(&text).ok()?;
+    match meta.mode {
+        ReproMode::Run | ReproMode::Faults | ReproMode::Lifecycle => meta.case_index,
+        ReproMode::Fuzz => None,
     }
-    let meta: LifecycleMeta = serde_json::from_str(&text).ok()?;
-    Some(meta.index)
 }
 
 /// `cases/<id>` with one plain component for the id (no `..`, no `/`, not empty).

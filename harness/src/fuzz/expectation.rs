@@ -14,7 +14,7 @@
 //! size = 0                  # regular files only
 //! ```
 
-use super::parsers::ParserListing;
+use crate::archive::parser_listing::ParserListing;
 use crate::model::bytes::escape;
 use serde::{Deserialize, Serialize};
 use snapconf_extract::{validate, MemberKind, Policy};

@@ -2,9 +2,9 @@
 //! reference refuse it as unsafe, and did an accepted extraction land something outside
 //! policy.
 
+use crate::checks::Judged;
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::{ModeRule, Profile};
-use crate::model::tree::{NodeKind, Tree};
 use snapconf_extract::{validate, Duplicates, EscapingSymlinks, Hardlinks, Policy, SpecialFiles};
 use snapconf_tarbytes::Records;
 
@@ -32,18 +32,6 @@ pub fn safety_policy(profile: &Profile) -> Policy {
     }
 }
 
-/// The reference's judgement of one archive.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Judged {
-    /// `Some(reason)` when the reference refuses it for an [`UNSAFE_REASONS`] reason.
-    pub unsafe_reason: Option<String>,
-    /// True if some member asks for a setuid or setgid bit that the profile's modes rule
-    /// strips (anything but `exact`).
-    pub privileged_mode: bool,
-    /// The reference's verdict in one line (`accept`, `refuse (<reason>)`).
-    pub verdict: String,
-}
-
 /// Judge `bytes` with the reference under [`safety_policy`].
 pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
     let (unsafe_reason, verdict) = match validate(bytes, &safety_policy(profile)) {
@@ -67,32 +55,6 @@ pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
         privileged_mode,
         verdict,
     }
-}
-
-/// What in an observed tree lies outside policy: special files (every profile drops or
-/// refuses them) and setuid/setgid bits when `strip_privileged`. One line per path.
-pub fn privileged_or_special(tree: &Tree, strip_privileged: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    for (p, n) in &tree.nodes {
-        let what = match n.kind {
-            NodeKind::Fifo => Some("a FIFO".to_string()),
-            NodeKind::Socket => Some("a socket".to_string()),
-            NodeKind::CharDevice { major, minor } => {
-                Some(format!("a character device {major},{minor}"))
-            }
-            NodeKind::BlockDevice { major, minor } => {
-                Some(format!("a block device {major},{minor}"))
-            }
-            _ if strip_privileged && n.mode & 0o6000 != 0 => {
-                Some(format!("mode {:04o} (setuid/setgid kept)", n.mode))
-            }
-            _ => None,
-        };
-        if let Some(w) = what {
-            out.push(format!("`{}` is {w}", p.escaped()));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 
 mod adversarial;
 mod attack;
-mod expect;
 mod expectation;
 mod failure;
 mod host_safe;
@@ -23,16 +22,12 @@ mod signature;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
 pub use attack::{attack, attack_of, AttackClass};
-pub use expect::check_listing;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
 pub use failure::OracleFailure;
 pub use host_safe::{host_safe, MAX_DECODED};
-pub use judge::{judge, privileged_or_special, safety_policy, Judged, UNSAFE_REASONS};
+pub use judge::{judge, safety_policy, UNSAFE_REASONS};
 pub use mutate::{mutate, Mutation};
-pub use parsers::{
-    parsed, permissive_policy, reference_listing, reference_parse_listing, reference_vs_tar_crate,
-    tar_crate_listing, ParserListing,
-};
+pub use parsers::reference_vs_tar_crate;
 pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
 pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
 pub use report::fuzz_report;

@@ -108,7 +108,7 @@ impl ExtractOracle {
     /// Properties: no panic; `validate` and `hydrate_file` agree on accept/refuse and the
     /// reason code; nothing outside the root changes; on a refusal the prior workspace is
     /// identical (kinds, contents, modes, link targets, inode sharing); on acceptance the
-    /// tree matches the listing (`listing-mismatch`, [`crate::fuzz::check_listing`]). The prior is restored after an
+    /// tree matches the listing (`listing-mismatch`, [`crate::checks::expected_listing::check_listing`]). The prior is restored after an
     /// acceptance.
     ///
     /// # Errors

@@ -3,11 +3,11 @@
 
 use super::failure::OracleFailure;
 use crate::checks::Violation;
+use crate::engine::case::{run_case, Env};
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::policy_map::reference_policy;
 use crate::model::profile::Profile;
 use crate::model::spec::{Case, Entry, EntryKind, WorkspaceSpec};
-use crate::run::case::{run_case, Env};
 use arbitrary::Arbitrary;
 use snapconf_producers::{Extractor, ReferenceExtractor, TarRsProducer};
 use std::path::Path;

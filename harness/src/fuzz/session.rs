@@ -8,12 +8,13 @@ use super::mutate::{mutate, Mutation};
 use super::persist::Persist;
 use super::signature::signature;
 use crate::checks::{self, Check, Evidence, Violation};
+use crate::engine::case::stragglers;
+use crate::engine::repro::{shell_word, FindingFile, ReproDir, ReproMode, Script};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::model::profile::Profile;
-use crate::run::case::stragglers;
-use crate::run::shrink::ShrinkEnd;
+use crate::report::ShrinkEnd;
 use crate::workspace::observe::observe;
 use serde::Serialize;
 use snapconf_producers::process::view::with_view;
@@ -84,7 +85,8 @@ pub const MAX_CAUSES_PER_CHECK: usize = 5;
 /// tell it apart).
 pub const MAX_SHRINKS_PER_CHECK: usize = 12;
 
-/// One finding of a session (the first of its cause), as written to `finding.json`.
+/// One finding of a session (the first of its cause); its reproducer's `finding.json`
+/// ([`crate::engine::repro::FindingFile`], mode `fuzz`) is written from it.
 #[derive(Clone, Debug, Serialize)]
 pub struct FuzzFinding {
     /// Format version.
@@ -829,7 +831,7 @@ fn shrink_and_write(
     // timeout is kept instead.
     if confirmed.is_none() && hit.check == Check::HANG {
         min = bytes;
-        end = crate::run::shrink::ShrinkEnd::NotShrunk;
+        end = crate::report::ShrinkEnd::NotShrunk;
     }
     let hit = confirmed.unwrap_or(hit);
     let cause = cause_of(hit.check, &min, &hit.message);
@@ -863,66 +865,71 @@ fn shrink_and_write(
         shrink: end,
     };
     write_reproducer(
-        &opts.report_dir.join("cases").join(&id),
+        &opts.report_dir.join("cases"),
+        &id,
         &finding,
         &min,
         &hit,
-        &opts.bin,
-        &opts.replay_args,
+        opts,
     )?;
     Ok(Some(finding))
 }
 
+/// Write the reproducer of `f` (its shrunk archive `archive`, the hit `hit`) as
+/// `cases_dir/<id>`: `archive.tar`, `finding.json` (mode `fuzz`), `observed.txt` and
+/// `repro.sh` (`snapconf fuzz --replay`).
 fn write_reproducer(
-    dir: &Path,
+    cases_dir: &Path,
+    id: &str,
     f: &FuzzFinding,
     archive: &[u8],
     hit: &Hit,
-    bin: &Path,
-    replay_args: &str,
+    opts: &FuzzOptions,
 ) -> Result<(), HarnessError> {
-    if dir.exists() {
-        crate::workspace::materialise::remove_tree(dir)
-            .ctx(|| format!("cannot replace `{}`", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).ctx(|| format!("cannot create `{}`", dir.display()))?;
-    let w = |name: &str, data: &[u8]| {
-        std::fs::write(dir.join(name), data)
-            .ctx(|| format!("cannot write `{}`", dir.join(name).display()))
-    };
-    w("archive.tar", archive)?;
-    w(
-        "finding.json",
-        serde_json::to_string_pretty(f)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
-    w(
-        "observed.txt",
-        format!(
-            "{}\n\n{}",
-            hit.message,
-            hit.observed.as_deref().unwrap_or_default()
-        )
-        .as_bytes(),
-    )?;
-    let ex = crate::run::repro::shell_word(&f.extractor);
-    let script = crate::run::repro::repro_script(
+    let repro = ReproDir::create(cases_dir, id)?;
+    repro.write("archive.tar", archive)?;
+    let mut meta = FindingFile::new(
+        ReproMode::Fuzz,
         f.check,
-        &format!(
-            "fuzz of extractor `{}`: archive.tar over the fuzzer's prior workspace, in a fresh jail",
-            f.extractor
-        ),
-        &[format!("the tool behind extractor `{}`", f.extractor)],
-        bin,
-        &[],
-        &format!("fuzz --extractor {ex}{replay_args} --replay \"$here\""),
+        Some(f.extractor.clone()),
+        opts.profile.clone(),
+        f.message.clone(),
+        Some(f.seed),
+        None,
+        opts.timeout.as_secs(),
     );
-    w("repro.sh", script.as_bytes())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755))
-        .ctx(|| "cannot make repro.sh executable".into())?;
-    Ok(())
+    meta.iteration = Some(f.iteration);
+    meta.base = Some(f.base.clone());
+    meta.mutations = f
+        .mutations
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap_or_default())
+        .collect();
+    meta.reference = Some(f.reference.clone());
+    meta.records = Some(f.records);
+    meta.cause = Some(f.cause.clone());
+    meta.case_dir = Some(f.case_dir.clone());
+    meta.known = f.known;
+    meta.shrink = Some(f.shrink);
+    repro.write_finding(&meta)?;
+    repro.write_evidence(None, false, &hit.message, hit.observed.as_deref())?;
+    let ex = shell_word(&f.extractor);
+    repro.write_script(
+        f.check,
+        &Script {
+            pair: &format!(
+                "fuzz of extractor `{}`: archive.tar over the fuzzer's prior workspace, in a fresh jail",
+                f.extractor
+            ),
+            tools: &[format!("the tool behind extractor `{}`", f.extractor)],
+            bin: &opts.bin,
+            backends: &[],
+            command: &format!(
+                "fuzz --extractor {ex}{} --replay \"$here\"",
+                opts.replay_args
+            ),
+        },
+    )
 }
 
 /// The archive `--replay` names: `dir/archive.tar` of a reproducer directory, or the

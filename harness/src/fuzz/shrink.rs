@@ -9,7 +9,7 @@
 //! removed by delta debugging ([`remove_runs`], the one used for workspaces too); a
 //! single-record pass then drops extension records that do not matter on their own.
 
-use crate::run::shrink::remove_runs;
+use crate::engine::shrink::remove_runs;
 use snapconf_tarbytes::Records;
 use std::ops::Range;
 

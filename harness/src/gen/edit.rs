@@ -454,7 +454,7 @@ mod tests {
         let strategy = spec_strategy(&cfg);
         let mut changed = 0;
         for i in 0..60u64 {
-            let mut runner = crate::run::shrink::case_runner(7, i);
+            let mut runner = crate::gen::case_runner(7, i);
             let mut spec = strategy
                 .new_tree(&mut runner)
                 .expect("draw a workspace")
@@ -485,7 +485,7 @@ mod tests {
             let strategy = crate::gen::case_strategy(cfg);
             (0..300u64)
                 .filter(|i| {
-                    let mut runner = crate::run::shrink::case_runner(11, *i);
+                    let mut runner = crate::gen::case_runner(11, *i);
                     let case = strategy.new_tree(&mut runner).expect("draw").current();
                     let w1 = case.spec.with_parents();
                     let w0 = case.prior.with_parents();

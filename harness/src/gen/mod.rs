@@ -5,11 +5,13 @@
 mod builder;
 mod config;
 mod coverage;
+mod draw;
 mod edge;
 mod edit;
 mod plan;
 mod prior;
 mod resolve;
+mod sequence;
 mod smaller;
 mod strategy;
 mod template;
@@ -18,7 +20,9 @@ mod tests;
 
 pub use config::{GenConfig, GenConfigError, ENV_PREFIX};
 pub use coverage::{case_shapes, spec_shapes, PRIOR_SHAPES, SPEC_SHAPES};
+pub use draw::{case_runner, draw_case};
 pub use edge::edge_specs;
 pub use edit::{apply_edit, draw_edit, remove_paths, Edit};
+pub use sequence::{draw_sequence, Restore, Sequence, Turn};
 pub use smaller::{NoLarger, NoLargerTree};
 pub use strategy::{case_size, case_strategy, prior_strategy, spec_size, spec_strategy};

@@ -4,7 +4,7 @@ use super::Jail;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// At most one spare jail, shared by the clones of one [`crate::run::case::Env`]: a case
+/// At most one spare jail, shared by the clones of one case environment (the engine's `Env`): a case
 /// whose adapters all ran in process and that ends without a `containment` or `hang`
 /// finding hands its jail back (after [`Jail::reset`]) and the next case takes it, which
 /// saves creating and removing the decoys and the canary directory for every case. The

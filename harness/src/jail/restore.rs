@@ -1,5 +1,5 @@
 //! Putting a kept jail back the way it was laid out, from what a snapshot shows changed:
-//! the fuzzer's persistent path ([`crate::fuzz`]) resets its view this way after an
+//! the fuzzer's persistent path (`snapconf fuzz`) resets its view this way after an
 //! execution that wrote outside the root, instead of laying out a new jail, view and
 //! server.
 //!

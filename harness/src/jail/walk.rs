@@ -369,7 +369,7 @@ impl Walk<'_> {
             std::fs::File::from(file)
                 .read_to_end(&mut content)
                 .map_err(|e| named(key, e))?;
-            Ok(crate::workspace::observe::sha256_hex(&content))
+            Ok(crate::model::tree::sha256_hex(&content))
         })
     }
 }

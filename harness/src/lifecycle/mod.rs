@@ -5,9 +5,7 @@
 //! reproducer. The turn model and the checks are in docs/design.md, "Sessions".
 
 pub mod runner;
-pub mod sequence;
 pub mod session;
 pub mod shrink;
 
-pub use sequence::{draw_sequence, Restore, Sequence, Turn};
 pub use session::{run_sequence, SequenceOutcome};

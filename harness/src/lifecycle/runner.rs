@@ -3,18 +3,19 @@
 //! finding of each (pair, check) cell shrunk over the sequence and written as a
 //! reproducer, and `lifecycle.json`; and the replay of such a reproducer.
 
-use super::sequence::{draw_sequence, Sequence};
 use super::session::{run_sequence, SequenceOutcome};
 use super::shrink::shrink_sequence;
 use crate::checks::Check;
-use crate::error::{HarnessError, IoContext};
+use crate::engine::case::{Env, Finding};
+use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::progress::Event;
+use crate::engine::repro::{read_finding, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON};
+use crate::engine::shard::Shard;
+use crate::engine::shrink::ShrinkBudget;
+use crate::error::HarnessError;
 use crate::gen::GenConfig;
-use crate::model::profile::Profile;
-use crate::run::case::{Env, Finding};
-use crate::run::pool::{run_pool, Delivered, Until};
-use crate::run::runner::Event;
-use crate::run::shard::Shard;
-use crate::run::shrink::{ShrinkBudget, ShrinkEnd};
+use crate::gen::{draw_sequence, Sequence};
+use crate::report::ShrinkEnd;
 use serde::{Deserialize, Serialize};
 use snapconf_producers::{Backend, Extractor, Producer};
 use std::collections::BTreeMap;
@@ -194,24 +195,6 @@ pub struct LifecycleFinding {
     pub shrink: ShrinkEnd,
     /// The reproducer, relative to the report directory.
     pub case_dir: String,
-}
-
-/// `finding.json` of a lifecycle reproducer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LifecycleMeta {
-    pub schema: u32,
-    pub check: Check,
-    pub producer: String,
-    pub extractor: String,
-    pub profile: Profile,
-    pub message: String,
-    pub seed: u64,
-    pub index: u64,
-    /// Timeout per capture and restore, in seconds.
-    pub timeout_secs: u64,
-    /// The faults of the run (`--faults`), tried over every warm restore again on replay.
-    #[serde(default)]
-    pub faults: Vec<String>,
 }
 
 /// One unit of work: sequence `index` through pair `pair` (producer, extractor numbers).
@@ -428,70 +411,49 @@ fn write_reproducer(
     let extractor = opts.extractors[p.pair.1].name().to_string();
     let check = p.finding.check;
     let id = format!("{}__{producer}__{extractor}", check.id());
-    let dir = cases.join(&id);
-    if dir.exists() {
-        crate::workspace::materialise::remove_tree(&dir)
-            .ctx(|| format!("cannot replace `{}`", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir).ctx(|| format!("cannot create `{}`", dir.display()))?;
-    let out = run_pair(opts, p.pair, seq, env, Some(&dir))?;
+    let repro = ReproDir::create(cases, &id)?;
+    let out = run_pair(opts, p.pair, seq, env, Some(repro.path()))?;
     let shrunk = out
         .findings
         .iter()
         .find(|f| f.check == check && (f.extractor.is_none() || f.extractor == p.finding.extractor))
         .cloned()
         .unwrap_or_else(|| p.finding.clone());
-    let meta = LifecycleMeta {
-        schema: 1,
+    let mut meta = FindingFile::new(
+        ReproMode::Lifecycle,
         check,
-        producer: producer.clone(),
-        extractor: extractor.clone(),
-        profile: opts.env.profile.clone(),
-        message: shrunk.message.clone(),
-        seed: opts.seed,
-        index: p.index,
-        timeout_secs: opts.env.timeout.as_secs(),
-        faults: fault_names(&opts.env),
-    };
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text)
-            .ctx(|| format!("cannot write `{}`", dir.join(name).display()))
-    };
-    write(
-        "finding.json",
-        &serde_json::to_string_pretty(&meta).unwrap_or_default(),
-    )?;
-    write(
-        "sequence.json",
-        &serde_json::to_string_pretty(seq).unwrap_or_default(),
-    )?;
-    write(
-        "expected.txt",
-        shrunk
-            .expected
-            .as_deref()
-            .unwrap_or("(no expected tree for this check)\n"),
-    )?;
-    write(
-        "observed.txt",
-        &format!(
-            "{}\n\n{}",
-            shrunk.message,
-            shrunk.observed.clone().unwrap_or_default()
-        ),
-    )?;
-    let script = crate::run::repro::repro_script(
-        check,
-        &format!("{producer} x {extractor}, a session of turns"),
-        &[producer.clone(), extractor.clone()],
-        &opts.bin,
-        &opts.backend_files,
-        "lifecycle --replay \"$here\"",
+        Some(extractor.clone()),
+        opts.env.profile.clone(),
+        shrunk.message.clone(),
+        Some(opts.seed),
+        Some(p.index),
+        opts.env.timeout.as_secs(),
     );
-    write("repro.sh", &script)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.join("repro.sh"), std::fs::Permissions::from_mode(0o755))
-        .ctx(|| "cannot make repro.sh executable".into())?;
+    meta.producer = Some(producer.clone());
+    meta.faults = fault_names(&opts.env);
+    repro.write_finding(&meta)?;
+    repro.write(
+        "sequence.json",
+        serde_json::to_string_pretty(seq)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    repro.write_evidence(
+        shrunk.expected.as_deref(),
+        true,
+        &shrunk.message,
+        shrunk.observed.as_deref(),
+    )?;
+    repro.write_script(
+        check,
+        &Script {
+            pair: &format!("{producer} x {extractor}, a session of turns"),
+            tools: &[producer.clone(), extractor.clone()],
+            bin: &opts.bin,
+            backends: &opts.backend_files,
+            command: "lifecycle --replay \"$here\"",
+        },
+    )?;
     Ok(LifecycleFinding {
         check,
         producer,
@@ -503,7 +465,7 @@ fn write_reproducer(
         edits: seq.edits(),
         entries: seq.initial.entries.len(),
         shrink: end,
-        case_dir: format!("cases/{id}"),
+        case_dir: repro.case_dir(),
     })
 }
 
@@ -562,7 +524,7 @@ pub struct Replayed {
 
 /// Read a lifecycle reproducer (`finding.json`, `sequence.json`: regular files of at most
 /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
-pub fn read_reproducer(dir: &Path) -> Result<(LifecycleMeta, Sequence), String> {
+pub fn read_reproducer(dir: &Path) -> Result<(FindingFile, Sequence), String> {
     let read = |name: &str| {
         snapconf_producers::input::read_text(
             &dir.join(name),
@@ -570,8 +532,14 @@ pub fn read_reproducer(dir: &Path) -> Result<(LifecycleMeta, Sequence), String> 
         )
         .map_err(|e| e.to_string())
     };
-    let meta: LifecycleMeta = serde_json::from_str(&read("finding.json")?)
-        .map_err(|e| format!("`{}`: {e}", dir.join("finding.json").display()))?;
+    let meta = read_finding(dir)?;
+    meta.expect_mode(&[ReproMode::Lifecycle], &dir.join(FINDING_JSON))?;
+    if meta.producer.is_none() || meta.extractor.is_none() {
+        return Err(format!(
+            "`{}` is not a lifecycle finding: it names no producer or extractor",
+            dir.join(FINDING_JSON).display()
+        ));
+    }
     let seq: Sequence = serde_json::from_str(&read("sequence.json")?)
         .map_err(|e| format!("`{}`: {e}", dir.join("sequence.json").display()))?;
     if seq.turns.is_empty() {
@@ -593,7 +561,7 @@ pub fn read_reproducer(dir: &Path) -> Result<(LifecycleMeta, Sequence), String> 
 /// Faults of snapconf itself; no producer or extractor in `opts`.
 pub fn replay(
     opts: &LifecycleOptions,
-    meta: &LifecycleMeta,
+    meta: &FindingFile,
     seq: &Sequence,
 ) -> Result<Replayed, HarnessError> {
     if opts.producers.is_empty() || opts.extractors.is_empty() {
@@ -605,10 +573,7 @@ pub fn replay(
     let finding = out
         .findings
         .iter()
-        .find(|f| {
-            f.check == meta.check
-                && (f.extractor.is_none() || f.extractor.as_deref() == Some(&meta.extractor))
-        })
+        .find(|f| f.check == meta.check && (f.extractor.is_none() || f.extractor == meta.extractor))
         .cloned();
     Ok(Replayed {
         reproduces: finding.is_some(),

@@ -3,18 +3,18 @@
 //! refused capture a restore of the last good checkpoint, then the turn's restores; every
 //! step judged with the run's checks.
 
-use super::sequence::Sequence;
 use crate::checks::{judge, Check, Evidence, RestoreKind, SessionStep};
+use crate::engine::case::{
+    capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
+    Finding, Step, JAIL_NAME,
+};
 use crate::error::{HarnessError, IoContext};
+use crate::gen::Sequence;
 use crate::gen::{apply_edit, remove_paths};
 use crate::jail::{Jail, Snapshot};
 use crate::model::expected::expected;
 use crate::model::spec::{Case, WorkspaceSpec};
 use crate::model::tree::Tree;
-use crate::run::case::{
-    capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
-    Finding, Step, JAIL_NAME,
-};
 use crate::workspace::in_place::update_in_place;
 use crate::workspace::materialise::remove_tree;
 use crate::workspace::observe::observe;
@@ -67,7 +67,7 @@ pub fn run_sequence(
         .take(env.jail_base.as_deref())
         .ctx(|| "cannot create a jail".into())?;
     let mut out = CaseOutcome {
-        capture: crate::run::case::Capture::Hung,
+        capture: crate::engine::case::Capture::Hung,
         skipped_entries: 0,
         findings: Vec::new(),
         faults: Vec::new(),
@@ -328,14 +328,14 @@ impl Session<'_> {
                 prior: live.clone(),
             };
             let (archive, tree) = (c.archive.clone(), c.tree.clone());
-            let step = crate::faults::FaultStep {
+            let step = crate::engine::faults::FaultStep {
                 case: &case,
                 archive: &archive,
                 expected_tree: &tree,
                 extractors: &[self.extractor],
                 env: self.env,
             };
-            crate::faults::run_faults(self.jail, last, &step, self.out)?;
+            crate::engine::faults::run_faults(self.jail, last, &step, self.out)?;
             // The fault runs leave their roots; the next step compares from here.
             *last = self
                 .jail

@@ -4,9 +4,10 @@
 //! they act on by number, modulo what exists, so dropping any of them leaves the rest
 //! applicable.
 
-use super::sequence::Sequence;
+use crate::engine::shrink::{minimise_tree, Names, ShrinkBudget};
+use crate::gen::Sequence;
 use crate::model::spec::Case;
-use crate::run::shrink::{minimise_tree, Names, ShrinkBudget, ShrinkEnd};
+use crate::report::ShrinkEnd;
 use std::time::Instant;
 
 /// What a shrink of a sequence found: the smallest failing sequence, how many candidates
@@ -155,7 +156,7 @@ fn end(sequence: Sequence, tried: u32, budget: ShrinkBudget, start: Instant) -> 
 mod tests {
     use super::*;
     use crate::gen::Edit;
-    use crate::lifecycle::{Restore, Turn};
+    use crate::gen::{Restore, Turn};
     use crate::model::bytes::RawBytes;
 
     /// A predicate that needs one Modify edit somewhere and a warm restore after it keeps

@@ -2,7 +2,9 @@
 
 pub mod backend_profile;
 pub mod bytes;
+pub mod diff;
 pub mod expected;
+pub mod fault;
 pub mod links;
 pub mod policy_map;
 pub mod profile;

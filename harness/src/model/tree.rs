@@ -2,6 +2,7 @@
 
 use crate::model::bytes::{RawBytes, RelPath};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// What a node is, with the facts compared for it.
@@ -45,4 +46,9 @@ pub struct Node {
 pub struct Tree {
     pub nodes: BTreeMap<RelPath, Node>,
     pub shared_inodes: Vec<Vec<RelPath>>,
+}
+
+/// SHA-256 of `bytes`, lower-case hex (the form [`NodeKind::File`] holds).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
 }

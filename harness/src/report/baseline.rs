@@ -259,7 +259,7 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::shrink::ShrinkEnd;
+    use crate::report::ShrinkEnd;
 
     fn rec(p: &str, e: &str, name: &str) -> FindingRecord {
         FindingRecord {

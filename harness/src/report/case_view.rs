@@ -5,9 +5,9 @@
 //! `archive.tar` (its records, as the fuzzer reads them).
 
 use crate::model::bytes::RawBytes;
+use crate::model::diff::listing;
 use crate::model::spec::WorkspaceSpec;
 use crate::workspace::describe::spec_tree;
-use crate::workspace::diff::listing;
 use snapconf_producers::input::{read_file, read_text, ARCHIVE_LIMIT, CONFIG_LIMIT};
 use std::fmt::Write;
 use std::path::Path;
@@ -93,7 +93,7 @@ fn case_file(case_dir: &Path) -> &'static str {
 /// one a line (edits as their JSON, which names entries by number).
 fn sequence_tree(case_dir: &Path) -> String {
     let path = case_dir.join(SEQUENCE);
-    let seq: crate::lifecycle::Sequence = match read_text(&path, CONFIG_LIMIT)
+    let seq: crate::gen::Sequence = match read_text(&path, CONFIG_LIMIT)
         .map_err(|e| e.to_string())
         .and_then(|t| {
             serde_json::from_str(&t)

@@ -22,7 +22,7 @@
 
 use super::{FindingRecord, RunReport};
 use crate::checks::Check;
-use crate::run::shrink::ShrinkEnd;
+use crate::report::ShrinkEnd;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,7 @@
 //! The fault rows of a run (`--faults`): one per extractor × fault, with counts.
 
 use super::RunReport;
-use crate::faults::{FaultKind, FaultResult, FaultTally};
+use crate::model::fault::{FaultKind, FaultResult, FaultTally};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;

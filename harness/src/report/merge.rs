@@ -184,7 +184,7 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::shrink::ShrinkEnd;
+    use crate::report::ShrinkEnd;
 
     fn run(seed: u64, cases: u64, findings: Vec<FindingRecord>) -> RunReport {
         let mut pair = PairReport::new("p", "e");

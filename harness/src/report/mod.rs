@@ -10,7 +10,7 @@ mod junit;
 mod markdown;
 mod merge;
 mod model;
-mod progress;
+mod shrink_end;
 mod text;
 mod write;
 
@@ -26,6 +26,6 @@ pub use model::{
     FindingRecord, Mode, PairReport, RefusalCount, ReportFile, RunReport, SkippedAdapter,
     FUZZ_PRODUCER, REPORT_SCHEMA,
 };
-pub use progress::Progress;
+pub use shrink_end::ShrinkEnd;
 pub use text::summary_text;
 pub use write::write_report;

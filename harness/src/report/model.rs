@@ -227,10 +227,10 @@ pub struct FindingRecord {
     #[serde(default)]
     pub known: bool,
     /// Why shrinking ended: `minimal`, or a budget (`steps`, `time`), `interrupted`,
-    /// `total-spent`, `not-shrunk` (see [`crate::run::shrink::ShrinkEnd`]).
+    /// `total-spent`, `not-shrunk` (see [`crate::report::ShrinkEnd`]).
     #[serde(default)]
-    pub shrink: crate::run::shrink::ShrinkEnd,
-    /// A fuzz finding's cause signature (`crate::fuzz::signature` of the shrunk archive,
+    pub shrink: crate::report::ShrinkEnd,
+    /// A fuzz finding's cause signature (the fuzzer's signature of the shrunk archive,
     /// or `prior: <message>` for `atomic-hydration`): when present, it, not the message,
     /// is what the fingerprint digests ([`FindingRecord::key_fingerprint`]). Absent for
     /// the other modes.

@@ -2,10 +2,10 @@
 //! (pair, check) cell, capture refusals by feature, skipped entries and fault rows.
 
 use crate::checks::Check;
+use crate::engine::case::{Capture, CaseOutcome, Finding};
 use crate::model::expected::features;
 use crate::model::spec::Case;
 use crate::report::{FaultRows, FindingRecord, PairReport, RefusalCount, RunReport};
-use crate::run::case::{Capture, CaseOutcome, Finding};
 use crate::run::runner::RunOptions;
 use snapconf_producers::{Extractor, Producer};
 use std::collections::BTreeMap;

@@ -3,15 +3,18 @@
 //! and its reproducer written.
 
 use crate::checks::Check;
+use crate::engine::case::{run_case, CaseOutcome, Env, Finding};
+use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::progress::Event;
+use crate::engine::shard::Shard;
+use crate::engine::shrink::ShrinkBudget;
 use crate::error::HarnessError;
+use crate::gen::draw_case;
 use crate::gen::{case_strategy, GenConfig};
 use crate::model::spec::Case;
+use crate::report::ShrinkEnd;
 use crate::report::{RunReport, SkippedAdapter};
-use crate::run::case::{run_case, CaseOutcome, Env, Finding};
 use crate::run::cells::Cells;
-use crate::run::pool::{run_pool, Delivered, Until};
-use crate::run::shard::Shard;
-use crate::run::shrink::{draw_case, ShrinkBudget, ShrinkEnd};
 use crate::run::shrink_job::{Job, Shrinks};
 use proptest::strategy::ValueTree;
 use snapconf_producers::{Extractor, Producer};
@@ -51,35 +54,6 @@ pub struct RunOptions {
     pub jobs: usize,
 }
 
-/// Progress events; one stream feeds every reporter. They reach the caller's thread in the
-/// order the work finishes.
-#[derive(Clone, Debug)]
-pub enum Event {
-    /// `done` of the run's `total` cases are done (this shard's); `findings` is the
-    /// running total of cells hit, in case order.
-    CaseDone {
-        done: u64,
-        total: u64,
-        findings: usize,
-    },
-    /// The cases are done and `total` shrinks follow, most severe first, with `budget` of
-    /// wall time for all of them (`--shrink-total`).
-    ShrinkPhase {
-        total: usize,
-        budget: std::time::Duration,
-    },
-    /// The shrink of a new (pair, check) cell starts; `done` of `total` have ended.
-    Shrinking {
-        check: Check,
-        producer: String,
-        extractor: String,
-        done: usize,
-        total: usize,
-    },
-    /// One more shrink has ended: `done` of `total`.
-    ShrinkDone { done: usize, total: usize },
-}
-
 /// Run the whole matrix on `opts.cases` generated cases. `Err` only for faults of snapconf
 /// itself.
 pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
@@ -93,7 +67,7 @@ pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunRepo
 }
 
 /// Run one fixed case (a real directory, `snapconf audit`) through the matrix; findings
-/// are shrunk by dropping entries of the tree ([`crate::run::shrink::minimise_tree`]).
+/// are shrunk by dropping entries of the tree ([`crate::engine::shrink::minimise_tree`]).
 pub fn audit(
     opts: &RunOptions,
     case: &Case,
@@ -361,7 +335,7 @@ pub(super) struct Pending {
     pub(super) extractor: usize,
     pub(super) finding: Finding,
     /// The fault it came from (`atomic-hydration` under `--faults`).
-    pub(super) fault: Option<crate::faults::FaultPlan>,
+    pub(super) fault: Option<crate::engine::faults::FaultPlan>,
 }
 
 /// The report's notes on a run that ran `done` of `cases` cases: stopped early, or a shard.

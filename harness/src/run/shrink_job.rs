@@ -1,13 +1,14 @@
 //! Shrinking the first finding of a cell: its job (the extractors and fault it runs with),
 //! its share of the run's `--shrink-total`, and the shrink itself.
 
+use crate::engine::case::{run_case, Env, Finding};
+use crate::engine::faults::FaultPlan;
+use crate::engine::shrink::{minimise_tree, Names, ShrinkBudget};
 use crate::error::HarnessError;
-use crate::faults::FaultPlan;
 use crate::model::spec::Case;
 use crate::report::FindingRecord;
-use crate::run::case::{run_case, Env, Finding};
+use crate::report::ShrinkEnd;
 use crate::run::runner::RunOptions;
-use crate::run::shrink::{minimise_tree, Names, ShrinkBudget, ShrinkEnd};
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;

@@ -1,15 +1,15 @@
-//! Writing a shrunk finding's reproducer (`cases/<id>/`) and the record the report keeps
-//! of it.
+//! Writing a shrunk finding's reproducer (`cases/<id>/`, through [`ReproDir`]) and the
+//! record the report keeps of it.
 
 use crate::checks::Check;
+use crate::engine::case::{run_case, CaseOutcome, Env};
+use crate::engine::faults::write_fault_json;
+use crate::engine::repro::{FindingFile, ReproDir, ReproMode, Script};
 use crate::error::HarnessError;
-use crate::faults::write_fault_json;
 use crate::model::spec::Case;
+use crate::report::ShrinkEnd;
 use crate::report::{fingerprint, FindingRecord};
-use crate::run::case::{run_case, CaseOutcome, Env};
-use crate::run::repro::{write_case_dir, FindingMeta};
 use crate::run::runner::RunOptions;
-use crate::run::shrink::ShrinkEnd;
 use crate::run::shrink_job::Job;
 use std::path::Path;
 
@@ -34,19 +34,11 @@ pub(super) fn write_finding(
         producer.name(),
         ex_name.as_deref().unwrap_or("capture")
     );
-    let dir = cases_dir.join(&id);
-    if dir.exists() {
-        crate::workspace::materialise::remove_tree(&dir).map_err(|source| HarnessError::Io {
-            context: format!("cannot replace `{}`", dir.display()),
-            source,
-        })?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|source| HarnessError::Io {
-        context: format!("cannot create `{}`", dir.display()),
-        source,
-    })?;
+    let repro = ReproDir::create(cases_dir, &id)?;
+    let dir = repro.path();
     // Run the shrunk case once more to keep its archive and evidence.
-    let outcome: CaseOutcome = run_case(min, producer, extractors, env, Some(&dir))?;
+    let outcome: CaseOutcome = run_case(min, producer, extractors, env, Some(dir))?;
+    let mut mode = ReproMode::Run;
     // The shrunk case's finding came from a fault when a plan was recorded for it.
     if check == Check::ATOMIC_HYDRATION {
         let plan = outcome
@@ -55,7 +47,8 @@ pub(super) fn write_finding(
             .find(|(x, _)| Some(x) == ex_name.as_ref())
             .map(|(_, p)| p);
         if let Some(plan) = plan {
-            write_fault_json(&dir, plan)?;
+            write_fault_json(dir, plan)?;
+            mode = ReproMode::Faults;
         }
     }
     let shrunk = outcome
@@ -64,18 +57,18 @@ pub(super) fn write_finding(
         .find(|f| f.check == check && (f.extractor.is_none() || f.extractor == ex_name))
         .cloned()
         .unwrap_or_else(|| finding.clone());
-    let meta = FindingMeta {
-        schema: 1,
+    let mut meta = FindingFile::new(
+        mode,
         check,
-        producer: producer.name().to_string(),
-        extractor: finding.extractor.clone(),
-        profile: opts.env.profile.clone(),
-        message: shrunk.message.clone(),
-        seed: drawn.map(|_| opts.seed),
-        case_index: drawn,
-        timeout_secs: opts.env.timeout.as_secs(),
-        entries: min.spec.entries.len(),
-    };
+        finding.extractor.clone(),
+        opts.env.profile.clone(),
+        shrunk.message.clone(),
+        drawn.map(|_| opts.seed),
+        drawn,
+        opts.env.timeout.as_secs(),
+    );
+    meta.producer = Some(producer.name().to_string());
+    meta.entries = Some(min.spec.entries.len());
     // Each adapter with the version of the tool behind it, as `snapconf list` shows it.
     let tool = |name: &str| match opts.tool_versions.get(name) {
         Some(version) => format!("{name} ({version})"),
@@ -83,20 +76,30 @@ pub(super) fn write_finding(
     };
     let mut tools = vec![tool(producer.name())];
     tools.extend(extractors.iter().map(|e| tool(e.name())));
-    write_case_dir(
-        &dir,
-        &meta,
-        min,
-        &shrunk,
-        &tools,
-        &opts.bin,
-        &opts.backend_files,
+    repro.write_finding(&meta)?;
+    repro.write("spec.json", min.spec.to_json().as_bytes())?;
+    repro.write("prior.json", min.prior.to_json().as_bytes())?;
+    repro.write_evidence(
+        shrunk.expected.as_deref(),
+        true,
+        &shrunk.message,
+        shrunk.observed.as_deref(),
+    )?;
+    repro.write_script(
+        check,
+        &Script {
+            pair: &meta.pair(),
+            tools: &tools,
+            bin: &opts.bin,
+            backends: &opts.backend_files,
+            command: "replay \"$here\"",
+        },
     )?;
     Ok(FindingRecord {
         check,
         producer: producer.name().to_string(),
         extractor: ex_name.unwrap_or_else(|| "capture".into()),
-        case_dir: format!("cases/{id}"),
+        case_dir: repro.case_dir(),
         entries: min.spec.entries.len(),
         fingerprint: fingerprint(check, &shrunk.message),
         message: shrunk.message,

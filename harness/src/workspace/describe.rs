@@ -1,7 +1,7 @@
 //! Describe workspaces: a real directory as a `WorkspaceSpec` (`snapconf audit`, so it can
 //! go through every pair with the same checks as generated cases), and a spec as the tree
 //! it materialises to (for `ls -l`-style listings in reports, see
-//! [`crate::workspace::diff::listing`]).
+//! [`crate::model::diff::listing`]).
 
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
@@ -173,7 +173,7 @@ pub fn spec_tree(spec: &WorkspaceSpec) -> Tree {
             EntryKind::Dir => NodeKind::Dir,
             EntryKind::File { content } => NodeKind::File {
                 size: content.as_bytes().len() as u64,
-                sha256: crate::workspace::observe::sha256_hex(content.as_bytes()),
+                sha256: crate::model::tree::sha256_hex(content.as_bytes()),
             },
             EntryKind::Symlink { target } => NodeKind::Symlink {
                 target: target.clone(),
@@ -227,7 +227,7 @@ pub fn spec_tree(spec: &WorkspaceSpec) -> Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::diff::listing;
+    use crate::model::diff::listing;
 
     /// A spec lists `ls -l` style: parents added, names escaped, hardlinks grouped.
     #[test]

@@ -357,7 +357,7 @@ mod tests {
         std::fs::create_dir(&out).expect("out");
         let ph = ph(&root, &out);
         for index in 0..40 {
-            let seq = crate::lifecycle::draw_sequence(&cfg, 11, index, 6).expect("sequence");
+            let seq = crate::gen::draw_sequence(&cfg, 11, index, 6).expect("sequence");
             let mut spec = seq.initial.clone();
             if root.exists() {
                 clear_dir(&root).expect("clear");

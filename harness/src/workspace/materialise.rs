@@ -338,13 +338,13 @@ pub use snapconf_extract::remove::{clear_dir, remove_tree};
 mod tests {
     use super::*;
     use crate::model::bytes::RawBytes;
+    use crate::model::diff::diff_trees;
     use crate::model::expected::expected;
     use crate::model::profile::{
         AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
     };
     use crate::model::spec::Entry;
     use crate::model::tree::{Node, NodeKind};
-    use crate::workspace::diff::diff_trees;
     use crate::workspace::observe::observe;
 
     fn p(b: impl Into<Vec<u8>>) -> RelPath {
@@ -624,12 +624,12 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
+    use crate::model::diff::diff_trees;
     use crate::model::expected::{arb, expected};
     use crate::model::profile::{
         AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
     };
     use crate::model::tree::NodeKind;
-    use crate::workspace::diff::diff_trees;
     use crate::workspace::observe::observe;
     use proptest::prelude::*;
 

@@ -2,7 +2,6 @@
 //! directory as a spec (`audit`).
 
 pub mod describe;
-pub mod diff;
 pub mod in_place;
 pub mod materialise;
 pub mod observe;

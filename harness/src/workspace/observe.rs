@@ -2,7 +2,7 @@
 //! followed, FIFOs are never opened, and inode sharing is recorded.
 
 use crate::model::bytes::{RawBytes, RelPath};
-use crate::model::tree::{Node, NodeKind, Tree};
+use crate::model::tree::{sha256_hex, Node, NodeKind, Tree};
 use rustix::fs::{openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
 use sha2::{Digest, Sha256};
 use snapconf_extract::dirs::{fills_reads, names, open_dir};
@@ -279,11 +279,6 @@ fn hash_file(dir: BorrowedFd<'_>, name: &CStr, short_read_ends: bool) -> io::Res
         }
     }
     Ok(hex::encode(hasher.finalize()))
-}
-
-/// SHA-256 of `bytes`, lower-case hex (the form [`NodeKind::File`] holds).
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }
 
 fn at(path: &Path, e: io::Error) -> io::Error {

@@ -5,9 +5,9 @@
 use crate::support;
 
 use snapconf_harness::checks::Check;
+use snapconf_harness::engine::case::{run_case, Env};
 use snapconf_harness::model::profile::Profile;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
-use snapconf_harness::run::case::{run_case, Env};
 use snapconf_producers::{Availability, CaptureRequest, Outcome, Producer, ToolError};
 use std::time::Duration;
 

@@ -142,7 +142,7 @@ fn assert_same(what: &str, served: &[DrawnVerdict], one_shot: &[DrawnVerdict]) {
 #[test]
 fn the_server_path_gives_the_one_shot_verdicts() {
     use snapconf_producers::PythonFilterExtractor;
-    let reference = snapconf_harness::faults::ChildReference::new(
+    let reference = snapconf_harness::engine::faults::ChildReference::new(
         support::snapconf_bin(),
         &snapconf_harness::model::policy_map::reference_policy(&Profile::default_profile(), None),
     );

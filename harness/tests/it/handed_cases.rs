@@ -7,11 +7,11 @@
 use crate::support;
 
 use snapconf_harness::checks::Check;
+use snapconf_harness::engine::case::{run_case, Capture, CaseOutcome, Env};
 use snapconf_harness::gen::edge_specs;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
-use snapconf_harness::run::case::{run_case, Capture, CaseOutcome, Env};
 use snapconf_producers::{Availability, Extractor, Producer};
 use std::time::Duration;
 

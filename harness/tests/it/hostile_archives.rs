@@ -12,8 +12,8 @@
 use crate::support;
 
 use snapconf_harness::jail::{default_jail_base, Jail};
+use snapconf_harness::model::diff::diff_trees;
 use snapconf_harness::model::spec::WorkspaceSpec;
-use snapconf_harness::workspace::diff::diff_trees;
 use snapconf_harness::workspace::materialise::materialise;
 use snapconf_harness::workspace::observe::observe;
 use snapconf_producers::{Extractor, HydrateRequest, Outcome};

@@ -72,7 +72,7 @@ fn report() -> RunReport {
             capture_side: false,
             fingerprint: "0011223344556677".into(),
             known: false,
-            shrink: snapconf_harness::run::shrink::ShrinkEnd::Minimal,
+            shrink: snapconf_harness::report::ShrinkEnd::Minimal,
             cause: None,
         }],
         capture_refusals: vec![],

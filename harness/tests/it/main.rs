@@ -21,6 +21,7 @@ mod handed_cases;
 mod host_safety;
 mod hostile_archives;
 mod html_browser;
+mod layering;
 mod leftovers;
 mod lifecycle;
 mod main_job;

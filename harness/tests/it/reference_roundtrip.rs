@@ -3,10 +3,10 @@
 //! exactly `expected(spec, profile)`, with no finding of any check.
 
 use proptest::prelude::*;
+use snapconf_harness::engine::case::{run_case, Env};
 use snapconf_harness::gen::{case_strategy, GenConfig};
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
-use snapconf_harness::run::case::{run_case, Env};
 use std::time::Duration;
 
 proptest! {

@@ -4,11 +4,11 @@
 //! redacted.
 
 use snapconf_harness::checks::Check;
+use snapconf_harness::report::ShrinkEnd;
 use snapconf_harness::report::{
     index_html, junit_xml, summary_markdown, summary_text, Baseline, FindingRecord, PairReport,
     ReportFile, RunReport, SkippedAdapter,
 };
-use snapconf_harness::run::shrink::ShrinkEnd;
 use std::collections::BTreeMap;
 use std::path::Path;
 

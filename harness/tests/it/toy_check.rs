@@ -3,13 +3,14 @@
 //! it looks for in each, with no driver code knowing of it.
 
 use snapconf_harness::checks::{Check, CheckDef, Evidence, Step, Violation};
+use snapconf_harness::engine::case::{run_case, Env};
+use snapconf_harness::engine::faults::FaultOptions;
 use snapconf_harness::error::HarnessError;
-use snapconf_harness::faults::{FaultKind, FaultOptions};
 use snapconf_harness::fuzz::{fuzz, FuzzOptions};
+use snapconf_harness::model::fault::FaultKind;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::model::profile::Profile;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
-use snapconf_harness::run::case::{run_case, Env};
 use snapconf_producers::{
     Availability, CaptureRequest, Outcome, Producer, ReferenceExtractor, TarRsProducer, ToolError,
 };

@@ -5,8 +5,8 @@ use crate::model::profile::{
     AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
 };
 use crate::model::spec::{Entry, EntryKind, Placeholders, WorkspaceSpec};
+use crate::model::tree::sha256_hex;
 use crate::model::tree::{Node, NodeKind, Tree};
-use crate::workspace::observe::sha256_hex;
 
 pub(super) fn p(s: &str) -> RelPath {
     RelPath::new(s).expect("valid test path")

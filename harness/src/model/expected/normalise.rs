@@ -5,7 +5,7 @@ use crate::model::profile::{HardlinkRule, ModeRule, Profile};
 use crate::model::tree::{Node, NodeKind, Tree};
 
 /// The permission bits `rule` compares for a node of `kind` (the others are cleared by
-/// [`normalise`] and shown as `?` by [`crate::workspace::diff::ModeShown`]): every bit under
+/// [`normalise`] and shown as `?` by [`crate::model::diff::ModeShown`]): every bit under
 /// `exact`, the owner-execute bit of files under `exec-bit`, `0o755` under `data-filter`,
 /// none under `ignore`, and none of a symlink's.
 pub fn compared_mode_bits(kind: &NodeKind, rule: ModeRule) -> u32 {

@@ -7,8 +7,8 @@ use super::{normalise, Feature};
 use crate::model::bytes::{RawBytes, RelPath};
 use crate::model::profile::{AbsoluteRule, EscapingRule, HardlinkRule, Profile, SpecialRule};
 use crate::model::spec::{EntryKind, Placeholders, WorkspaceSpec};
+use crate::model::tree::sha256_hex;
 use crate::model::tree::{Node, NodeKind, Tree};
-use crate::workspace::observe::sha256_hex;
 use serde::Serialize;
 
 /// What a conforming capture + hydration of a spec yields under a profile (serialises for

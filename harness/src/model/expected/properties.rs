@@ -2,12 +2,12 @@
 
 use super::{arb, expected, features, normalise};
 use crate::model::bytes::RelPath;
+use crate::model::diff::{diff_trees, listing};
 use crate::model::profile::{
     AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, Profile, SpecialRule,
 };
 use crate::model::spec::Placeholders;
 use crate::model::tree::NodeKind;
-use crate::workspace::diff::{diff_trees, listing};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 

@@ -1,8 +1,9 @@
-//! The five faults and how they are named on the command line (`--faults LIST|all`).
+//! The fault vocabulary: the five faults, how they are named on the command line
+//! (`--faults LIST|all`), and what one faulted hydration came to (the report's
+//! extractor × fault rows).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
 
 /// One fault injected into a hydration over a prior workspace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -80,15 +81,27 @@ impl fmt::Display for FaultKind {
     }
 }
 
-/// Fault injection settings of a run. `Default`: no faults.
-#[derive(Clone, Debug, Default)]
-pub struct FaultOptions {
-    /// The faults to inject, each into every case with a prior workspace and an archive.
-    pub kinds: Vec<FaultKind>,
-    /// The `snapconf` binary whose `hydrate` subcommand runs the reference extractor in a
-    /// child process (so it can be limited and killed); `None` skips `efbig` and `kill` for
-    /// in-process extractors.
-    pub bin: Option<PathBuf>,
+/// The result of one faulted hydration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultResult {
+    /// The hydration failed (refused, killed, error) and the root is the prior workspace
+    /// (after a kill: the prior or the complete new tree).
+    FailedIntact,
+    /// The hydration failed and the root is neither: an `atomic-hydration` finding.
+    FailedDamaged,
+    /// The extractor accepted the faulted input (e.g. an archive cut at a member boundary,
+    /// or a hydration that finished before the kill). Not a finding by itself.
+    Accepted,
+    /// The fault could not be applied to this case here; the reason says why.
+    Skipped(String),
+}
+
+/// One faulted hydration of one case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultTally {
+    pub extractor: String,
+    pub kind: FaultKind,
+    pub result: FaultResult,
 }
 
 #[cfg(test)]

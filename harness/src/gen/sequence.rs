@@ -70,7 +70,7 @@ pub fn draw_sequence(
     index: u64,
     max_turns: usize,
 ) -> Result<Sequence, String> {
-    let mut runner = crate::run::shrink::case_runner(seed, index);
+    let mut runner = crate::gen::case_runner(seed, index);
     let initial = spec_strategy(cfg)
         .new_tree(&mut runner)
         .map_err(|e| format!("cannot draw sequence {index}: {e}"))?

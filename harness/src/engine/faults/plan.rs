@@ -1,8 +1,8 @@
 //! A concrete fault for one case (`fault.json` in a reproducer), drawn deterministically
 //! from the case itself, so a replay or a shrinking step re-applies the same kind of fault.
 
-use super::kind::FaultKind;
 use super::layout::TarLayout;
+use crate::model::fault::FaultKind;
 use crate::model::spec::Case;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -2,19 +2,17 @@
 //! `EFBIG`, `ENOSPC` and `SIGKILL` during hydration, for every extractor.
 
 mod child;
-mod kind;
 mod layout;
+mod options;
 mod plan;
 mod repro;
 mod run;
-mod tally;
 mod tmpfs;
 
 pub use child::{policy_flags, ChildReference};
-pub use kind::{FaultKind, FaultOptions, UnknownFault};
 pub use layout::{layout, MemberSpan, TarLayout};
+pub use options::FaultOptions;
 pub use plan::{fault_seed, FaultPlan};
 pub use repro::{read_fault_json, write_fault_json, FAULT_JSON};
 pub use run::{run_faults, FaultStep};
-pub use tally::{FaultResult, FaultTally};
 pub use tmpfs::Tmpfs;

@@ -8,8 +8,8 @@
 //! ([`snapconf_producers::process::reaper`]), so workers never see each other's
 //! stragglers; a stop request (SIGINT, SIGTERM) ends the pool after the items running.
 
+use crate::engine::case::Env;
 use crate::error::HarnessError;
-use crate::run::case::Env;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 

@@ -2,21 +2,21 @@
 //! failed hydration left the prior workspace exactly as it was.
 
 use super::child::ChildReference;
-use super::kind::FaultKind;
 use super::layout::{layout, TarLayout};
 use super::plan::{fault_seed, FaultPlan};
-use super::tally::{FaultResult, FaultTally};
 use super::tmpfs::Tmpfs;
 use crate::checks::Check;
 use crate::checks::{judge, Evidence};
+use crate::engine::case::{outside_changes, stragglers, CaseOutcome, Env, Finding};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
+use crate::model::diff::diff_trees;
 use crate::model::expected::normalise;
+use crate::model::fault::FaultKind;
+use crate::model::fault::{FaultResult, FaultTally};
 use crate::model::policy_map::reference_policy;
 use crate::model::spec::{Case, EntryKind};
 use crate::model::tree::Tree;
-use crate::run::case::{outside_changes, stragglers, CaseOutcome, Env, Finding};
-use crate::workspace::diff::diff_trees;
 use crate::workspace::materialise::materialise;
 use crate::workspace::observe::observe;
 use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};

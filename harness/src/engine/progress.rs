@@ -3,10 +3,39 @@
 //! otherwise one plain line every few seconds and at each change of phase, so a CI log
 //! shows the run moving without filling up.
 
-use crate::run::runner::Event;
+use crate::checks::Check;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+
+/// Progress events; one stream feeds every reporter. They reach the caller's thread in the
+/// order the work finishes.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// `done` of the run's `total` cases are done (this shard's); `findings` is the
+    /// running total of cells hit, in case order.
+    CaseDone {
+        done: u64,
+        total: u64,
+        findings: usize,
+    },
+    /// The cases are done and `total` shrinks follow, most severe first, with `budget` of
+    /// wall time for all of them (`--shrink-total`).
+    ShrinkPhase {
+        total: usize,
+        budget: std::time::Duration,
+    },
+    /// The shrink of a new (pair, check) cell starts; `done` of `total` have ended.
+    Shrinking {
+        check: Check,
+        producer: String,
+        extractor: String,
+        done: usize,
+        total: usize,
+    },
+    /// One more shrink has ended: `done` of `total`.
+    ShrinkDone { done: usize, total: usize },
+}
 
 /// How often a plain progress line is printed at most (stderr not a terminal).
 pub const LINE_EVERY: Duration = Duration::from_secs(5);

@@ -27,7 +27,7 @@ pub struct Env {
     /// Where jails are created (system temp dir when `None`).
     pub jail_base: Option<std::path::PathBuf>,
     /// Faults injected into hydrations over the prior workspace (`--faults`; none by default).
-    pub faults: crate::faults::FaultOptions,
+    pub faults: crate::engine::faults::FaultOptions,
     /// The spare jail reused by the next case (`Default::default()` starts empty).
     pub jails: crate::jail::JailPool,
     /// The checks each step is judged by: [`Check::ALL`] unless a test adds its own.
@@ -82,9 +82,9 @@ pub struct CaseOutcome {
     /// At most one finding per (extractor, check).
     pub findings: Vec<Finding>,
     /// One entry per extractor × fault tried on this case (`--faults`).
-    pub faults: Vec<crate::faults::FaultTally>,
+    pub faults: Vec<crate::model::fault::FaultTally>,
     /// The fault behind each fault-injection finding, by extractor (for `fault.json`).
-    pub fault_plans: Vec<(String, crate::faults::FaultPlan)>,
+    pub fault_plans: Vec<(String, crate::engine::faults::FaultPlan)>,
 }
 
 impl CaseOutcome {
@@ -273,14 +273,14 @@ fn run_in(
             hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
         }
     }
-    let step = crate::faults::FaultStep {
+    let step = crate::engine::faults::FaultStep {
         case,
         archive: &archive,
         expected_tree: &exp.tree,
         extractors,
         env,
     };
-    crate::faults::run_faults(jail, &mut last, &step, &mut out)?;
+    crate::engine::faults::run_faults(jail, &mut last, &step, &mut out)?;
     Ok(out)
 }
 

@@ -1,0 +1,13 @@
+//! The engine the drivers (`run`, `lifecycle`, `fuzz`) share as peers: the steps of one
+//! case (capture, hydrate, observe, judge), the fault step, the `-j` worker pool with
+//! ordered delivery, sharding, shrink budgets and list shrinking, the progress display,
+//! the one reproducer writer ([`repro::ReproDir`]) and the report directory with its lock.
+
+pub mod case;
+pub mod faults;
+pub mod pool;
+pub mod progress;
+pub mod report_dir;
+pub mod repro;
+pub mod shard;
+pub mod shrink;

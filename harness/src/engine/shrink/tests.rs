@@ -1,0 +1,283 @@
+//! Tests of drawing and shrinking cases.
+
+use super::*;
+use crate::gen::draw_case;
+use crate::model::bytes::RelPath;
+use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
+use proptest::collection::vec;
+use proptest::strategy::Strategy;
+use proptest::strategy::ValueTree;
+use std::convert::Infallible;
+
+fn strategy() -> impl Strategy<Value = Case> {
+    vec(0u8..20, 0..12).prop_map(|names| Case {
+        spec: WorkspaceSpec {
+            entries: names
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| {
+                    Some(Entry {
+                        path: RelPath::new(format!("f{i}-{n}")).ok()?,
+                        kind: EntryKind::File {
+                            content: "x".into(),
+                        },
+                        mode: None,
+                    })
+                })
+                .collect(),
+            exclusions: vec![],
+        },
+        prior: WorkspaceSpec::default(),
+    })
+}
+
+/// The value tree of the first case drawn (seed 1) with at least 8 entries.
+fn big_tree() -> impl ValueTree<Value = Case> {
+    let s = strategy();
+    (0..100)
+        .map(|i| draw_case(&s, 1, i).expect("draw"))
+        .find(|t| t.current().spec.entries.len() >= 8)
+        .expect("some drawn case has 8 entries")
+}
+
+#[test]
+fn minimise_removes_entries_that_do_not_matter() {
+    let file = |p: &str| Entry {
+        path: RelPath::new(p).expect("valid"),
+        kind: EntryKind::File {
+            content: "data".into(),
+        },
+        mode: Some(0o755),
+    };
+    let case = Case {
+        spec: WorkspaceSpec {
+            entries: vec![file("a"), file("b"), file("needle"), file("c")],
+            exclusions: vec![RelPath::new("a").expect("valid")],
+        },
+        prior: WorkspaceSpec {
+            entries: vec![file("p")],
+            exclusions: vec![],
+        },
+    };
+    // Property: "a case fails while it has an entry named needle".
+    let fails = |c: &Case| {
+        Ok::<_, Infallible>(
+            c.spec
+                .entries
+                .iter()
+                .any(|e| e.path.as_bytes() == b"needle"),
+        )
+    };
+    let Shrunk { case: min, end, .. } =
+        minimise(case, fails, ShrinkBudget::default(), Names::Shorten).expect("infallible");
+    assert_eq!(end, ShrinkEnd::Minimal);
+    assert_eq!(
+        min.spec.entries.len(),
+        1,
+        "only the needle is left: {min:?}"
+    );
+    assert!(min.spec.exclusions.is_empty() && min.prior.entries.is_empty());
+    assert_eq!(
+        min.spec.entries[0].mode, None,
+        "modes are reset when that still fails"
+    );
+    assert_eq!(
+        min.spec.entries[0].kind,
+        EntryKind::File { content: "".into() }
+    );
+}
+
+#[test]
+fn draws_are_reproducible_per_index() {
+    let s = strategy();
+    let a = draw_case(&s, 7, 3).expect("draw").current();
+    let b = draw_case(&s, 7, 3).expect("draw").current();
+    assert_eq!(a, b, "the same (seed, index) must give the same case");
+    let differ = (0..20).any(|i| draw_case(&s, 7, i).expect("draw").current() != a);
+    assert!(differ, "different indices must give different cases");
+}
+
+/// A shrink that a budget stops says which budget, and one that finishes says minimal.
+#[test]
+fn a_shrink_says_which_budget_stopped_it() {
+    let big = big_tree;
+    let fails = |c: &Case| Ok::<_, Infallible>(c.spec.entries.len() >= 3);
+    let steps = ShrinkBudget {
+        steps: 2,
+        ..ShrinkBudget::default()
+    };
+    let out = minimise_tree(big().current(), fails, steps, Names::Shorten).expect("infallible");
+    assert_eq!((out.end, out.tried), (ShrinkEnd::Steps, 2));
+    let time = ShrinkBudget {
+        time: Duration::ZERO,
+        ..ShrinkBudget::default()
+    };
+    assert_eq!(
+        minimise_tree(big().current(), fails, time, Names::Shorten)
+            .expect("infallible")
+            .end,
+        ShrinkEnd::Time
+    );
+    let full = minimise_tree(
+        big().current(),
+        fails,
+        ShrinkBudget::default(),
+        Names::Shorten,
+    )
+    .expect("infallible");
+    assert_eq!(full.end, ShrinkEnd::Minimal);
+    let polished = minimise(big().current(), fails, steps, Names::Shorten).expect("infallible");
+    assert_eq!((polished.end, polished.tried), (ShrinkEnd::Steps, 2));
+    let polished = minimise(
+        big().current(),
+        fails,
+        ShrinkBudget::default(),
+        Names::Shorten,
+    )
+    .expect("infallible");
+    assert_eq!(polished.end, ShrinkEnd::Minimal);
+    assert_eq!(polished.case.spec.entries.len(), 3);
+}
+
+#[test]
+fn reports_state_the_size_and_how_the_shrink_ended() {
+    assert_eq!(ShrinkEnd::Minimal.describe(1), "shrunk to 1 entry");
+    assert_eq!(ShrinkEnd::Minimal.describe(2), "shrunk to 2 entries");
+    assert_eq!(
+        ShrinkEnd::Time.describe(5),
+        "shrunk to 5 entries, time budget ran out"
+    );
+    assert_eq!(
+        ShrinkEnd::TotalSpent.describe(34),
+        "34 entries, not shrunk: the run's --shrink-total was spent"
+    );
+}
+
+#[test]
+fn shrinking_reaches_a_minimal_failing_case() {
+    // Property: "no case has 3 or more entries" fails; the minimal counterexample has 3.
+    let tree = big_tree();
+    let Shrunk {
+        case: min, tried, ..
+    } = minimise_tree(
+        tree.current(),
+        |c| Ok::<_, Infallible>(c.spec.entries.len() >= 3),
+        ShrinkBudget::default(),
+        Names::Shorten,
+    )
+    .expect("infallible");
+    assert_eq!(
+        min.spec.entries.len(),
+        3,
+        "shrunk to the smallest failing size after {tried} steps"
+    );
+}
+
+/// An error of the predicate (a candidate that could not be run) stops both passes and
+/// comes back as the error, instead of counting as "does not reproduce" and shrinking on.
+#[test]
+fn a_predicate_error_stops_the_shrink_with_that_error() {
+    let tree = big_tree();
+    let case = tree.current();
+    let mut calls = 0;
+    let mut broken = |c: &Case| {
+        calls += 1;
+        if calls == 3 {
+            Err(format!(
+                "cannot run candidate of {} entries",
+                c.spec.entries.len()
+            ))
+        } else {
+            Ok(c.spec.entries.len() >= 3)
+        }
+    };
+    let err = minimise_tree(
+        case.clone(),
+        &mut broken,
+        ShrinkBudget::default(),
+        Names::Shorten,
+    )
+    .expect_err("stops");
+    assert!(err.starts_with("cannot run candidate"), "{err}");
+    assert_eq!(calls, 3, "no candidate is tried after the error");
+    let mut polish_calls = 0;
+    let err = minimise(
+        case,
+        |_: &Case| {
+            polish_calls += 1;
+            Err::<bool, _>("broken jail")
+        },
+        ShrinkBudget::default(),
+        Names::Shorten,
+    )
+    .expect_err("stops");
+    assert_eq!((err, polish_calls), ("broken jail", 1));
+}
+
+fn file(path: &str) -> Entry {
+    Entry {
+        path: RelPath::new(path).expect("path"),
+        kind: EntryKind::File {
+            content: "x".into(),
+        },
+        mode: None,
+    }
+}
+
+/// A real tree of 1,000 entries with one culprit, a hardlink whose inode's first name
+/// it needs: the culprit and that name are all that is left, in few runs, and names
+/// that do not matter are shortened.
+#[test]
+fn a_real_tree_shrinks_to_its_culprit_and_what_the_culprit_needs() {
+    let mut entries: Vec<Entry> = (0..1000)
+        .map(|i| file(&format!("d{}/f{i}", i % 7)))
+        .collect();
+    entries.insert(
+        600,
+        Entry {
+            path: RelPath::new("culprit").expect("path"),
+            kind: EntryKind::Hardlink {
+                target: RelPath::new("d3/f10").expect("path"),
+            },
+            mode: None,
+        },
+    );
+    let case = Case {
+        spec: WorkspaceSpec {
+            entries,
+            exclusions: vec![],
+        },
+        prior: WorkspaceSpec::default(),
+    };
+    assert!(case.spec.check().is_ok());
+    let mut runs = 0;
+    let fails = |c: &Case| -> Result<bool, Infallible> {
+        runs += 1;
+        Ok(c.spec
+            .entries
+            .iter()
+            .any(|e| e.path.as_bytes() == b"culprit"))
+    };
+    let budget = ShrinkBudget {
+        steps: 400,
+        time: Duration::from_secs(60),
+    };
+    let shrunk = minimise_tree(case, fails, budget, Names::Shorten).expect("infallible");
+    let names: Vec<String> = shrunk
+        .case
+        .spec
+        .entries
+        .iter()
+        .map(|e| String::from_utf8_lossy(e.path.as_bytes()).into_owned())
+        .collect();
+    // The first name is kept, shortened, and the hardlink still names it.
+    assert_eq!(names, ["d3/a", "culprit"]);
+    assert_eq!(
+        shrunk.case.spec.entries[1].kind,
+        EntryKind::Hardlink {
+            target: RelPath::new("d3/a").expect("path")
+        }
+    );
+    assert_eq!(shrunk.end, ShrinkEnd::Minimal);
+    assert!(runs < 80, "{runs} runs");
+}

@@ -564,8 +564,9 @@ fn number_field(
     }
 }
 
-/// Largest size the 11 octal digits of a ustar `size` field hold (8 GiB - 1); writers
-/// (GNU tar, bsdtar, Python, Go) put a larger size in a PAX `size` record only.
+/// Largest size the 11 octal digits of a ustar `size` field hold (8 GiB - 1); writers put
+/// a larger size in a PAX `size` record, the field 0 (*observed*: GNU tar 1.34
+/// `--format=posix` and Python 3.11's `PAX_FORMAT` on a 9 GiB file).
 const USTAR_SIZE_MAX: u64 = 0o77_777_777_777;
 
 /// Whether a PAX `size` of `pax` may stand beside a ustar `size` field read as `ustar`.

@@ -47,7 +47,10 @@ pub enum Reason {
     /// NUL in a name or target, an extension header with no member after it, a non-directory
     /// named like a directory (`a/`) or naming the root (`.`), a sparse map that is out of
     /// order, overlapping, past the file's size, not adding up to the stored data, or that
-    /// parsers read differently (see `docs/design.md`, "Sparse members").
+    /// parsers read differently (see `docs/design.md`, "Sparse members"); a PAX `size`
+    /// disagreeing with the ustar size field (but over 8 GiB with the field 0), and under the
+    /// old GNU magic a non-sparse member with a `realsize` or with bytes where POSIX keeps
+    /// the `prefix`, which parsers read differently (see `docs/design.md`, "Header fields").
     Malformed,
     /// `unsupported`: a compression or archive format the reference does not read (bzip2,
     /// lz4, lzip, compress, lzop, zip, 7z; named in the detail), an unknown type flag (kept

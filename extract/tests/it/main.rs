@@ -12,6 +12,7 @@ mod compressed;
 mod crash;
 mod end_marker_and_mounts;
 mod faults;
+mod fields;
 mod link_targets;
 mod mutations;
 mod producers;

@@ -1,23 +1,31 @@
 //! The entry points: [`validate`], [`hydrate`] and [`hydrate_file`].
+//!
+//! The steps behind them, one file a concern: `staged` (the staging directory beside the
+//! root and the single pass that fills it from a stream), `decode` (a compressed regular
+//! file decompressed by a second thread) and `commit` (the root's state, the exchange that
+//! puts the staged tree in place, and the write pass of a file validated in place).
+
+mod commit;
+mod decode;
+mod staged;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
-use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-
-use rustix::fs::{fchmod, renameat_with, statat, AtFlags, FileType, Mode, RenameFlags};
-use rustix::io::Errno;
 
 use crate::compression::{self, Compression};
 use crate::error::io_err;
 use crate::input::{FileInput, Input, StreamInput};
-use crate::plan::{self, Plan};
+use crate::plan;
 use crate::reader::BLOCK;
 use crate::recover::recover_in;
-use crate::remove::remove_tree_at as remove_tree;
 use crate::sibling::Sibling;
-use crate::{stage, HydrateError, HydrateReport, Listing, Policy};
+use crate::{HydrateError, HydrateReport, Listing, Policy};
+
+use commit::{apply, commit_staged};
+use decode::hydrate_compressed_file;
+use staged::stage_stream;
 
 /// Buffer size for reading a stream, in bytes.
 const STREAM_BUF: usize = 256 * 1024;
@@ -87,19 +95,15 @@ pub fn validate(archive: impl Read, policy: &Policy) -> Result<Listing, HydrateE
     )?;
     let mut input = StreamInput::new(stream);
     let (_, listing) = plan::build(&mut input, 0, policy, true)?;
-    input
-        .discard(TRAILER_MAX)
-        .map_err(|e| io_err("reading past the end of the archive", e))?;
+    discard_trailer(&mut input)?;
     Ok(listing.unwrap_or_default())
 }
 
 /// [`validate`] of a decompressed tar stream, without the listing.
-fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
+pub(super) fn validate_tar(tar: impl Read, policy: &Policy) -> Result<(), HydrateError> {
     let mut input = StreamInput::new(tar);
     plan::build(&mut input, 0, policy, false)?;
-    input
-        .discard(TRAILER_MAX)
-        .map_err(|e| io_err("reading past the end of the archive", e))
+    discard_trailer(&mut input)
 }
 
 /// Replaces the workspace at `root` with the tree of the tar `archive`, or leaves `root`
@@ -254,191 +258,7 @@ pub fn hydrate(
         &policy.limits,
     )
     .and_then(|(_, stream)| stage_stream(&sib, root, stream, policy));
-    sib.lock(root)?;
-    // What a crash left is resolved first, whatever the verdict on this archive.
-    recover_in(&sib)?;
-    let staged = staged?;
-    commit(&sib, staged, root)
-}
-
-/// A staging directory of ours beside the root, with its lock (see
-/// [`Sibling::create_stage`]) and the plan it was built from. Dropped uncommitted, it is
-/// removed (before its lock is released).
-struct Staged<'s> {
-    sib: &'s Sibling,
-    name: Vec<u8>,
-    fd: OwnedFd,
-    plan: Plan,
-    /// Set once the exchange put it in place of the root.
-    committed: bool,
-}
-
-impl Drop for Staged<'_> {
-    fn drop(&mut self) {
-        if !self.committed {
-            // A failure here leaves it for `recover` (the lock goes with the handle).
-            let _ = remove_tree(self.sib.parent(), &self.name);
-        }
-    }
-}
-
-/// Creates and locks a staging directory of `root` (briefly taking the parent's lock, so
-/// that no recovery can see it unlocked).
-fn new_stage<'s>(sib: &'s Sibling, root: &Path) -> Result<Staged<'s>, HydrateError> {
-    sib.lock(root)?;
-    let created = sib.create_stage();
-    let unlocked = sib.unlock();
-    let (name, fd) = created?;
-    let staged = Staged {
-        sib,
-        name,
-        fd,
-        plan: Plan::default(),
-        committed: false,
-    };
-    unlocked?;
-    Ok(staged)
-}
-
-/// The single pass over a decompressed tar stream: validates it and writes each checked
-/// member into a new staging directory as it is read (see [`stage::Direct`]), then the rest
-/// of the tree. On any error the staging directory is gone.
-fn stage_stream<'s>(
-    sib: &'s Sibling,
-    root: &Path,
-    tar: impl Read,
-    policy: &Policy,
-) -> Result<Staged<'s>, HydrateError> {
-    let mut staged = match new_stage(sib, root) {
-        Ok(staged) => staged,
-        // No staging directory (a full or read-only parent): the archive is still read
-        // through, so that a refusal wins over the fault, as it does for a fault later on.
-        Err(fault) => {
-            validate_tar(tar, policy)?;
-            return Err(fault);
-        }
-    };
-    let mut input = StreamInput::new(tar);
-    let mut writer = stage::Direct::new(staged.fd.as_fd());
-    let (plan, _) = plan::build_into(&mut input, 0, policy, false, &mut writer)?;
-    input
-        .discard(TRAILER_MAX)
-        .map_err(|e| io_err("reading past the end of the archive", e))?;
-    writer.finish(&plan)?;
-    set_root_time(&staged.fd, &plan)?;
-    staged.plan = plan;
-    Ok(staged)
-}
-
-/// Gives the staging root the time of a `.` member. Last: writing the tree moved it; the
-/// root's mode, set later, and the exchange, which renames the directory within one parent,
-/// leave it alone.
-fn set_root_time(fd: &OwnedFd, plan: &Plan) -> Result<(), HydrateError> {
-    if let Some(t) = plan.root_mtime.and_then(stage::times) {
-        rustix::fs::futimens(fd, &t).map_err(|e| io_err("setting the root's time", e))?;
-    }
-    Ok(())
-}
-
-/// Decompressed chunks in flight between the decoding thread and the validation pass.
-const DECODE_QUEUE: usize = 8;
-
-/// [`hydrate`] of a compressed regular file: a second thread decompresses (from the file's
-/// current position) while this one validates and writes the tree, so decompression runs
-/// beside the parsing and the file writes, as `tar -xz` runs `gzip -d` beside itself. The verdict is
-/// the one [`hydrate`] gives: the validation pass reads the same decompressed stream in the
-/// same order, and a decoder error or limit reaches it at the position it occurred.
-fn hydrate_compressed_file(
-    archive: &File,
-    kind: Compression,
-    root: &Path,
-    policy: &Policy,
-) -> Result<HydrateReport, HydrateError> {
-    let sib = Sibling::open_unlocked(root)?;
-    let staged = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(DECODE_QUEUE);
-        let limits = policy.limits;
-        std::thread::Builder::new()
-            .name("snapconf-decode".into())
-            .spawn_scoped(scope, move || decode_chunks(archive, kind, &limits, &tx))
-            .map_err(|e| io_err("starting the decompression thread", e))?;
-        // The receiver is dropped when the pass returns, early or not: the decoder's next
-        // send fails and the thread ends (it never waits on anything but the file).
-        stage_stream(&sib, root, Chunks::new(rx), policy)
-    });
-    sib.lock(root)?;
-    // What a crash left is resolved first, whatever the verdict on this archive.
-    recover_in(&sib)?;
-    let staged = staged?;
-    commit(&sib, staged, root)
-}
-
-/// Bytes of one decompressed chunk.
-const CHUNK: usize = 256 * 1024;
-
-/// The decoding thread: decompresses `archive` and sends it in chunks, then an error if
-/// decoding failed; the end of the stream is the sender's drop.
-fn decode_chunks(
-    archive: &File,
-    kind: Compression,
-    limits: &crate::Limits,
-    tx: &std::sync::mpsc::SyncSender<io::Result<Vec<u8>>>,
-) {
-    let mut decoded =
-        compression::decoder(kind, BufReader::with_capacity(STREAM_BUF, archive), limits);
-    loop {
-        let mut buf = vec![0u8; CHUNK];
-        let chunk = match decoded.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                buf.truncate(n);
-                Ok(buf)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => Err(e),
-        };
-        let failed = chunk.is_err();
-        if tx.send(chunk).is_err() || failed {
-            return;
-        }
-    }
-}
-
-/// The receiving end of [`decode_chunks`] as a byte stream.
-struct Chunks {
-    rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
-    chunk: Vec<u8>,
-    at: usize,
-}
-
-impl Chunks {
-    fn new(rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
-        Chunks {
-            rx,
-            chunk: Vec::new(),
-            at: 0,
-        }
-    }
-}
-
-impl Read for Chunks {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.at == self.chunk.len() {
-            match self.rx.recv() {
-                Ok(Ok(chunk)) => {
-                    self.chunk = chunk;
-                    self.at = 0;
-                }
-                Ok(Err(e)) => return Err(e),
-                // The decoder finished (or stopped after an error it sent).
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.chunk.len() - self.at);
-        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
+    commit_staged(&sib, staged, root)
 }
 
 /// [`hydrate`] for an archive that is an open file: an uncompressed regular file is read in
@@ -529,136 +349,10 @@ fn first_block_compression(archive: &File, start: u64) -> Result<Compression, Hy
     compression::detect(&head[..got])
 }
 
-/// What is at `root` before we start.
-enum RootState {
-    Absent,
-    /// A directory: its permission bits (with setuid/setgid/sticky), owner and group.
-    Dir {
-        mode: u32,
-        uid: u32,
-        gid: u32,
-    },
-}
-
-fn root_state(sib: &Sibling, root: &Path) -> Result<RootState, HydrateError> {
-    let shown = root.display();
-    match statat(sib.parent(), sib.root_name(), AtFlags::SYMLINK_NOFOLLOW) {
-        Err(Errno::NOENT) => Ok(RootState::Absent),
-        Err(e) => Err(io_err(format!("inspecting root `{shown}`"), e)),
-        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory => Ok(RootState::Dir {
-                mode: st.st_mode & 0o7777,
-                uid: st.st_uid,
-                gid: st.st_gid,
-            }),
-            FileType::Symlink => Err(io_err(
-                format!("root `{shown}`"),
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "root is a symlink; refusing to hydrate through it",
-                ),
-            )),
-            _ => Err(io_err(
-                format!("root `{shown}`"),
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "root exists and is not a directory",
-                ),
-            )),
-        },
-    }
-}
-
-/// The write pass of a checked plan (payloads read from `data` by offset), the swap and the
-/// clean-up; under the parent's lock.
-fn apply(
-    sib: &Sibling,
-    plan: Plan,
-    data: &File,
-    root: &Path,
-) -> Result<HydrateReport, HydrateError> {
-    // The caller ran `recover_in` under the same lock before building the plan. A bad root
-    // fails before anything is written.
-    root_state(sib, root)?;
-    let (name, fd) = sib.create_stage()?;
-    let staged = Staged {
-        sib,
-        name,
-        fd,
-        plan,
-        committed: false,
-    };
-    stage::write(staged.fd.as_fd(), &staged.plan, data)?;
-    set_root_time(&staged.fd, &staged.plan)?;
-    commit(sib, staged, root)
-}
-
-/// Gives the staged tree the root's mode, swaps it in and removes the old tree; under the
-/// parent's lock. On error the staging directory is removed and the root is unchanged.
-fn commit(
-    sib: &Sibling,
-    mut staged: Staged<'_>,
-    root: &Path,
-) -> Result<HydrateReport, HydrateError> {
-    let state = root_state(sib, root)?;
-    let mode = match state {
-        RootState::Dir { mode, uid, gid } => {
-            keep_owner(&staged.fd, uid, gid)?;
-            mode
-        }
-        RootState::Absent => staged.plan.root_mode.unwrap_or(plan::IMPLICIT_DIR_MODE),
-    };
-    // After the owner: a change of group may clear setgid, and this sets it again.
-    fchmod(&staged.fd, Mode::from_raw_mode(mode))
-        .map_err(|e| io_err("setting the root's mode", e))?;
-    swap(sib, &staged.name, &state, root)?;
-    // Committed: the exchange is the commit record. From here on the new tree is in place
-    // whatever happens; a failure only leaves the old tree under the staging name, which
-    // `recover` (and the next hydration) removes, as it removes any staging-shaped name.
-    staged.committed = true;
-    let mut report = std::mem::take(&mut staged.plan.report);
-    // The old root is empty after a first hydration.
-    if let Err(e) = crate::remove::remove_likely_empty_at(sib.parent(), &staged.name) {
-        report.leftover = Some(format!(
-            "the old tree, now `{}` beside the root, could not be removed: {e}",
-            crate::sibling::show(&staged.name)
-        ));
-    }
-    Ok(report)
-}
-
-/// Gives the staged root (`fd`) the prior root's owner `uid` and group `gid`, as far as the
-/// caller may: both when it may (root, or an owner already the caller), else the group
-/// alone (a group the caller is a member of), else neither (`EPERM` is not an error: the
-/// root is then the caller's, as any directory it makes).
-///
-/// # Errors
-/// [`HydrateError::Io`] for a `fchown(2)` error other than `EPERM`.
-fn keep_owner(fd: &OwnedFd, uid: u32, gid: u32) -> Result<(), HydrateError> {
-    use rustix::fs::{fchown, Gid, Uid};
-    let gid = Some(Gid::from_raw(gid));
-    let result = match fchown(fd, Some(Uid::from_raw(uid)), gid) {
-        Err(Errno::PERM) => fchown(fd, None, gid),
-        other => other,
-    };
-    match result {
-        Ok(()) | Err(Errno::PERM) => Ok(()),
-        Err(e) => Err(io_err("giving the root its prior owner", e)),
-    }
-}
-
-/// The commit point: one `renameat2`. `RENAME_EXCHANGE` swaps the two names atomically (the
-/// staging name then holds the old tree); a missing root gets `RENAME_NOREPLACE`, so a root
-/// created meanwhile by someone else is not clobbered.
-fn swap(sib: &Sibling, stage: &[u8], state: &RootState, root: &Path) -> Result<(), HydrateError> {
-    let flags = match state {
-        RootState::Dir { .. } => RenameFlags::EXCHANGE,
-        RootState::Absent => RenameFlags::NOREPLACE,
-    };
-    renameat_with(sib.parent(), stage, sib.parent(), sib.root_name(), flags).map_err(|e| {
-        io_err(
-            format!("swapping the staged tree into `{}`", root.display()),
-            e,
-        )
-    })
+/// Reads and drops what follows the end-of-archive marker of a stream, at most
+/// [`TRAILER_MAX`] bytes (see [`Input::discard`]).
+fn discard_trailer(input: &mut StreamInput<impl Read>) -> Result<(), HydrateError> {
+    input
+        .discard(TRAILER_MAX)
+        .map_err(|e| io_err("reading past the end of the archive", e))
 }

@@ -124,6 +124,18 @@ fn recover_leaves_a_locked_staging_alone() {
     assert!(out.starts_with("live"), "{out}");
     assert!(staging.join("partial").exists(), "the live staging is kept");
     drop(held);
+    // Tests share one process: a sibling test's child, forked but not yet exec'd, may hold
+    // a copy of the handle (closed at its exec) for a moment. Wait until the lock is free
+    // to anyone before asking `recover` again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let probe = std::fs::File::open(&staging).expect("open staging");
+        if flock(&probe, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the lock was never released");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let (code, out, err) = snapconf(&["recover".as_ref(), root.as_os_str()]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(

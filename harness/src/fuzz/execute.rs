@@ -3,9 +3,9 @@
 //! judge the hydration with the campaign's checks.
 
 use super::host_safe::host_safe;
-use super::judge::judge;
 use super::options::FuzzOptions;
 use super::persist::Persist;
+use super::safety::judge_safety;
 use crate::checks::{self, Check, Evidence, Violation};
 use crate::engine::case::stragglers;
 use crate::error::{HarnessError, IoContext};
@@ -210,7 +210,7 @@ impl Before {
         let outside = self.last.changes_touching(&now, &[&rel], &[parent]);
         let accepted = matches!(outcome, Outcome::Success);
         // The reference's judgement costs a parse: only an accepted archive needs it.
-        let judged = accepted.then(|| judge(bytes, &opts.profile));
+        let judged = accepted.then(|| judge_safety(bytes, &opts.profile));
         let mut ev = Evidence::hydration("hydration", outcome, root);
         ev.outside = &outside;
         ev.stragglers = left;

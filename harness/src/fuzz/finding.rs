@@ -3,10 +3,10 @@
 
 use super::causes::cause_of;
 use super::execute::{execute, hang_cut, runnable, Hit};
-use super::judge::judge;
 use super::mutate::Mutation;
 use super::options::FuzzOptions;
 use super::persist::Persist;
+use super::safety::judge_safety;
 use super::worker::{Pending, Shared};
 use crate::checks::Check;
 use crate::engine::repro::{shell_word, FindingFile, ReproDir, ReproMode, Script};
@@ -167,7 +167,7 @@ pub(super) fn shrink_and_write(
         iteration,
         base: label,
         mutations,
-        reference: judge(&min, &opts.profile).verdict,
+        reference: judge_safety(&min, &opts.profile).verdict,
         records: Records::parse(&min).records.len(),
         cause,
         case_dir: format!("cases/{id}"),

@@ -66,9 +66,15 @@ pub enum ExtractVerdict {
     /// Input longer than [`MAX_INPUT`]; nothing ran.
     Skipped,
     /// Accepted and hydrated, with this many listed members.
-    Accepted { members: usize },
+    Accepted {
+        /// Members the reference's listing holds.
+        members: usize,
+    },
     /// Refused with this reason code; the prior workspace is intact.
-    Refused { reason: &'static str },
+    Refused {
+        /// The reference's reason code (`snapconf_extract::Reason`'s name, e.g. `parent-traversal`).
+        reason: &'static str,
+    },
 }
 
 /// The oracle with its jail and an in-memory archive file (`memfd`), reused across

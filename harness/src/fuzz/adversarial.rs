@@ -103,6 +103,19 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
+/// The cases [`case`] makes of one archive `t`, one per `(name, attack, policy)`, in order:
+/// the same bytes judged under several policies.
+fn cases<'a>(
+    t: &'a RawTar,
+    variants: &'a [(&'static str, &'static str, &'static str)],
+) -> impl Iterator<Item = AdversarialCase> + 'a {
+    variants
+        .iter()
+        .map(move |&(name, attack, policy)| case(name, attack, policy, t))
+}
+
+/// The case `name`: archive `t`'s bytes, the `attack` they carry, judged under the named
+/// `policy` ([`named_policy`]).
 fn case(
     name: &'static str,
     attack: &'static str,
@@ -122,31 +135,29 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
     let mut v = Vec::new();
     let mut t = RawTar::new();
     t.dir("foo/").symlink("foo", "../out").file("foo/x", b"1");
-    v.push(case(
-        "h09-dir-then-symlink",
-        "H9: a cache of created directories lets foo/x go through the later symlink foo",
-        "default",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "h09-dir-then-symlink-last-wins",
-        "H9 under last-wins: the symlink replaces the empty dir, foo/x must still not follow it",
-        "last-wins",
-        &t,
+        &[
+            ("h09-dir-then-symlink", "H9: a cache of created directories lets foo/x go through the later symlink foo", "default"),
+            ("h09-dir-then-symlink-last-wins", "H9 under last-wins: the symlink replaces the empty dir, foo/x must still not follow it", "last-wins"),
+        ],
     ));
     let mut t = RawTar::new();
     t.symlink("link", "../out/target").file("link", b"owned");
-    v.push(case(
-        "h10-symlink-then-file",
-        "H10: a file member written through an earlier symlink of the same name",
-        "default",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "h10-symlink-then-file-last-wins",
-        "H10 under last-wins: the file must replace the link, not write through it",
-        "last-wins",
-        &t,
+        &[
+            (
+                "h10-symlink-then-file",
+                "H10: a file member written through an earlier symlink of the same name",
+                "default",
+            ),
+            (
+                "h10-symlink-then-file-last-wins",
+                "H10 under last-wins: the file must replace the link, not write through it",
+                "last-wins",
+            ),
+        ],
     ));
     let mut t = RawTar::new();
     t.symlink("up", "..").file("up/exploit/foo/bar", b"bar");
@@ -211,31 +222,33 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
     t.dir(".venv/bin/")
         .symlink(".venv/bin/python", "/usr/local/bin/python")
         .symlink(".venv/bin/python3", "python");
-    v.push(case(
-        "h03-absolute-symlink-keep",
-        "H3: virtualenv links kept verbatim",
-        "default",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "h03-absolute-symlink-strict",
-        "H3 under a policy refusing absolute links",
-        "strict",
-        &t,
+        &[
+            (
+                "h03-absolute-symlink-keep",
+                "H3: virtualenv links kept verbatim",
+                "default",
+            ),
+            (
+                "h03-absolute-symlink-strict",
+                "H3 under a policy refusing absolute links",
+                "strict",
+            ),
+        ],
     ));
     let mut t = RawTar::new();
     t.push(b'6', b"pipe", b"", b"", 0o644).file("a", b"x");
-    v.push(case(
-        "h04-fifo-dropped",
-        "H4: a FIFO member is dropped, never created",
-        "default",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "h04-fifo-strict",
-        "H4 under special-files reject",
-        "strict",
-        &t,
+        &[
+            (
+                "h04-fifo-dropped",
+                "H4: a FIFO member is dropped, never created",
+                "default",
+            ),
+            ("h04-fifo-strict", "H4 under special-files reject", "strict"),
+        ],
     ));
     let mut t = RawTar::new();
     let long = "l".repeat(120);
@@ -299,17 +312,20 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
     ));
     let mut t = RawTar::new();
     t.push(b'3', b"null", b"", b"", 0o666);
-    v.push(case(
-        "reason-special-file-chardev",
-        "a character device member",
-        "strict",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "chardev-dropped",
-        "a character device member is dropped by default",
-        "default",
-        &t,
+        &[
+            (
+                "reason-special-file-chardev",
+                "a character device member",
+                "strict",
+            ),
+            (
+                "chardev-dropped",
+                "a character device member is dropped by default",
+                "default",
+            ),
+        ],
     ));
     let mut t = RawTar::new();
     t.file("a", b"1").file("a", b"2");
@@ -421,17 +437,16 @@ pub fn adversarial_cases() -> Vec<AdversarialCase> {
     let mut t = RawTar::new();
     t.file_mode("suid", b"#!/bin/sh\n", 0o4755)
         .file_mode("gw", b"x", 0o666);
-    v.push(case(
-        "setuid-data-filter",
-        "setuid and group/other-write bits are stripped by the data filter",
-        "default",
+    v.extend(cases(
         &t,
-    ));
-    v.push(case(
-        "setuid-exact",
-        "setuid kept under modes exact",
-        "exact",
-        &t,
+        &[
+            (
+                "setuid-data-filter",
+                "setuid and group/other-write bits are stripped by the data filter",
+                "default",
+            ),
+            ("setuid-exact", "setuid kept under modes exact", "exact"),
+        ],
     ));
     v
 }

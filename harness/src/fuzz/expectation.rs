@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! attack = "H10: a file member written through an earlier symlink of the same name"
-//! policy = "default"        # see oracle::named_policy
+//! policy = "default"        # see fuzz::named_policy
 //! verdict = "refuse"        # accept | refuse
 //! reason = "duplicate"      # the reference's reason code, refusals only
 //! refused_member = "link"   # escaped (\xNN) member name, refusals only

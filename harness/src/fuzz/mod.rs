@@ -5,35 +5,38 @@
 
 mod adversarial;
 mod attack;
+mod campaign;
+mod causes;
+mod execute;
 mod expectation;
-mod failure;
+mod finding;
 mod host_safe;
-mod judge;
 mod mutate;
-mod parsers;
+mod options;
+mod oracles;
 mod persist;
-mod plan;
-mod reference;
-mod report;
-mod roundtrip;
-mod session;
+mod replay;
+mod safety;
 mod shrink;
 mod signature;
+mod summary_report;
+mod worker;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
 pub use attack::{attack, attack_of, AttackClass};
+pub use campaign::{fuzz, FuzzEvent, FuzzSummary};
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
-pub use failure::OracleFailure;
+pub use finding::FuzzFinding;
 pub use host_safe::{host_safe, MAX_DECODED};
-pub use judge::{judge, safety_policy, UNSAFE_REASONS};
 pub use mutate::{mutate, Mutation};
-pub use parsers::reference_vs_tar_crate;
-pub use plan::{ArchivePlan, Damage, Header, Kind, MemberPlan, Token};
-pub use reference::{oracle_policies, ExtractOracle, Verdict, MAX_INPUT};
-pub use report::fuzz_report;
-pub use roundtrip::{check_roundtrip, FuzzEntry, FuzzEntryKind, FuzzWorkspace};
-pub use session::{
-    fuzz, read_replay, replay_archive, replay_finding, verdicts, DrawnVerdict, FuzzEvent,
-    FuzzFinding, FuzzOptions, FuzzSummary, Verdicts, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK,
+pub use options::{FuzzOptions, MAX_CAUSES_PER_CHECK, MAX_SHRINKS_PER_CHECK};
+pub use oracles::{
+    check_roundtrip, oracle_policies, reference_vs_tar_crate, ArchivePlan, Damage, ExtractOracle,
+    ExtractVerdict, FuzzEntry, FuzzEntryKind, FuzzWorkspace, Header, MemberPlan, OracleFailure,
+    PlanKind, Token, MAX_INPUT,
 };
+pub use replay::{read_replay, replay_archive, replay_finding};
+pub use safety::{judge_safety, safety_policy, UNSAFE_REASONS};
 pub use signature::{shape, signature};
+pub use summary_report::fuzz_report;
+pub use worker::{verdicts, DrawnVerdict, Verdicts};

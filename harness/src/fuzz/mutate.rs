@@ -11,28 +11,71 @@ use snapconf_tarbytes::{Record, Records};
 #[serde(rename_all = "kebab-case", tag = "op")]
 pub enum Mutation {
     /// Record `at` got type flag `flag` (a character).
-    SwapType { at: usize, flag: char },
+    SwapType {
+        /// Index of the record (0-based, extension headers counted).
+        at: usize,
+        /// The new type flag.
+        flag: char,
+    },
     /// Record `at` now links to `target` (escaped).
-    Retarget { at: usize, target: String },
+    Retarget {
+        /// Index of the record (0-based).
+        at: usize,
+        /// The new link target, escaped (`\\xNN` for bytes not printable ASCII).
+        target: String,
+    },
     /// Record `at` was renamed to `name` (escaped).
-    SpliceName { at: usize, name: String },
+    SpliceName {
+        /// Index of the record (0-based).
+        at: usize,
+        /// The new name, escaped.
+        name: String,
+    },
     /// Records `a` and `b` swapped places.
-    Reorder { a: usize, b: usize },
+    Reorder {
+        /// Index of the first record (0-based).
+        a: usize,
+        /// Index of the second record (0-based).
+        b: usize,
+    },
     /// Record `from` was copied to position `to`.
-    Duplicate { from: usize, to: usize },
+    Duplicate {
+        /// Index of the record copied (0-based).
+        from: usize,
+        /// Index the copy was inserted at (0-based).
+        to: usize,
+    },
     /// A member was inserted at `at`: `kind` (`symlink`, `chardev`, `fifo`) named `name`.
     Insert {
+        /// Index the member was inserted at (0-based).
         at: usize,
+        /// Its kind: `symlink`, `chardev` or `fifo`.
         kind: String,
+        /// Its name, escaped.
         name: String,
     },
     /// Record `at` got mode `mode` (octal).
-    Mode { at: usize, mode: String },
+    Mode {
+        /// Index of the record (0-based).
+        at: usize,
+        /// The new mode, in octal digits.
+        mode: String,
+    },
     /// Header byte `offset` of record `at` was set to `value` (checksum fixed unless the
     /// byte is in the checksum field).
-    Damage { at: usize, offset: usize, value: u8 },
+    Damage {
+        /// Index of the record (0-based).
+        at: usize,
+        /// Offset of the byte in the 512-byte header.
+        offset: usize,
+        /// The byte's new value.
+        value: u8,
+    },
     /// The archive was cut to `len` bytes.
-    Truncate { len: usize },
+    Truncate {
+        /// The archive's new length in bytes.
+        len: usize,
+    },
 }
 
 /// Link targets a mutation may use: inside the root, the decoy in the root's parent

@@ -5,7 +5,7 @@
 //! An execution writes the archive in place (the view mounts it read-only by inode, so it
 //! must stay the same file), observes the prior and the whole jail, sends the archive to
 //! the server, and judges the hydration with exactly the code of the one-shot path
-//! ([`super::session`]'s `Before`). Then the jail is reset to its laid-out state: the
+//! ([`super::execute`]'s `Before`). Then the jail is reset to its laid-out state: the
 //! root is removed and the prior written again; when something outside the root changed
 //! too (what `containment` compares: every entry of the view outside the root, metadata
 //! included; only the root's parent may have new timestamps), that is put back first from
@@ -19,7 +19,8 @@
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
 //! namespace ends with it.
 
-use super::session::{scratch_beside, write_prior, Before, Executed, FuzzOptions};
+use super::execute::{scratch_beside, write_prior, Before, Executed, Hydration};
+use super::options::FuzzOptions;
 use crate::error::{HarnessError, IoContext};
 use crate::jail::restore::Laid;
 use crate::jail::view::View;
@@ -47,7 +48,7 @@ pub(super) struct Persist {
     /// Archives run through the extractor by this worker, either path, shrinking included.
     pub(super) runs: u64,
     /// A timeout shorter than the session's for the next executions, either path (see
-    /// [`super::session`]'s `hang_cut`); `None`: the session's.
+    /// [`super::execute`]'s `hang_cut`); `None`: the session's.
     pub(super) cut: Option<std::time::Duration>,
     /// The longest execution of this worker that did not hang, either path.
     pub(super) slowest: std::time::Duration,
@@ -173,8 +174,17 @@ impl Persist {
         self.phases.hydrate += lap();
         // Nothing outlives the request: the server kills the tool's process group, and a
         // killed server takes its PID namespace with it.
-        let (judged, dirty) =
-            before.judge(&live.jail, &live.root, bytes, &outcome, &[], ex, opts)?;
+        let (judged, dirty) = before.judge(
+            &Hydration {
+                jail: &live.jail,
+                root: &live.root,
+                bytes,
+                outcome: &outcome,
+                left: &[],
+            },
+            ex,
+            opts,
+        )?;
         self.phases.judge += lap();
         let restored = match &dirty {
             None => true,

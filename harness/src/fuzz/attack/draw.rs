@@ -3,7 +3,7 @@
 
 use super::class::AttackClass;
 use super::encode::{encode, Enc};
-use super::member::{distinct, one_in, Kind, Member, Seq};
+use super::member::{distinct, one_in, AttackKind, AttackMember, Seq};
 use super::{chain, hardlink, names, pairs, prior, smuggle, special, swap};
 use crate::model::bytes::escape;
 use snapconf_tarbytes::Records;
@@ -33,7 +33,7 @@ pub(super) struct Built {
     pub(super) description: String,
     /// Every member, benign ones included, in archive order.
     #[cfg(test)]
-    pub(super) members: Vec<Member>,
+    pub(super) members: Vec<AttackMember>,
     /// The encoding of each member.
     #[cfg(test)]
     pub(super) encs: Vec<Enc>,
@@ -106,7 +106,7 @@ const BENIGN: [&str; 7] = [
 
 /// Benign members before and after the attack, one time in three: an archive that is only
 /// an attack is easy to refuse on shape alone.
-fn surround(attack: Vec<Member>, rng: &mut Rng) -> Vec<Member> {
+fn surround(attack: Vec<AttackMember>, rng: &mut Rng) -> Vec<AttackMember> {
     if !one_in(rng, 3) {
         return attack;
     }
@@ -141,7 +141,7 @@ fn short(b: &[u8]) -> String {
 }
 
 /// One line: each attack member's kind, name, target, mode and encoding.
-fn describe(members: &[Member], encs: &[Enc]) -> String {
+fn describe(members: &[AttackMember], encs: &[Enc]) -> String {
     let mut parts = Vec::new();
     let mut benign = 0;
     for (m, enc) in members.iter().zip(encs) {
@@ -159,21 +159,21 @@ fn describe(members: &[Member], encs: &[Enc]) -> String {
 }
 
 /// One member: kind, name, target, mode, encoding (when known), hidden members.
-fn describe_member(m: &Member, enc: Option<Enc>) -> String {
+fn describe_member(m: &AttackMember, enc: Option<Enc>) -> String {
     let mut s = String::new();
     for (k, v) in &m.global {
         s.push_str(&format!("global {k}=`{}`, then ", short(v)));
     }
     s.push_str(&format!("{} `{}`", m.kind.word(), short(&m.name)));
-    if matches!(m.kind, Kind::Symlink | Kind::Hardlink) {
+    if matches!(m.kind, AttackKind::Symlink | AttackKind::Hardlink) {
         s.push_str(&format!(" -> `{}`", short(&m.link)));
     }
-    if matches!(m.kind, Kind::CharDevice | Kind::BlockDevice) {
+    if matches!(m.kind, AttackKind::CharDevice | AttackKind::BlockDevice) {
         s.push_str(&format!(" {}/{}", m.device.0, m.device.1));
     }
     let usual = match m.kind {
-        Kind::Dir => 0o755,
-        Kind::Symlink => 0o777,
+        AttackKind::Dir => 0o755,
+        AttackKind::Symlink => 0o777,
         _ => 0o644,
     };
     if m.mode != usual {
@@ -189,7 +189,7 @@ fn describe_member(m: &Member, enc: Option<Enc>) -> String {
             m.data.len(),
             hidden.join(", ")
         ));
-    } else if m.kind == Kind::Hardlink && !m.data.is_empty() {
+    } else if m.kind == AttackKind::Hardlink && !m.data.is_empty() {
         s.push_str(" with data");
     }
     s

@@ -3,7 +3,7 @@
 //! reachable: ustar fields, ustar `prefix` + `name`, GNU `L`/`K`, PAX `path`/`linkpath`,
 //! and PAX overriding ustar fields that name something else.
 
-use super::member::{choose, one_in, Kind, Member};
+use super::member::{choose, one_in, AttackKind, AttackMember};
 use snapconf_tarbytes::raw::{header, pax_records, RawHeader, RawTar};
 use snapconf_tarbytes::Rng;
 
@@ -41,7 +41,7 @@ impl Enc {
     /// True if this encoding can carry `m` so that the reference reads back its bytes.
     /// GNU long names end at their first NUL, and an empty PAX value deletes the keyword,
     /// so those forms take no NUL and no empty name.
-    fn fits(self, m: &Member) -> bool {
+    fn fits(self, m: &AttackMember) -> bool {
         match self {
             Enc::Ustar => m.name.len() <= 100 && m.link.len() <= 100,
             Enc::Prefix => m.link.len() <= 100 && !prefix_splits(&m.name).is_empty(),
@@ -83,7 +83,7 @@ pub(super) struct Encoded {
 
 /// Encode `members` in order; each gets its requested encoding if that fits, else one drawn
 /// from those that fit (PAX, which carries any non-empty name, as the last resort).
-pub(super) fn encode(members: &[Member], rng: &mut Rng) -> Encoded {
+pub(super) fn encode(members: &[AttackMember], rng: &mut Rng) -> Encoded {
     let mut t = RawTar::new();
     let mut records = 0;
     let mut encs = Vec::with_capacity(members.len());
@@ -104,7 +104,7 @@ pub(super) fn encode(members: &[Member], rng: &mut Rng) -> Encoded {
 
 /// `members` encoded one after the other with no end-of-archive marker: the payload that
 /// hides them in another member.
-pub(super) fn payload_of(members: &[Member], rng: &mut Rng) -> Vec<u8> {
+pub(super) fn payload_of(members: &[AttackMember], rng: &mut Rng) -> Vec<u8> {
     let mut t = RawTar::new();
     for (i, m) in members.iter().enumerate() {
         let enc = draw_enc(rng, m);
@@ -113,7 +113,7 @@ pub(super) fn payload_of(members: &[Member], rng: &mut Rng) -> Vec<u8> {
     t.bytes
 }
 
-fn draw_enc(rng: &mut Rng, m: &Member) -> Enc {
+fn draw_enc(rng: &mut Rng, m: &AttackMember) -> Enc {
     let fitting: Vec<(Enc, usize)> = WEIGHTS.iter().copied().filter(|(e, _)| e.fits(m)).collect();
     let total: usize = fitting.iter().map(|(_, w)| w).sum();
     let mut at = rng.below(total);
@@ -128,21 +128,21 @@ fn draw_enc(rng: &mut Rng, m: &Member) -> Enc {
 
 /// The type flag for `m`: mostly the usual one, sometimes the aliases readers must also
 /// take (V7 `\0` and contiguous `7` for a file; V7 `\0` and a trailing `/` for a directory).
-fn flag(m: &Member, rng: &mut Rng) -> u8 {
+fn flag(m: &AttackMember, rng: &mut Rng) -> u8 {
     match m.kind {
-        Kind::File if !m.name.ends_with(b"/") => match rng.below(12) {
+        AttackKind::File if !m.name.ends_with(b"/") => match rng.below(12) {
             0 => b'\0',
             1 => b'7',
             _ => b'0',
         },
-        Kind::File => b'0',
-        Kind::Dir if m.name.ends_with(b"/") && one_in(rng, 10) => b'\0',
-        Kind::Dir => b'5',
-        Kind::Symlink => b'2',
-        Kind::Hardlink => b'1',
-        Kind::CharDevice => b'3',
-        Kind::BlockDevice => b'4',
-        Kind::Fifo => b'6',
+        AttackKind::File => b'0',
+        AttackKind::Dir if m.name.ends_with(b"/") && one_in(rng, 10) => b'\0',
+        AttackKind::Dir => b'5',
+        AttackKind::Symlink => b'2',
+        AttackKind::Hardlink => b'1',
+        AttackKind::CharDevice => b'3',
+        AttackKind::BlockDevice => b'4',
+        AttackKind::Fifo => b'6',
     }
 }
 
@@ -152,7 +152,7 @@ fn cut(b: &[u8], n: usize) -> &[u8] {
 }
 
 /// Append member `i` in `enc`; returns the records written.
-fn emit(t: &mut RawTar, m: &Member, enc: Enc, i: usize, rng: &mut Rng) -> usize {
+fn emit(t: &mut RawTar, m: &AttackMember, enc: Enc, i: usize, rng: &mut Rng) -> usize {
     let mut records = 1;
     if !m.global.is_empty() {
         let recs: Vec<(&str, &[u8])> = m.global.iter().map(|(k, v)| (*k, v.as_slice())).collect();
@@ -195,7 +195,7 @@ fn emit(t: &mut RawTar, m: &Member, enc: Enc, i: usize, rng: &mut Rng) -> usize 
             if enc == Enc::Pax {
                 (name, link) = (cut(&m.name, 100), cut(&m.link, 100));
             } else {
-                let slash = if m.kind == Kind::Dir { "/" } else { "" };
+                let slash = if m.kind == AttackKind::Dir { "/" } else { "" };
                 shadow = format!("pax-shadow-{i}{slash}").into_bytes();
                 name = &shadow;
                 if !m.link.is_empty() {
@@ -208,7 +208,7 @@ fn emit(t: &mut RawTar, m: &Member, enc: Enc, i: usize, rng: &mut Rng) -> usize 
     if let Some(p) = prefix {
         h.set_prefix(p);
     }
-    if matches!(m.kind, Kind::CharDevice | Kind::BlockDevice) {
+    if matches!(m.kind, AttackKind::CharDevice | AttackKind::BlockDevice) {
         h.set_device(m.device.0, m.device.1);
     }
     if gnu {

@@ -5,7 +5,7 @@
 
 use super::class::AttackClass;
 use super::draw::{build, Built};
-use super::member::Member;
+use super::member::AttackMember;
 use crate::fuzz::host_safe;
 use crate::fuzz::mutate::mutate;
 use proptest::prelude::*;
@@ -35,7 +35,7 @@ fn meant(v: &[u8]) -> (bool, usize) {
 
 /// [`meant`] over every member, hidden ones (smuggled in payloads) and PAX global records
 /// included.
-fn members_reach(members: &[Member]) -> (bool, usize) {
+fn members_reach(members: &[AttackMember]) -> (bool, usize) {
     let (mut absolute, mut dotdots) = (false, 0);
     for m in members {
         let mut values = vec![m.name.as_slice(), m.link.as_slice()];

@@ -9,7 +9,7 @@ use snapconf_tarbytes::Rng;
 /// file; `5` or V7 `\0` with a trailing `/` for a directory) is drawn when the archive is
 /// encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(super) enum AttackKind {
     File,
     Dir,
     Symlink,
@@ -19,25 +19,25 @@ pub(super) enum Kind {
     BlockDevice,
 }
 
-impl Kind {
+impl AttackKind {
     /// The word a description uses.
     pub(super) fn word(self) -> &'static str {
         match self {
-            Kind::File => "file",
-            Kind::Dir => "dir",
-            Kind::Symlink => "symlink",
-            Kind::Hardlink => "hardlink",
-            Kind::Fifo => "fifo",
-            Kind::CharDevice => "char",
-            Kind::BlockDevice => "block",
+            AttackKind::File => "file",
+            AttackKind::Dir => "dir",
+            AttackKind::Symlink => "symlink",
+            AttackKind::Hardlink => "hardlink",
+            AttackKind::Fifo => "fifo",
+            AttackKind::CharDevice => "char",
+            AttackKind::BlockDevice => "block",
         }
     }
 
     /// The mode a member of this kind gets unless the attack sets one.
     fn default_mode(self) -> u32 {
         match self {
-            Kind::Dir => 0o755,
-            Kind::Symlink => 0o777,
+            AttackKind::Dir => 0o755,
+            AttackKind::Symlink => 0o777,
             _ => 0o644,
         }
     }
@@ -49,8 +49,8 @@ pub(super) const PAYLOAD: &[u8] = b"snapconf attack payload\n";
 
 /// One member of an attack.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Member {
-    pub(super) kind: Kind,
+pub(super) struct AttackMember {
+    pub(super) kind: AttackKind,
     /// The name, raw bytes, exactly as the attack spells it.
     pub(super) name: Vec<u8>,
     /// The target of a symlink or hardlink (empty otherwise).
@@ -69,10 +69,10 @@ pub(super) struct Member {
     pub(super) benign: bool,
     /// Members whose headers make up `data`: what a reader that takes this member's size
     /// as 0 reads next.
-    pub(super) hidden: Vec<Member>,
+    pub(super) hidden: Vec<AttackMember>,
 }
 
-impl Member {
+impl AttackMember {
     /// Set the permission bits.
     pub(super) fn mode(&mut self, mode: u32) -> &mut Self {
         self.mode = mode;
@@ -103,7 +103,7 @@ impl Member {
 /// The members of one archive, in archive order.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Seq {
-    pub(super) members: Vec<Member>,
+    pub(super) members: Vec<AttackMember>,
 }
 
 impl Seq {
@@ -112,21 +112,21 @@ impl Seq {
     /// (`/dev/loop0`).
     pub(super) fn push(
         &mut self,
-        kind: Kind,
+        kind: AttackKind,
         name: impl AsRef<[u8]>,
         link: impl AsRef<[u8]>,
-    ) -> &mut Member {
+    ) -> &mut AttackMember {
         let device = match kind {
-            Kind::CharDevice => (1, 3),
-            Kind::BlockDevice => (7, 0),
+            AttackKind::CharDevice => (1, 3),
+            AttackKind::BlockDevice => (7, 0),
             _ => (0, 0),
         };
-        let data = if kind == Kind::File {
+        let data = if kind == AttackKind::File {
             PAYLOAD.to_vec()
         } else {
             Vec::new()
         };
-        self.members.push(Member {
+        self.members.push(AttackMember {
             kind,
             name: name.as_ref().to_vec(),
             link: link.as_ref().to_vec(),
@@ -143,31 +143,35 @@ impl Seq {
     }
 
     /// A regular file holding [`PAYLOAD`].
-    pub(super) fn file(&mut self, name: impl AsRef<[u8]>) -> &mut Member {
-        self.push(Kind::File, name, b"")
+    pub(super) fn file(&mut self, name: impl AsRef<[u8]>) -> &mut AttackMember {
+        self.push(AttackKind::File, name, b"")
     }
     /// A directory.
-    pub(super) fn dir(&mut self, name: impl AsRef<[u8]>) -> &mut Member {
-        self.push(Kind::Dir, name, b"")
+    pub(super) fn dir(&mut self, name: impl AsRef<[u8]>) -> &mut AttackMember {
+        self.push(AttackKind::Dir, name, b"")
     }
     /// A symlink to `target`.
     pub(super) fn symlink(
         &mut self,
         name: impl AsRef<[u8]>,
         target: impl AsRef<[u8]>,
-    ) -> &mut Member {
-        self.push(Kind::Symlink, name, target)
+    ) -> &mut AttackMember {
+        self.push(AttackKind::Symlink, name, target)
     }
     /// A hardlink to `target` (read from the archive's root).
     pub(super) fn hardlink(
         &mut self,
         name: impl AsRef<[u8]>,
         target: impl AsRef<[u8]>,
-    ) -> &mut Member {
-        self.push(Kind::Hardlink, name, target)
+    ) -> &mut AttackMember {
+        self.push(AttackKind::Hardlink, name, target)
     }
     /// A FIFO or device node.
-    pub(super) fn special(&mut self, kind: Kind, name: impl AsRef<[u8]>) -> &mut Member {
+    pub(super) fn special(
+        &mut self,
+        kind: AttackKind,
+        name: impl AsRef<[u8]>,
+    ) -> &mut AttackMember {
         self.push(kind, name, b"")
     }
 }

@@ -1,19 +1,19 @@
 //! One name as two member types, in either order: every replace-or-follow decision an
 //! extractor makes when a name comes back as something else.
 
-use super::member::{choose, maybe_slash, one_in, Kind, Seq};
+use super::member::{choose, maybe_slash, one_in, AttackKind, Seq};
 use super::target::{aim, aim_decoy, decoy, decoy_in_dir, dir_depth, join};
 use snapconf_tarbytes::Rng;
 
 /// The kinds a pair is drawn from.
-const KINDS: [Kind; 7] = [
-    Kind::File,
-    Kind::Dir,
-    Kind::Symlink,
-    Kind::Hardlink,
-    Kind::Fifo,
-    Kind::CharDevice,
-    Kind::BlockDevice,
+const KINDS: [AttackKind; 7] = [
+    AttackKind::File,
+    AttackKind::Dir,
+    AttackKind::Symlink,
+    AttackKind::Hardlink,
+    AttackKind::Fifo,
+    AttackKind::CharDevice,
+    AttackKind::BlockDevice,
 ];
 
 /// The name both members share: the prior's `a` (file), `d` (directory) and `l` (link) so
@@ -35,22 +35,23 @@ pub(super) fn type_pairs(rng: &mut Rng, seq: &mut Seq) {
     let depth = dir_depth(name);
     // Not under a directory member named like the prior's `l`: that one resolves to the
     // decoy file, and nothing goes below a file.
-    let under = (second == Kind::Symlink || (second == Kind::Dir && name != "l")) && one_in(rng, 2);
+    let under = (second == AttackKind::Symlink || (second == AttackKind::Dir && name != "l"))
+        && one_in(rng, 2);
     let (dir, tail) = decoy_in_dir(rng);
     let mut have_source = false;
     for kind in [first, second] {
         match kind {
-            Kind::File => {
+            AttackKind::File => {
                 seq.file(name);
             }
-            Kind::Dir => {
+            AttackKind::Dir => {
                 seq.dir(maybe_slash(rng, name.as_bytes()));
             }
-            Kind::Symlink => {
+            AttackKind::Symlink => {
                 let place = if under { dir } else { decoy(rng) };
                 seq.symlink(name, aim(rng, depth, place));
             }
-            Kind::Hardlink => {
+            AttackKind::Hardlink => {
                 if one_in(rng, 3) {
                     seq.hardlink(name, aim_decoy(rng, 0));
                 } else {

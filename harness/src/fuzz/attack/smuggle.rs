@@ -9,7 +9,7 @@
 //! reference (`snapconf check-archive --all-parsers` reports the disagreement).
 
 use super::encode::payload_of;
-use super::member::{choose, Kind, Seq};
+use super::member::{choose, AttackKind, Seq};
 use super::target::{aim, aim_decoy, decoy_in_dir, join};
 use snapconf_tarbytes::Rng;
 
@@ -30,23 +30,23 @@ pub(super) fn size_smuggle(rng: &mut Rng, seq: &mut Seq) {
     let kind = choose(
         rng,
         &[
-            Kind::Dir,
-            Kind::Dir,
-            Kind::Dir,
-            Kind::Hardlink,
-            Kind::Hardlink,
-            Kind::Symlink,
-            Kind::Fifo,
-            Kind::CharDevice,
+            AttackKind::Dir,
+            AttackKind::Dir,
+            AttackKind::Dir,
+            AttackKind::Hardlink,
+            AttackKind::Hardlink,
+            AttackKind::Symlink,
+            AttackKind::Fifo,
+            AttackKind::CharDevice,
         ],
     );
     let m = match kind {
-        Kind::Dir => seq.dir(choose(rng, &["dd/", "dd"])),
-        Kind::Hardlink => {
+        AttackKind::Dir => seq.dir(choose(rng, &["dd/", "dd"])),
+        AttackKind::Hardlink => {
             seq.file("target");
             seq.hardlink("h", "target")
         }
-        Kind::Symlink => seq.symlink("s", "target"),
+        AttackKind::Symlink => seq.symlink("s", "target"),
         special => seq.special(special, "ff"),
     };
     m.data(&payload);

@@ -1,7 +1,7 @@
 //! Special files and privileged modes: FIFOs and device nodes at decoy paths and inside the
 //! root, setuid, setgid and sticky bits.
 
-use super::member::{choose, distinct, one_in, Kind, Seq};
+use super::member::{choose, distinct, one_in, AttackKind, Seq};
 use super::target::aim;
 use crate::jail::view_layout::VIEW_DECOYS;
 use snapconf_tarbytes::Rng;
@@ -12,15 +12,15 @@ fn special_member(rng: &mut Rng, seq: &mut Seq, name: impl AsRef<[u8]>) {
     let kind = choose(
         rng,
         &[
-            Kind::Fifo,
-            Kind::Fifo,
-            Kind::CharDevice,
-            Kind::CharDevice,
-            Kind::BlockDevice,
+            AttackKind::Fifo,
+            AttackKind::Fifo,
+            AttackKind::CharDevice,
+            AttackKind::CharDevice,
+            AttackKind::BlockDevice,
         ],
     );
     let m = seq.special(kind, name);
-    if kind == Kind::CharDevice && one_in(rng, 3) {
+    if kind == AttackKind::CharDevice && one_in(rng, 3) {
         m.device(1, 1);
     }
     if one_in(rng, 4) {
@@ -49,7 +49,7 @@ pub(super) fn special_inside(rng: &mut Rng, seq: &mut Seq) {
         special_member(rng, seq, name);
     }
     if one_in(rng, 3) {
-        seq.special(Kind::Fifo, "pipe");
+        seq.special(AttackKind::Fifo, "pipe");
         seq.file("pipe");
     }
 }

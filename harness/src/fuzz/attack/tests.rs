@@ -4,9 +4,9 @@
 
 use super::draw::{build, Built};
 use super::encode::Enc;
-use super::member::{Kind, Member};
+use super::member::{AttackKind, AttackMember};
 use super::target::{components, decoy_beside, decoy_in_dir, dir_depth, spell, Form};
-use super::view_model::{root, show, view_path, View};
+use super::view_model::{root, show, view_path, ViewModel};
 use super::{attack, attack_of, AttackClass};
 use crate::jail::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT, VIEW_ROOT_DEPTH};
 use crate::model::bytes::escape;
@@ -60,7 +60,7 @@ fn built(class: AttackClass, seed: u64) -> Built {
 
 /// What the reference's parser must read for `m` written in `enc`: ustar fields end at the
 /// first NUL; PAX and GNU forms carry the whole name.
-fn expected_name(m: &Member, enc: Enc) -> Vec<u8> {
+fn expected_name(m: &AttackMember, enc: Enc) -> Vec<u8> {
     match enc {
         Enc::Ustar | Enc::Prefix => m
             .name
@@ -72,15 +72,15 @@ fn expected_name(m: &Member, enc: Enc) -> Vec<u8> {
     }
 }
 
-fn member_kind(k: Kind) -> MemberKind {
+fn member_kind(k: AttackKind) -> MemberKind {
     match k {
-        Kind::File => MemberKind::File,
-        Kind::Dir => MemberKind::Dir,
-        Kind::Symlink => MemberKind::Symlink,
-        Kind::Hardlink => MemberKind::Hardlink,
-        Kind::Fifo => MemberKind::Fifo,
-        Kind::CharDevice => MemberKind::CharDevice,
-        Kind::BlockDevice => MemberKind::BlockDevice,
+        AttackKind::File => MemberKind::File,
+        AttackKind::Dir => MemberKind::Dir,
+        AttackKind::Symlink => MemberKind::Symlink,
+        AttackKind::Hardlink => MemberKind::Hardlink,
+        AttackKind::Fifo => MemberKind::Fifo,
+        AttackKind::CharDevice => MemberKind::CharDevice,
+        AttackKind::BlockDevice => MemberKind::BlockDevice,
     }
 }
 
@@ -125,7 +125,7 @@ fn attack_view_layout_is_what_targets_assume() {
 /// `/` stays at `/`).
 #[test]
 fn attack_spellings_reach_their_place() {
-    let view = View::new();
+    let view = ViewModel::new();
     let forms = [
         Form::Absolute,
         Form::Slashes(2),
@@ -245,7 +245,7 @@ fn attack_reference_lister_reads_what_was_written() {
             let carries = b
                 .members
                 .iter()
-                .any(|m| m.kind != Kind::File && !m.data.is_empty());
+                .any(|m| m.kind != AttackKind::File && !m.data.is_empty());
             if class == AttackClass::SizeSmuggle || carries {
                 let reason = listed.err().and_then(|e| e.reason());
                 assert_eq!(reason, Some(Reason::Malformed), "`{class}` seed {seed}");
@@ -263,7 +263,7 @@ fn attack_reference_lister_reads_what_was_written() {
                 assert_eq!(got.name, expected_name(m, *enc), "{at}: name ({enc:?})");
                 assert_eq!(got.kind, member_kind(m.kind), "{at}: kind");
                 assert_eq!(got.size, m.data.len() as u64, "{at}: size");
-                if matches!(m.kind, Kind::Symlink | Kind::Hardlink) {
+                if matches!(m.kind, AttackKind::Symlink | AttackKind::Hardlink) {
                     assert_eq!(
                         got.link_target.as_deref(),
                         Some(&m.link[..]),
@@ -277,9 +277,9 @@ fn attack_reference_lister_reads_what_was_written() {
 
 /// What a naive extractor (the view model) does with one archive: the number of outside
 /// touches at a planted place (a decoy or a view directory), or the first one elsewhere.
-fn planted_touches(members: &[Member]) -> Result<usize, String> {
+fn planted_touches(members: &[AttackMember]) -> Result<usize, String> {
     let r = root();
-    let mut view = View::new();
+    let mut view = ViewModel::new();
     let mut made = BTreeSet::new();
     let mut planted = 0;
     for (i, m) in members.iter().enumerate() {
@@ -340,7 +340,7 @@ proptest! {
         let class = [AttackClass::DirToSymlink, AttackClass::SpellingCollision, AttackClass::LinkRepoint][which];
         let b = built(class, seed);
         let r = root();
-        let mut view = View::new();
+        let mut view = ViewModel::new();
         let wrote_outside = b.members.iter().any(|m| {
             view.apply(m).iter().any(|t| t.what != "aim" && !t.path.starts_with(&r))
         });
@@ -377,14 +377,14 @@ fn spelling(target: &[u8], depth: usize) -> &'static str {
 fn attack_targets_come_in_every_spelling() {
     let want: BTreeSet<&str> = ["abs", "slashes", "exact", "shortest", "extra"].into();
     for (class, kind) in [
-        (AttackClass::DirToSymlink, Kind::Symlink),
-        (AttackClass::HardlinkOutside, Kind::Hardlink),
+        (AttackClass::DirToSymlink, AttackKind::Symlink),
+        (AttackClass::HardlinkOutside, AttackKind::Hardlink),
     ] {
         let mut seen = BTreeSet::new();
         let mut nested = BTreeSet::new();
         for seed in 0..SEEDS * 2 {
             for m in built(class, seed).members.iter().filter(|m| m.kind == kind) {
-                let depth = if kind == Kind::Symlink {
+                let depth = if kind == AttackKind::Symlink {
                     dir_depth(&m.name)
                 } else {
                     0
@@ -397,7 +397,7 @@ fn attack_targets_come_in_every_spelling() {
             }
         }
         assert!(seen.is_superset(&want), "`{class}` spellings: {seen:?}");
-        if kind == Kind::Symlink {
+        if kind == AttackKind::Symlink {
             assert!(
                 nested.contains("exact") && nested.contains("extra"),
                 "nested: {nested:?}"
@@ -509,7 +509,7 @@ fn attack_size_smuggle_is_refused_by_the_reference() {
         let verdict = snapconf_extract::validate(&b.bytes[..], &policy);
         let at = format!("seed {seed} ({})", b.description);
         let reason = verdict.err().and_then(|e| e.reason());
-        let _ = carrier.kind == Kind::Hardlink;
+        let _ = carrier.kind == AttackKind::Hardlink;
         assert_eq!(
             reason,
             Some(Reason::Malformed),

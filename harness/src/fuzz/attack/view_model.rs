@@ -9,7 +9,7 @@
 //! `link(2)` makes), a write to a hardlinked name as a write to its target, and reads the
 //! members hidden in a link's or directory's payload (as bsdtar and Python do).
 
-use super::member::{Kind, Member};
+use super::member::{AttackKind, AttackMember};
 use crate::jail::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
 use crate::model::bytes::escape;
 use crate::model::links;
@@ -38,7 +38,7 @@ pub(super) struct Touch {
 
 /// The view: its directories and decoys, the root, and the prior workspace (`a`, `d/f`,
 /// `l -> ../decoy`).
-pub(super) struct View {
+pub(super) struct ViewModel {
     nodes: BTreeMap<ViewPath, Node>,
     globals: BTreeMap<&'static str, Vec<u8>>,
 }
@@ -62,9 +62,9 @@ pub(super) fn show(p: &[Vec<u8>]) -> String {
     format!("/{}", parts.join("/"))
 }
 
-impl View {
-    pub(super) fn new() -> View {
-        let mut v = View {
+impl ViewModel {
+    pub(super) fn new() -> ViewModel {
+        let mut v = ViewModel {
             nodes: BTreeMap::new(),
             globals: BTreeMap::new(),
         };
@@ -127,20 +127,20 @@ impl View {
     }
 
     fn put(&mut self, p: &[Vec<u8>], node: Node) {
-        if !View::protected(p) {
+        if !ViewModel::protected(p) {
             self.nodes.insert(p.to_vec(), node);
         }
     }
 
     /// Extract `m` naively; returns where it landed and what it aims at (`None` parts of a
     /// resolution, link loops, are left out).
-    pub(super) fn apply(&mut self, m: &Member) -> Vec<Touch> {
+    pub(super) fn apply(&mut self, m: &AttackMember) -> Vec<Touch> {
         for (k, v) in &m.global {
             self.globals.insert(k, v.clone());
         }
         let name = self.globals.get("path").unwrap_or(&m.name).clone();
         let link = match m.kind {
-            Kind::Symlink | Kind::Hardlink => {
+            AttackKind::Symlink | AttackKind::Hardlink => {
                 self.globals.get("linkpath").unwrap_or(&m.link).clone()
             }
             _ => m.link.clone(),
@@ -153,18 +153,18 @@ impl View {
                 path: path.clone(),
             })
         };
-        let follow_last = matches!(m.kind, Kind::File | Kind::Dir);
+        let follow_last = matches!(m.kind, AttackKind::File | AttackKind::Dir);
         let Some(mut p) = self.resolve(&r, &name, follow_last, &mut 0) else {
             return out;
         };
         match m.kind {
-            Kind::Dir => {
+            AttackKind::Dir => {
                 touch("dir", &p);
                 if !self.nodes.contains_key(&p) {
                     self.put(&p, Node::Dir);
                 }
             }
-            Kind::File => {
+            AttackKind::File => {
                 if let Some(Node::Alias(t)) = self.nodes.get(&p) {
                     p = t.clone();
                 }
@@ -173,11 +173,11 @@ impl View {
                     self.put(&p, Node::File);
                 }
             }
-            Kind::Fifo | Kind::CharDevice | Kind::BlockDevice => {
+            AttackKind::Fifo | AttackKind::CharDevice | AttackKind::BlockDevice => {
                 touch("node", &p);
                 self.put(&p, Node::File);
             }
-            Kind::Symlink => {
+            AttackKind::Symlink => {
                 touch("link", &p);
                 self.put(&p, Node::Link(link.clone()));
                 let dir = &p[..p.len().saturating_sub(1)];
@@ -185,7 +185,7 @@ impl View {
                     touch("aim", &aim);
                 }
             }
-            Kind::Hardlink => {
+            AttackKind::Hardlink => {
                 touch("link", &p);
                 let at = self.resolve(&r, &link, false, &mut 0);
                 let followed = self.resolve(&r, &link, true, &mut 0);
@@ -218,7 +218,7 @@ impl View {
 
 /// The view as the link walker sees it: its root is `/`, where every absolute target
 /// starts.
-impl links::Nodes for View {
+impl links::Nodes for ViewModel {
     fn node(&self, path: &[Vec<u8>]) -> links::Node<'_> {
         match self.nodes.get(path) {
             None => links::Node::Missing,

@@ -1,7 +1,7 @@
 //! Parser differential of the `archive_plan` target: the same bytes listed by the reference
 //! and the `tar` crate must give the same members.
 
-use super::OracleFailure;
+use super::failure::OracleFailure;
 use crate::archive::parser_listing::{reference_listing, tar_crate_listing, ParserListing};
 
 /// The differential of the `archive_plan` target: the reference's listing against the `tar`

@@ -1,7 +1,7 @@
 //! A fuzz session as a report: the same model (`report.json`, its causes, the summary,
 //! HTML and JUnit) that `snapconf run` writes, in mode [`Mode::Fuzz`].
 
-use super::session::FuzzSummary;
+use super::campaign::FuzzSummary;
 use crate::report::{FindingRecord, Mode, PairReport, RunReport, FUZZ_PRODUCER};
 
 /// The report of a session of `extractor` under profile `profile` with seed `seed`: one

@@ -33,7 +33,7 @@ pub fn safety_policy(profile: &Profile) -> Policy {
 }
 
 /// Judge `bytes` with the reference under [`safety_policy`].
-pub fn judge(bytes: &[u8], profile: &Profile) -> Judged {
+pub fn judge_safety(bytes: &[u8], profile: &Profile) -> Judged {
     let (unsafe_reason, verdict) = match validate(bytes, &safety_policy(profile)) {
         Ok(_) => (None, "accept".to_string()),
         Err(e) => {
@@ -68,12 +68,12 @@ mod tests {
         let mut t = RawTar::new();
         t.push(b'3', b"null", b"", b"", 0o666);
         assert_eq!(
-            judge(&t.finish(), &p).unsafe_reason.as_deref(),
+            judge_safety(&t.finish(), &p).unsafe_reason.as_deref(),
             Some("special-file")
         );
         let mut t = RawTar::new();
         t.file_mode("s", b"x", 0o4755);
-        let j = judge(&t.finish(), &p);
+        let j = judge_safety(&t.finish(), &p);
         assert!(j.unsafe_reason.is_none() && j.privileged_mode, "{j:?}");
     }
 }

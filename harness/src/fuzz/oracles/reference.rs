@@ -62,13 +62,19 @@ pub fn oracle_policies() -> [Policy; 3] {
 
 /// What the reference did with one input (all properties held).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ExtractVerdict {
     /// Input longer than [`MAX_INPUT`]; nothing ran.
     Skipped,
     /// Accepted and hydrated, with this many listed members.
-    Accepted { members: usize },
+    Accepted {
+        /// Members the reference's listing holds.
+        members: usize,
+    },
     /// Refused with this reason code; the prior workspace is intact.
-    Refused { reason: &'static str },
+    Refused {
+        /// The reference's reason code (`snapconf_extract::Reason`'s name, e.g. `parent-traversal`).
+        reason: &'static str,
+    },
 }
 
 /// The oracle with its jail and an in-memory archive file (`memfd`), reused across
@@ -113,9 +119,9 @@ impl ExtractOracle {
     ///
     /// # Errors
     /// The first violated property, or [`OracleFailure::Infra`].
-    pub fn check(&mut self, bytes: &[u8]) -> Result<Verdict, OracleFailure> {
+    pub fn check(&mut self, bytes: &[u8]) -> Result<ExtractVerdict, OracleFailure> {
         if bytes.len() > MAX_INPUT {
-            return Ok(Verdict::Skipped);
+            return Ok(ExtractVerdict::Skipped);
         }
         let policies = oracle_policies();
         let policy = &policies[bytes.len() % policies.len()];
@@ -127,7 +133,11 @@ impl ExtractOracle {
     ///
     /// # Errors
     /// As [`ExtractOracle::check`].
-    pub fn check_with(&mut self, bytes: &[u8], policy: &Policy) -> Result<Verdict, OracleFailure> {
+    pub fn check_with(
+        &mut self,
+        bytes: &[u8],
+        policy: &Policy,
+    ) -> Result<ExtractVerdict, OracleFailure> {
         let infra = |e: std::io::Error| OracleFailure::Infra(e.to_string());
         let validated = validate(bytes, policy);
         self.archive.set_len(0).map_err(infra)?;
@@ -168,14 +178,14 @@ impl ExtractOracle {
             return Err(OracleFailure::Violated(v));
         }
         Ok(match (&validated, &hydrated) {
-            (Ok(listing), Ok(_)) => Verdict::Accepted {
+            (Ok(listing), Ok(_)) => ExtractVerdict::Accepted {
                 members: listing.members.len(),
             },
-            (_, Err(h)) => Verdict::Refused {
+            (_, Err(h)) => ExtractVerdict::Refused {
                 reason: h.reason().map(|r| r.as_str()).unwrap_or("io"),
             },
             // A refusal of `validate` beside an accepting `hydrate` is a violation above.
-            (Err(_), Ok(_)) => Verdict::Accepted { members: 0 },
+            (Err(_), Ok(_)) => ExtractVerdict::Accepted { members: 0 },
         })
     }
 }

@@ -52,7 +52,7 @@ pub enum Header {
 
 /// What the member is (its type flag).
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum PlanKind {
     /// `0`
     File,
     /// `5`
@@ -104,7 +104,7 @@ pub enum Damage {
 #[derive(Arbitrary, Clone, Debug, PartialEq, Eq)]
 pub struct MemberPlan {
     /// The type flag.
-    pub kind: Kind,
+    pub kind: PlanKind,
     /// Name tokens.
     pub name: Vec<Token>,
     /// Link target tokens (used for symlinks and hardlinks; stored for others too).
@@ -154,18 +154,18 @@ fn render(tokens: &[Token], earlier: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-fn flag(kind: Kind) -> u8 {
+fn flag(kind: PlanKind) -> u8 {
     match kind {
-        Kind::File => b'0',
-        Kind::Dir => b'5',
-        Kind::Symlink => b'2',
-        Kind::Hardlink => b'1',
-        Kind::Fifo => b'6',
-        Kind::CharDevice => b'3',
-        Kind::BlockDevice => b'4',
-        Kind::Contiguous => b'7',
-        Kind::V7 => 0,
-        Kind::Other(b) => b,
+        PlanKind::File => b'0',
+        PlanKind::Dir => b'5',
+        PlanKind::Symlink => b'2',
+        PlanKind::Hardlink => b'1',
+        PlanKind::Fifo => b'6',
+        PlanKind::CharDevice => b'3',
+        PlanKind::BlockDevice => b'4',
+        PlanKind::Contiguous => b'7',
+        PlanKind::V7 => 0,
+        PlanKind::Other(b) => b,
     }
 }
 
@@ -178,11 +178,12 @@ impl ArchivePlan {
             let name = render(&m.name, &names);
             let link = render(&m.link, &names);
             let f = flag(m.kind);
-            let payload: Vec<u8> = if matches!(m.kind, Kind::File | Kind::Contiguous | Kind::V7) {
-                (0..m.size).collect()
-            } else {
-                Vec::new()
-            };
+            let payload: Vec<u8> =
+                if matches!(m.kind, PlanKind::File | PlanKind::Contiguous | PlanKind::V7) {
+                    (0..m.size).collect()
+                } else {
+                    Vec::new()
+                };
             let start = tar.bytes.len();
             match m.damage {
                 Some(Damage::PaxBadLength) => {

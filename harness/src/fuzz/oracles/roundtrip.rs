@@ -20,14 +20,29 @@ pub const MAX_ENTRIES: usize = 12;
 #[derive(Arbitrary, Clone, Debug, PartialEq, Eq)]
 pub enum FuzzEntryKind {
     /// A directory with `mode` (`& 0o7777`, owner `rwx` kept so it can be filled).
-    Dir { mode: u16 },
+    Dir {
+        /// Permission bits (`& 0o7777`; owner `rwx` added so it can be filled).
+        mode: u16,
+    },
     /// A regular file.
-    File { content: Vec<u8>, mode: u16 },
+    File {
+        /// The file's bytes.
+        content: Vec<u8>,
+        /// Permission bits (`& 0o7777`).
+        mode: u16,
+    },
     /// A symlink to a target built from a small vocabulary (`..`, absolute, `{out}`, an
     /// earlier entry).
-    Symlink { target: u8 },
+    Symlink {
+        /// Picks the target: modulo one more than the vocabulary's length, an index into it,
+        /// the extra choice being the first entry's path (`a` when there is none).
+        target: u8,
+    },
     /// A second name of earlier entry `i % count`.
-    Hardlink { earlier: u8 },
+    Hardlink {
+        /// Index of an earlier regular file (modulo their count).
+        earlier: u8,
+    },
     /// A FIFO.
     Fifo,
 }

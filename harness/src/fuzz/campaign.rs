@@ -1,0 +1,133 @@
+//! The fuzz campaign (`snapconf fuzz`, a "fuzz session" to the user): start `-j` workers
+//! ([`super::worker`]), gather their findings as they are written and add up their counts.
+
+use super::causes::Causes;
+use super::finding::FuzzFinding;
+use super::options::{parsed_bases, FuzzOptions};
+use super::worker::{worker, Shared, WorkerNote};
+use crate::error::HarnessError;
+use serde::Serialize;
+use snapconf_producers::Extractor;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Progress events.
+#[derive(Clone, Debug)]
+pub enum FuzzEvent {
+    /// A new finding kind was found and written.
+    Found(Box<FuzzFinding>),
+}
+
+/// The end of a session.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuzzSummary {
+    /// Archives run through the extractor.
+    pub executions: u64,
+    /// Mutants skipped because they could reach past the jail ([`super::host_safe`]).
+    pub skipped_unsafe_for_host: u64,
+    /// Extractor refusals, acceptances.
+    pub refused: u64,
+    /// Extractor acceptances.
+    pub accepted: u64,
+    /// Archives run through the extractor in all, the shrinking's included.
+    pub extractor_runs: u64,
+    /// Persistent servers started ([`FuzzOptions::server`]): one per worker, and one more
+    /// after each that died or hung.
+    pub server_starts: u64,
+    /// Executions through a kept view that changed something outside the root, after
+    /// which the jail was restored ([`crate::jail::restore`]) or laid out anew.
+    pub view_restores: u64,
+    /// Kept views laid out anew because a change outside the root could not be restored.
+    pub view_rebuilds: u64,
+    /// Executions ended at the shortened timeout (ten times the worker's slowest that
+    /// finished, at least 1 s) once a `hang` was pending or kept: further hangs, not judged
+    /// as findings of their own.
+    pub hangs_cut_short: u64,
+    /// Seconds the persistent executions of all workers spent per phase (zero when every
+    /// execution was one-shot).
+    pub phases: super::persist::Phases,
+    /// Each distinct cause found ([`FuzzFinding::cause`]; at most
+    /// [`FuzzOptions::causes_per_check`] new ones per check, and the known ones besides),
+    /// in order of discovery.
+    pub findings: Vec<FuzzFinding>,
+    /// Executions (shrinking not included) with a hit of each check, by check id.
+    #[serde(default)]
+    pub hits: BTreeMap<String, u64>,
+    /// Executions with a hit of any check.
+    #[serde(default)]
+    pub failing: u64,
+}
+
+/// Run a fuzz session against `ex` on `opts.jobs` workers. Findings are in the order they
+/// were written. `Err` only for faults of snapconf itself (the first worker's to fail).
+pub fn fuzz(
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    on_event: &mut dyn FnMut(FuzzEvent),
+) -> Result<FuzzSummary, HarnessError> {
+    let bases = parsed_bases(opts)?;
+    let start = Instant::now();
+    let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let workers = opts.jobs.max(1);
+    let mut summary = FuzzSummary::default();
+    let mut first_error = None;
+    let shared = Shared {
+        ex,
+        opts,
+        bases: &bases,
+        causes: &causes,
+        failed: &failed,
+        start,
+    };
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();
+        for k in 0..workers {
+            let tx = tx.clone();
+            let shared = &shared;
+            scope.spawn(move || {
+                let r = worker(shared, k as u64, &tx);
+                if r.is_err() {
+                    shared
+                        .failed
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                let _ = tx.send(WorkerNote::Ended(Box::new(r)));
+            });
+        }
+        drop(tx);
+        for note in rx {
+            match note {
+                WorkerNote::Found(f) => {
+                    on_event(FuzzEvent::Found(f.clone()));
+                    summary.findings.push(*f);
+                }
+                WorkerNote::Ended(r) => match *r {
+                    Ok(part) => {
+                        summary.executions += part.executions;
+                        summary.skipped_unsafe_for_host += part.skipped_unsafe_for_host;
+                        summary.accepted += part.accepted;
+                        summary.refused += part.refused;
+                        summary.server_starts += part.server_starts;
+                        summary.extractor_runs += part.extractor_runs;
+                        summary.view_rebuilds += part.view_rebuilds;
+                        summary.view_restores += part.view_restores;
+                        summary.hangs_cut_short += part.hangs_cut_short;
+                        summary.phases.add(&part.phases);
+                        summary.failing += part.failing;
+                        for (check, n) in part.hits {
+                            *summary.hits.entry(check).or_default() += n;
+                        }
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                },
+            }
+        }
+    });
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}

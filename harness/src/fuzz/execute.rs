@@ -1,0 +1,225 @@
+//! One execution: run an archive through the extractor over the small prior workspace in
+//! a fresh jail (and filesystem view) or the worker's kept one ([`super::persist`]), and
+//! judge the hydration with the campaign's checks.
+
+use super::host_safe::host_safe;
+use super::options::FuzzOptions;
+use super::persist::Persist;
+use super::safety::judge_safety;
+use crate::checks::{self, Check, Evidence, Violation};
+use crate::engine::case::stragglers;
+use crate::error::{HarnessError, IoContext};
+use crate::jail::view::View;
+use crate::jail::Jail;
+use crate::workspace::observe::observe;
+use snapconf_producers::process::view::with_view;
+use snapconf_producers::{Extractor, HydrateRequest, Outcome};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A finding of one execution (before shrinking): a violation of one check.
+pub(super) type Hit = Violation;
+
+/// What an execution found: its violations, and whether the extractor accepted.
+pub(super) type Executed = (Vec<Hit>, bool);
+
+/// The small prior every execution hydrates over: a file, a directory with a file, and a
+/// link planted by the prior at the decoy in the root's parent (an extractor that writes
+/// through it changes the decoy: `containment`).
+pub(super) fn write_prior(root: &Path) -> std::io::Result<()> {
+    std::fs::write(root.join("a"), b"old a\n")?;
+    std::fs::create_dir(root.join("d"))?;
+    std::fs::write(root.join("d/f"), b"old d/f\n")?;
+    std::os::unix::fs::symlink("../decoy", root.join("l"))
+}
+
+/// Whether `bytes` can run through `ex` in this session: always in a filesystem view
+/// ([`FuzzOptions::view`] and an extractor that can run in one), else only an archive
+/// that cannot reach past the jail ([`host_safe`]).
+pub(super) fn runnable(bytes: &[u8], ex: &dyn Extractor, opts: &FuzzOptions) -> bool {
+    (opts.view && ex.view_paths().is_some()) || host_safe(bytes)
+}
+
+/// Run `bytes` through `ex` once over the small prior and judge the hydration with the
+/// session's checks; the violations and whether the extractor accepted. Through the
+/// worker's persistent server and view when `persist` has one ([`Persist`]), else in a
+/// fresh jail (and view) with a process of its own; the checks see the same either way.
+pub(super) fn execute(
+    bytes: &[u8],
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    persist: &mut Persist,
+) -> Result<Executed, HarnessError> {
+    persist.runs += 1;
+    let began = Instant::now();
+    let executed = if persist.enabled() {
+        persist.execute(bytes, ex, opts)?
+    } else {
+        execute_once(bytes, ex, opts, persist.timeout(opts))?
+    };
+    if !executed.0.iter().any(|h| h.check == Check::HANG) {
+        persist.slowest = persist.slowest.max(began.elapsed());
+    }
+    Ok(executed)
+}
+
+/// The shortest timeout [`hang_cut`] gives.
+const HANG_CUT_MIN: Duration = Duration::from_secs(1);
+
+/// How many times a worker's slowest execution that did not hang an execution may take
+/// once the session's `hang` slot is taken ([`hang_cut`]).
+const HANG_CUT_FACTOR: u32 = 10;
+
+/// The timeout of a worker's fuzz-loop executions: ten times the worker's slowest
+/// execution that did not hang, at least 1 s, at most the session's `--timeout`. An
+/// archive that hangs the extractor (python-tar blocks on a FIFO member followed by a
+/// regular file of the same name) would otherwise cost a whole `--timeout` each time the
+/// fuzzer draws another of its kind, though a session keeps one `hang`. An execution past
+/// the cut runs again at the full timeout while a `hang` could still become a finding
+/// (none pending, none kept); after that it is another hang, counted in
+/// [`FuzzSummary::hangs_cut_short`]. The same cut bounds each run of a shrink (a
+/// candidate past it does not reproduce another check; it does reproduce a hang), and a
+/// shrunk archive is confirmed at the full timeout (a hang's that was only slow is
+/// replaced by the archive found).
+pub(super) fn hang_cut(full: Duration, slowest: Duration) -> Duration {
+    (slowest * HANG_CUT_FACTOR).max(HANG_CUT_MIN).min(full)
+}
+
+/// One execution in a fresh jail (and view) with a process of its own; see [`execute`].
+fn execute_once(
+    bytes: &[u8],
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    timeout: Duration,
+) -> Result<Executed, HarnessError> {
+    let jail = Jail::new(opts.jail_base.as_deref()).ctx(|| "cannot create a jail".into())?;
+    let archive = jail.archive();
+    std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
+    // The same layout with or without the view, so that findings do not depend on it.
+    let paths = ex.view_paths().filter(|_| opts.view);
+    let view = View::prepare(
+        &jail,
+        paths.as_deref().unwrap_or_default(),
+        std::slice::from_ref(&archive),
+    )
+    .ctx(|| "cannot lay out the filesystem view".into())?;
+    let root = view.root();
+    write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
+    // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
+    // view shows the tool the whole jail, and every entry of it is compared.
+    let scratch_dir = scratch_beside(&jail)?;
+    let before = Before::take(&jail, &root)?;
+    let req = HydrateRequest {
+        archive: &archive,
+        root: &root,
+        scratch: scratch_dir.path(),
+        limits: None,
+        timeout,
+    };
+    let outcome = match paths {
+        Some(_) => with_view(view.prefix().to_vec(), || ex.hydrate(&req))?,
+        None => ex.hydrate(&req)?,
+    };
+    let left = match paths {
+        // Nothing outlives a view: its PID namespace ends with the tool. What is reaped
+        // here is bwrap's own process inside it, still on its way out.
+        Some(_) => {
+            let _ = stragglers(ex.in_process());
+            Vec::new()
+        }
+        None => stragglers(ex.in_process()),
+    };
+    let hydration = Hydration {
+        jail: &jail,
+        root: &root,
+        bytes,
+        outcome: &outcome,
+        left: &left,
+    };
+    let (judged, _) = before.judge(&hydration, ex, opts)?;
+    Ok(judged)
+}
+
+/// A scratch directory beside `jail` (outside it: the view shows the tool the whole jail).
+pub(super) fn scratch_beside(jail: &Jail) -> Result<tempfile::TempDir, HarnessError> {
+    // Named with this process's pid, beside a jail that holds this process's lock in the
+    // base, so a sweep after a SIGKILL removes it (`crate::jail::leftovers`).
+    tempfile::Builder::new()
+        .prefix(&crate::jail::leftovers::dir_prefix("scratch"))
+        .tempdir_in(jail.path().parent().unwrap_or(jail.path()))
+        .ctx(|| "cannot create scratch".into())
+}
+
+/// One hydration to judge ([`Before::judge`]): archive `bytes` hydrated into `root` in
+/// `jail`, ending with `outcome` and leaving the processes `left`.
+pub(super) struct Hydration<'a> {
+    /// The jail it ran in.
+    pub(super) jail: &'a Jail,
+    /// The workspace root it hydrated into (inside `jail`).
+    pub(super) root: &'a Path,
+    /// The archive's bytes.
+    pub(super) bytes: &'a [u8],
+    /// How the extractor ended.
+    pub(super) outcome: &'a Outcome,
+    /// Processes left behind (`crate::engine::case::stragglers`).
+    pub(super) left: &'a [String],
+}
+
+/// What an execution observes before the hydration: the prior workspace and the whole
+/// jail.
+pub(super) struct Before {
+    w0: crate::model::tree::Tree,
+    last: crate::jail::Snapshot,
+}
+
+impl Before {
+    /// Observe the prior in `root` and snapshot the whole jail.
+    pub(super) fn take(jail: &Jail, root: &Path) -> Result<Before, HarnessError> {
+        let w0 = observe(root).ctx(|| "cannot observe the prior".into())?;
+        let last = jail
+            .snapshot_whole(root)
+            .ctx(|| "cannot observe the jail".into())?;
+        Ok(Before { w0, last })
+    }
+
+    /// Judge `hydration` by `ex`: the violations and whether the extractor accepted, and
+    /// the snapshot of the jail after it when anything outside the root changed (besides
+    /// the root's parent's timestamps), `None` when nothing did.
+    pub(super) fn judge(
+        self,
+        hydration: &Hydration,
+        ex: &dyn Extractor,
+        opts: &FuzzOptions,
+    ) -> Result<(Executed, Option<crate::jail::Snapshot>), HarnessError> {
+        let &Hydration {
+            jail,
+            root,
+            bytes,
+            outcome,
+            left,
+        } = hydration;
+        let now = jail
+            .snapshot_whole(root)
+            .ctx(|| "cannot observe the jail".into())?;
+        let rel = jail.rel(root);
+        // The root's parent may be touched by a staging sibling that is gone again.
+        let parent = rel
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(&rel[..0], |i| &rel[..i]);
+        let outside = self.last.changes_touching(&now, &[&rel], &[parent]);
+        let accepted = matches!(outcome, Outcome::Success);
+        // The reference's judgement costs a parse: only an accepted archive needs it.
+        let judged = accepted.then(|| judge_safety(bytes, &opts.profile));
+        let mut ev = Evidence::hydration("hydration", outcome, root);
+        ev.outside = &outside;
+        ev.stragglers = left;
+        ev.prior = Some(&self.w0);
+        ev.profile = Some(&opts.profile);
+        ev.judged = judged.as_ref();
+        ev.cleared_by = ex.clears_root().then(|| ex.name());
+        ev.promises = Some(ex.link_promises());
+        let hits = checks::judge(&opts.checks, &ev)?;
+        Ok(((hits, accepted), (!outside.is_empty()).then_some(now)))
+    }
+}

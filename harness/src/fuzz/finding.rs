@@ -1,0 +1,243 @@
+//! From a hit to a finding: shrink its archive, confirm it, key its cause, and write its
+//! reproducer (`cases/<id>/`, mode `fuzz`).
+
+use super::causes::cause_of;
+use super::execute::{execute, hang_cut, runnable, Hit};
+use super::mutate::Mutation;
+use super::options::FuzzOptions;
+use super::persist::Persist;
+use super::safety::judge_safety;
+use super::worker::{Pending, Shared};
+use crate::checks::Check;
+use crate::engine::repro::{shell_word, FindingFile, ReproDir, ReproMode, Script};
+use crate::error::HarnessError;
+use crate::report::ShrinkEnd;
+use serde::Serialize;
+use snapconf_producers::Extractor;
+use snapconf_tarbytes::Records;
+use std::path::Path;
+use std::time::Instant;
+
+/// One finding of a session (the first of its cause); its reproducer's `finding.json`
+/// ([`crate::engine::repro::FindingFile`], mode `fuzz`) is written from it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuzzFinding {
+    /// Format version.
+    pub schema: u32,
+    /// The violated check.
+    pub check: Check,
+    /// The extractor.
+    pub extractor: String,
+    /// The profile's name.
+    pub profile: String,
+    /// What happened.
+    pub message: String,
+    /// The session seed and the iteration that found it.
+    pub seed: u64,
+    /// 0-based iteration.
+    pub iteration: u64,
+    /// The base archive's label (`seeds/x.tar`), or the attack class and what it built
+    /// (`attack/dir-to-symlink: ...`).
+    pub base: String,
+    /// The mutations applied to the base.
+    pub mutations: Vec<Mutation>,
+    /// The reference's verdict on the shrunk archive.
+    pub reference: String,
+    /// Records (headers, extension headers included) in the shrunk archive.
+    pub records: usize,
+    /// The cause: the signature of the shrunk archive ([`super::signature`]), or for
+    /// `atomic-hydration` `prior: ` and the message (what the failure did to the prior);
+    /// findings of one check with the same cause are one.
+    pub cause: String,
+    /// `cases/<id>` relative to the report directory.
+    pub case_dir: String,
+    /// The baseline ([`FuzzOptions::known`]) lists the cause: reported, not failing the
+    /// session, and not counted against the check's slots.
+    #[serde(default)]
+    pub known: bool,
+    /// How the shrink ended: `minimal`, or the budget that stopped it first (`steps`:
+    /// `--shrink-runs`; `time`: the session's time), `interrupted`.
+    #[serde(default)]
+    pub shrink: ShrinkEnd,
+}
+
+/// The smallest archive that still gives a hit of `check` ([`super::shrink::shrink_archive`]:
+/// members, then records, then the tail), within `opts.shrink_runs` runs and the session's
+/// time; and how the shrink ended (`minimal` unless a budget or a stop cut it short).
+fn shrink(
+    bytes: &[u8],
+    check: Check,
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    persist: &mut Persist,
+    session_end: Instant,
+) -> Result<(Vec<u8>, ShrinkEnd), HarnessError> {
+    let mut runs = 0;
+    let mut end = ShrinkEnd::Minimal;
+    // Within the session's time; a finding made near its end still gets two timeouts'
+    // worth (a `hang` costs a full timeout per run).
+    let deadline = session_end.max(Instant::now() + opts.timeout * 2);
+    let min = super::shrink::shrink_archive(bytes, |b| -> Result<Option<bool>, HarnessError> {
+        let cut = if crate::jail::cleanup::stop_requested() {
+            Some(ShrinkEnd::Interrupted)
+        } else if runs >= opts.shrink_runs {
+            Some(ShrinkEnd::Steps)
+        } else if Instant::now() >= deadline {
+            Some(ShrinkEnd::Time)
+        } else {
+            None
+        };
+        if let Some(c) = cut {
+            end = c;
+            return Ok(None);
+        }
+        runs += 1;
+        Ok(Some(
+            runnable(b, ex, opts)
+                && execute(b, ex, opts, persist)?
+                    .0
+                    .iter()
+                    .any(|h| h.check == check),
+        ))
+    })?;
+    Ok((min, end))
+}
+
+/// Shrinks `p` (if its check has room for another cause) and writes its reproducer when
+/// its cause is new; the finding written, if any.
+pub(super) fn shrink_and_write(
+    shared: &Shared,
+    persist: &mut Persist,
+    p: Pending,
+    seed: u64,
+) -> Result<Option<FuzzFinding>, HarnessError> {
+    let &Shared {
+        ex,
+        opts,
+        causes,
+        ref start,
+        ..
+    } = shared;
+    let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
+    let Pending {
+        hit,
+        bytes,
+        label,
+        mutations,
+        iteration,
+    } = p;
+    if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
+        return Ok(None);
+    }
+    // Every run of a shrink under the cut: a candidate that hangs is not the smaller
+    // reproducer of another check, and one that hangs is a hang.
+    persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+    let shrunk = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time);
+    persist.cut = None;
+    let (mut min, mut end) = shrunk?;
+    let (again, _) = execute(&min, ex, opts, persist)?;
+    let confirmed = again.into_iter().find(|h| h.check == hit.check);
+    // A hang shrunk under the cut may only have been slow: the archive found at the full
+    // timeout is kept instead.
+    if confirmed.is_none() && hit.check == Check::HANG {
+        min = bytes;
+        end = crate::report::ShrinkEnd::NotShrunk;
+    }
+    let hit = confirmed.unwrap_or(hit);
+    let cause = cause_of(hit.check, &min, &hit.message);
+    let known = opts
+        .known
+        .knows_key(&crate::report::CauseKey::of_fuzz_cause(hit.check, &cause));
+    let Some(n) = lock().keep(hit.check, &cause, known) else {
+        return Ok(None);
+    };
+    let id = match (known, n) {
+        (false, 1) => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
+        (false, _) => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
+        (true, 1) => format!("{}__fuzz__{}__known", hit.check.id(), ex.name()),
+        (true, _) => format!("{}__fuzz__{}__known-{n}", hit.check.id(), ex.name()),
+    };
+    let finding = FuzzFinding {
+        schema: 1,
+        check: hit.check,
+        extractor: ex.name().to_string(),
+        profile: opts.profile.name.clone(),
+        message: hit.message.clone(),
+        seed,
+        iteration,
+        base: label,
+        mutations,
+        reference: judge_safety(&min, &opts.profile).verdict,
+        records: Records::parse(&min).records.len(),
+        cause,
+        case_dir: format!("cases/{id}"),
+        known,
+        shrink: end,
+    };
+    write_reproducer(
+        &opts.report_dir.join("cases"),
+        &id,
+        &finding,
+        &min,
+        &hit,
+        opts,
+    )?;
+    Ok(Some(finding))
+}
+
+/// Write the reproducer of `f` (its shrunk archive `archive`, the hit `hit`) as
+/// `cases_dir/<id>`: `archive.tar`, `finding.json` (mode `fuzz`), `observed.txt` and
+/// `repro.sh` (`snapconf fuzz --replay`).
+fn write_reproducer(
+    cases_dir: &Path,
+    id: &str,
+    f: &FuzzFinding,
+    archive: &[u8],
+    hit: &Hit,
+    opts: &FuzzOptions,
+) -> Result<(), HarnessError> {
+    let repro = ReproDir::create(cases_dir, id)?;
+    repro.write("archive.tar", archive)?;
+    let mut meta = FindingFile::new(
+        ReproMode::Fuzz,
+        f.check,
+        Some(f.extractor.clone()),
+        opts.profile.clone(),
+        f.message.clone(),
+        Some(f.seed),
+        None,
+        opts.timeout.as_secs(),
+    );
+    meta.iteration = Some(f.iteration);
+    meta.base = Some(f.base.clone());
+    meta.mutations = f
+        .mutations
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap_or_default())
+        .collect();
+    meta.reference = Some(f.reference.clone());
+    meta.records = Some(f.records);
+    meta.cause = Some(f.cause.clone());
+    meta.case_dir = Some(f.case_dir.clone());
+    meta.known = f.known;
+    meta.shrink = Some(f.shrink);
+    repro.write_finding(&meta)?;
+    repro.write_evidence(None, false, &hit.message, hit.observed.as_deref())?;
+    let ex = shell_word(&f.extractor);
+    repro.write_script(
+        f.check,
+        &Script {
+            pair: &format!(
+                "fuzz of extractor `{}`: archive.tar over the fuzzer's prior workspace, in a fresh jail",
+                f.extractor
+            ),
+            tools: &[format!("the tool behind extractor `{}`", f.extractor)],
+            bin: &opts.bin,
+            backends: &[],
+            command: &format!(
+                "fuzz --extractor {ex}{} --replay \"$here\"",
+                opts.replay_args
+            ),
+        },
+    )
+}

@@ -1,0 +1,262 @@
+//! One worker of a fuzz campaign (`-j` runs several): draw inputs from its own seed, run
+//! them, queue the hits and shrink the most severe; and [`verdicts`], its first draws
+//! without shrinking, for tests.
+
+use super::attack::attack;
+use super::campaign::FuzzSummary;
+use super::causes::Causes;
+use super::execute::{execute, hang_cut, runnable, Hit};
+use super::finding::{shrink_and_write, FuzzFinding};
+use super::mutate::{mutate, Mutation};
+use super::options::{parsed_bases, FuzzOptions};
+use super::persist::Persist;
+use crate::checks::Check;
+use crate::error::HarnessError;
+use snapconf_producers::Extractor;
+use snapconf_tarbytes::{Records, Rng};
+use std::time::{Duration, Instant};
+
+/// What a worker tells the campaign: a finding written, or its end with its counts.
+pub(super) enum WorkerNote {
+    /// A finding written.
+    Found(Box<FuzzFinding>),
+    /// The worker ended: its counts, or the fault that ended it.
+    Ended(Box<Result<FuzzSummary, HarnessError>>),
+}
+
+/// What every worker of one campaign shares: the extractor, the options, the parsed base
+/// archives, the causes kept so far, whether a worker failed, and when the campaign began.
+pub(super) struct Shared<'a> {
+    /// The extractor fuzzed.
+    pub(super) ex: &'a dyn Extractor,
+    /// The campaign's options.
+    pub(super) opts: &'a FuzzOptions,
+    /// `opts.bases`, parsed ([`parsed_bases`]).
+    pub(super) bases: &'a [(String, Records)],
+    /// The causes kept and the shrinks spent, per check.
+    pub(super) causes: &'a std::sync::Mutex<Causes>,
+    /// Set by a worker that failed: the others stop.
+    pub(super) failed: &'a std::sync::atomic::AtomicBool,
+    /// When the campaign began (its time budget counts from here).
+    pub(super) start: Instant,
+}
+
+/// Worker `k` of a campaign sharing `shared`: draws from `opts.seed + k` until the
+/// campaign's time is up, a stop is requested or another worker failed; its counts (its
+/// findings go to `tx` as they are written).
+pub(super) fn worker(
+    shared: &Shared,
+    k: u64,
+    tx: &std::sync::mpsc::Sender<WorkerNote>,
+) -> Result<FuzzSummary, HarnessError> {
+    let &Shared {
+        ex,
+        opts,
+        bases,
+        causes,
+        failed,
+        start,
+    } = shared;
+    let seed = opts.seed.wrapping_add(k);
+    let mut rng = Rng::new(seed);
+    let mut summary = FuzzSummary::default();
+    let mut iteration = 0u64;
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut shrinking = Duration::ZERO;
+    let mut persist = Persist::new(ex, opts);
+    // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
+    // execution, whose jail is then removed like any other.
+    let go = || {
+        start.elapsed() < opts.time
+            && !crate::jail::cleanup::stop_requested()
+            && !failed.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    while go() {
+        iteration += 1;
+        let (label, bytes, mutations) = draw(&mut rng, bases, opts);
+        if !runnable(&bytes, ex, opts) {
+            summary.skipped_unsafe_for_host += 1;
+            continue;
+        }
+        persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+        let (mut hits, mut accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        let hang = |hits: &[Hit]| hits.iter().any(|h| h.check == Check::HANG);
+        if persist.cut.take().is_some_and(|c| c < opts.timeout) && hang(&hits) {
+            // Past the cut: a hang, or only slow. Told at the full timeout while a hang
+            // could still become the session's finding; else counted and left.
+            let wanted = !pending.iter().any(|p| p.hit.check == Check::HANG)
+                && causes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .room(Check::HANG);
+            if wanted {
+                (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
+            }
+            if hang(&hits) && !wanted {
+                summary.hangs_cut_short += 1;
+                hits.retain(|h| h.check != Check::HANG);
+            }
+        }
+        summary.executions += 1;
+        if accepted {
+            summary.accepted += 1;
+        } else {
+            summary.refused += 1;
+        }
+        if !hits.is_empty() {
+            summary.failing += 1;
+        }
+        let mut seen: Vec<Check> = Vec::new();
+        for h in &hits {
+            if !seen.contains(&h.check) {
+                seen.push(h.check);
+                *summary.hits.entry(h.check.id().to_string()).or_default() += 1;
+            }
+        }
+        for hit in hits {
+            let queued = pending.iter().filter(|p| p.hit.check == hit.check).count();
+            if queued < PENDING_PER_CHECK {
+                pending.push(Pending {
+                    hit,
+                    bytes: bytes.clone(),
+                    label: label.clone(),
+                    mutations: mutations.clone(),
+                    iteration: iteration - 1,
+                });
+            }
+        }
+        // The most severe hit waiting is shrunk now if it is an escape (`containment`,
+        // `escaping-link`), or if shrinking has had less than half of the session so far;
+        // else the session explores on. So a finding that does not matter much cannot use
+        // up a short session before an escape is found.
+        pending.sort_by_key(|p| p.hit.check.severity());
+        while let Some(first) = pending.first() {
+            let urgent = first.hit.check.severity() <= 1;
+            if !go() || !(urgent || shrinking * 2 < start.elapsed()) {
+                break;
+            }
+            let p = pending.remove(0);
+            let began = Instant::now();
+            let written = shrink_and_write(shared, &mut persist, p, seed)?;
+            shrinking += began.elapsed();
+            if let Some(finding) = written {
+                if tx.send(WorkerNote::Found(Box::new(finding))).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    summary.server_starts = persist.starts;
+    summary.extractor_runs = persist.runs;
+    summary.view_rebuilds = persist.rebuilds;
+    summary.view_restores = persist.restores;
+    summary.phases = persist.phases;
+    Ok(summary)
+}
+
+/// The next input of a worker drawing from `rng`: its label, bytes and the mutations
+/// applied. Half the inputs (a quarter without a view, where most attacks cannot run) are
+/// drawn from the attack classes, sometimes mutated further; the rest are structural
+/// mutations of a base archive. Depends on `rng` and `opts.view` alone, never on timing
+/// or outcomes, so a seed always gives the same sequence.
+fn draw(
+    rng: &mut Rng,
+    bases: &[(String, Records)],
+    opts: &FuzzOptions,
+) -> (String, Vec<u8>, Vec<Mutation>) {
+    let attack_share = if opts.view { 2 } else { 4 };
+    if rng.below(attack_share) == 0 {
+        let (drawn, class, description) = attack(rng);
+        let label = format!("attack/{}: {description}", class.id());
+        match rng.below(3) {
+            0 => {
+                let (b, m) = mutate(&Records::parse(&drawn), rng, 1);
+                (label, b, m)
+            }
+            _ => (label, drawn, Vec::new()),
+        }
+    } else {
+        let (label, base) = &bases[rng.below(bases.len())];
+        let n = 1 + rng.below(4);
+        let (b, m) = mutate(base, rng, n);
+        (label.clone(), b, m)
+    }
+}
+
+/// One input's verdict, from [`verdicts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrawnVerdict {
+    /// The archive run.
+    pub archive: Vec<u8>,
+    /// Whether the extractor accepted it.
+    pub accepted: bool,
+    /// The checks it violated, in the order judged.
+    pub checks: Vec<Check>,
+}
+
+/// The first `n` inputs worker 0 of a session of `opts` draws (`opts.bases`, `opts.seed`),
+/// each run through `ex` as the session runs it (through the persistent server when
+/// [`FuzzOptions::server`] and `ex` has one; one-shot otherwise), with no shrinking: what
+/// tests compare to tell the two paths agree. Inputs the session would skip are left out.
+///
+/// # Errors
+/// No base archives, or a fault of snapconf itself.
+pub fn verdicts(
+    ex: &dyn Extractor,
+    opts: &FuzzOptions,
+    n: usize,
+) -> Result<Verdicts, HarnessError> {
+    let bases = parsed_bases(opts)?;
+    let mut rng = Rng::new(opts.seed);
+    let mut persist = Persist::new(ex, opts);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let (_, bytes, _) = draw(&mut rng, &bases, opts);
+        if !runnable(&bytes, ex, opts) {
+            continue;
+        }
+        let (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        out.push(DrawnVerdict {
+            archive: bytes,
+            accepted,
+            checks: hits.iter().map(|h| h.check).collect(),
+        });
+    }
+    Ok(Verdicts {
+        drawn: out,
+        server_starts: persist.starts,
+        view_restores: persist.restores,
+        view_rebuilds: persist.rebuilds,
+    })
+}
+
+/// What [`verdicts`] ran: each input's verdict, and the counts of [`FuzzSummary`]'s
+/// fields of the same names.
+#[derive(Clone, Debug)]
+pub struct Verdicts {
+    /// Each input run, in draw order.
+    pub drawn: Vec<DrawnVerdict>,
+    /// Persistent servers started.
+    pub server_starts: u64,
+    /// Executions that changed something outside the root.
+    pub view_restores: u64,
+    /// Views laid out again.
+    pub view_rebuilds: u64,
+}
+
+/// Hits of one check that may wait for their shrink in one worker.
+const PENDING_PER_CHECK: usize = 2;
+
+/// A hit waiting for its shrink, with what made it.
+pub(super) struct Pending {
+    /// The hit.
+    pub(super) hit: Hit,
+    /// The archive that gave it.
+    pub(super) bytes: Vec<u8>,
+    /// Its base's label ([`FuzzFinding::base`]).
+    pub(super) label: String,
+    /// The mutations applied to the base.
+    pub(super) mutations: Vec<Mutation>,
+    /// The 0-based iteration that drew it.
+    pub(super) iteration: u64,
+}

@@ -297,14 +297,14 @@ pub(crate) fn unlistable(check: Check, ev: &Evidence<'_>, why: &str) -> Violatio
     )
 }
 
-/// Judge `ev` with every check in `checks`, in order; the violations in that order.
+/// Every check in `checks` on `ev`, in order: their violations in that order.
 ///
 /// # Errors
 /// The first fault of snapconf's own machinery (an unreadable jail, say).
-pub fn judge(checks: &[Check], ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+pub fn violations_of(checks: &[Check], ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let mut out = Vec::new();
     for c in checks {
-        out.extend(c.judge(ev)?);
+        out.extend(c.violations(ev)?);
     }
     Ok(out)
 }

@@ -1,6 +1,6 @@
 //! The checks: one file per property of the contract (its doc comment states it), the one
 //! id type [`Check`] whose [`Check::ALL`] is the registry, and the [`Evidence`] every
-//! driver collects and hands to [`judge`].
+//! driver collects and hands to [`violations_of`].
 
 pub mod atomic_hydration;
 pub mod checkpoint_restore;
@@ -23,8 +23,8 @@ pub mod verdict_disagreement;
 
 use evidence::unlistable;
 pub use evidence::{
-    first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind, SessionStep,
-    Step, Violation,
+    first_line, violations_of, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind,
+    SessionStep, Step, Violation,
 };
 pub use id::{Check, CheckDef};
 pub use judged::{privileged_or_special, Judged};

@@ -34,7 +34,9 @@ pub enum MaterialiseError {
     /// The root could not be created or is not a directory.
     #[error("cannot prepare root `{root}`: {source}")]
     Root {
+        /// The root.
         root: PathBuf,
+        /// Why it could not be prepared.
         #[source]
         source: io::Error,
     },
@@ -42,14 +44,21 @@ pub enum MaterialiseError {
     /// (`WorkspaceSpec::check` does not catch this; `with_parents` only adds unlisted
     /// parents).
     #[error("entry `{path}` comes before its parent directory `{parent}`")]
-    ParentAfterChild { path: RelPath, parent: RelPath },
+    ParentAfterChild {
+        /// The entry listed too early.
+        path: RelPath,
+        /// Its parent directory, listed after it.
+        parent: RelPath,
+    },
     /// Creating (or chmod-ing) one entry failed.
     #[error("cannot {action} `{path}`: {source}")]
     Entry {
+        /// The entry.
         path: RelPath,
         /// What was attempted: `create dir`, `write file`, `hardlink`, `symlink`, `mkfifo`,
         /// `bind socket`, `mknod`, `chmod`.
         action: &'static str,
+        /// The failed call's error.
         #[source]
         source: io::Error,
     },

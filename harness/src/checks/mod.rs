@@ -21,7 +21,7 @@ pub mod stuck_session;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 
-use evidence::unlistable;
+use evidence::on_members;
 pub use evidence::{
     first_line, violations_of, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind,
     SessionStep, Step, Violation,

@@ -9,7 +9,7 @@ use snapconf_extract::dirs::names;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -240,24 +240,12 @@ impl Walk<'_> {
                 if key.len() <= PATH_STEPS_UP_TO {
                     self.dir(At::Path, &key, &names)?;
                 } else {
-                    let sub = openat(
-                        fd,
-                        rel,
-                        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )
-                    .map_err(|e| named(&key, e.into()))?;
+                    let sub = open_dir_at(fd, rel, &key, OFlags::PATH)?;
                     self.dir(At::Handle(sub.as_fd()), &key, &names)?;
                 }
                 continue;
             }
-            let sub = openat(
-                fd,
-                rel,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|e| named(&key, e.into()))?;
+            let sub = open_dir_at(fd, rel, &key, OFlags::RDONLY)?;
             let listed: Arc<[CString]> = names(sub.as_fd(), self.fills)
                 .map_err(|e| named(&key, e))?
                 .into();
@@ -286,13 +274,7 @@ impl Walk<'_> {
         x: &rustix::fs::Statx,
         real: (i64, u32),
     ) -> io::Result<()> {
-        let path = openat(
-            fd,
-            rel,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| named(key, e.into()))?;
+        let path = open_dir_at(fd, rel, key, OFlags::PATH)?;
         let mode = u32::from(x.stx_mode) & 0o7777;
         let magic = format!("/proc/self/fd/{}", path.as_raw_fd());
         let chmod = |m: u32| {
@@ -372,6 +354,18 @@ impl Walk<'_> {
             Ok(crate::model::tree::sha256_hex(&content))
         })
     }
+}
+
+/// Open directory `rel` under `fd` without following a symlink: `how` is `RDONLY` to list
+/// it, `PATH` for a handle to reach below it; an error names `key`.
+fn open_dir_at(fd: BorrowedFd<'_>, rel: &CStr, key: &[u8], how: OFlags) -> io::Result<OwnedFd> {
+    openat(
+        fd,
+        rel,
+        how | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| named(key, e.into()))
 }
 
 /// `e` with the jail-relative path it is about (`.` for the jail itself).

@@ -1,11 +1,10 @@
-//! Property tests of [`super`]: a materialised spec observes as its expected tree.
+//! Property tests of [`super`]: a materialised spec observes as its expected tree (under the
+//! strict profile of the unit tests).
 
+use super::tests::strict;
 use super::*;
 use crate::model::diff::diff_trees;
 use crate::model::expected::{arb, expected};
-use crate::model::profile::{
-    AbsoluteRule, EscapingRule, HardlinkRule, ModeRule, MtimeRule, Profile, SpecialRule,
-};
 use crate::model::tree::NodeKind;
 use crate::workspace::observe::observe;
 use proptest::prelude::*;
@@ -49,16 +48,7 @@ proptest! {
         for s in &sockets {
             observed.nodes.remove(s);
         }
-        let profile = Profile {
-            name: "strict".into(),
-            hardlinks: HardlinkRule::Preserve,
-            special_files: SpecialRule::RefuseAtCapture,
-            absolute_symlinks: AbsoluteRule::Keep,
-            escaping_symlinks: EscapingRule::Keep,
-            modes: ModeRule::Exact,
-            mtimes: MtimeRule::Ignore,
-        };
-        let mut want = expected(&spec, &profile, &ph).tree;
+        let mut want = expected(&spec, &strict(), &ph).tree;
         for (path, _) in &made.skipped {
             want.nodes.remove(path);
         }

@@ -33,7 +33,7 @@ fn placeholders(root: &Path, out: &Path) -> Placeholders {
     }
 }
 /// Keeps everything a tar archive can hold and compares every bit.
-fn strict() -> Profile {
+pub(super) fn strict() -> Profile {
     Profile {
         name: "strict".into(),
         hardlinks: HardlinkRule::Preserve,

@@ -1,6 +1,6 @@
 //! The adapter contract shared by every built-in and plugged-in producer and extractor.
 
-use crate::process::limits::Limits;
+use crate::process::limits::ToolLimits;
 use std::path::Path;
 use std::time::Duration;
 
@@ -90,7 +90,7 @@ pub struct HydrateRequest<'a> {
     /// Fault limits (file-size limit, kill time) to run the tool under, for fault injection;
     /// `None` for an ordinary hydration. Only adapters whose
     /// [`Extractor::honours_limits`] is true apply them; others ignore the field.
-    pub limits: Option<&'a Limits>,
+    pub limits: Option<&'a ToolLimits>,
 }
 
 /// What an extractor promises about the links it leaves in the root after an accepted

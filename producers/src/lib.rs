@@ -21,7 +21,7 @@ pub use adapters::python_tarfile::{PythonTarfileProducer, TarfileFormat};
 pub use adapters::reference::ReferenceExtractor;
 pub use adapters::tar_rs::{TarRsExtractor, TarRsProducer};
 pub use backend::{Backend, BackendError, BackendExtractor, BackendProducer};
-pub use process::limits::Limits;
+pub use process::limits::ToolLimits;
 pub use registry::{
     all_extractors, all_producers, extractor, extractors, in_default_set, producer, producers,
     UnknownAdapter, OPT_IN,

@@ -34,6 +34,7 @@ pub enum ParsersError {
     Run {
         /// The parser's report name (`gnu-tar`, `python-tarfile`, ...).
         parser: &'static str,
+        /// Why it could not be run.
         #[source]
         source: ToolError,
     },

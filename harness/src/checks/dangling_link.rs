@@ -6,7 +6,7 @@
 //! docs/cases.md), a strict extractor refuses the whole snapshot and a lax one drops the
 //! file. Evidence: [`Archived::members`](super::Archived).
 
-use super::{unlistable, Check, CheckDef, Evidence, Violation};
+use super::{on_members, Check, CheckDef, Evidence, Violation};
 use crate::archive::listing::Member;
 use crate::error::HarnessError;
 use crate::model::bytes::escape;
@@ -21,30 +21,20 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
-    let Some(a) = ev.archived else {
-        return Ok(Vec::new());
-    };
-    let members = match a.members {
-        Ok(m) => m,
-        Err(e) => return Ok(vec![unlistable(Check::DANGLING_LINK, ev, e)]),
-    };
-    let dangling = dangling_hardlinks(members);
-    Ok(dangling
-        .first()
-        .map(|(name, target)| {
-            Violation::new(
-                Check::DANGLING_LINK,
-                format!(
-                    "hardlink member `{}` names `{}`, which is not an earlier member ({} such \
-                     member(s))",
-                    escape(name),
-                    escape(target),
-                    dangling.len()
-                ),
-            )
-        })
-        .into_iter()
-        .collect())
+    Ok(on_members(Check::DANGLING_LINK, ev, |_, members| {
+        let dangling = dangling_hardlinks(members);
+        let (name, target) = dangling.first()?;
+        Some(Violation::new(
+            Check::DANGLING_LINK,
+            format!(
+                "hardlink member `{}` names `{}`, which is not an earlier member ({} such \
+                 member(s))",
+                escape(name),
+                escape(target),
+                dangling.len()
+            ),
+        ))
+    }))
 }
 
 /// Hardlink members whose target is not the name of an earlier member, as `(member,

@@ -153,15 +153,15 @@ pub fn leaves_root(tree: &Tree, link: &[u8], target: &[u8]) -> bool {
 struct Observed<'a>(&'a Tree);
 
 impl links::Nodes for Observed<'_> {
-    fn node(&self, path: &[Vec<u8>]) -> links::Node<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {
         let node = RelPath::new(path.join(&b'/'))
             .ok()
             .and_then(|p| self.0.nodes.get(&p));
         match node.map(|n| &n.kind) {
-            None => links::Node::Missing,
-            Some(NodeKind::Dir) => links::Node::Dir,
-            Some(NodeKind::Symlink { target }) => links::Node::Symlink(target.as_bytes()),
-            Some(_) => links::Node::Other,
+            None => links::Seen::Missing,
+            Some(NodeKind::Dir) => links::Seen::Dir,
+            Some(NodeKind::Symlink { target }) => links::Seen::Symlink(target.as_bytes()),
+            Some(_) => links::Seen::Other,
         }
     }
 }

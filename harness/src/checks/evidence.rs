@@ -285,9 +285,27 @@ impl Violation {
     }
 }
 
+/// Member check `check` on `ev`: nothing when there is no archive; when the reference
+/// could not list it, one violation saying so (the property cannot be shown to hold, so
+/// it does not pass); else the one violation `find` reports on the archive and its
+/// members, if any.
+pub(crate) fn on_members(
+    check: Check,
+    ev: &Evidence<'_>,
+    find: impl FnOnce(&Archived<'_>, &[Member]) -> Option<Violation>,
+) -> Vec<Violation> {
+    let Some(a) = ev.archived else {
+        return Vec::new();
+    };
+    match a.members {
+        Ok(members) => find(&a, members).into_iter().collect(),
+        Err(why) => vec![unlistable(check, ev, why)],
+    }
+}
+
 /// The violation of member check `check` when the reference could not list the archive
-/// (`why`): the property cannot be shown to hold, so it does not pass.
-pub(crate) fn unlistable(check: Check, ev: &Evidence<'_>, why: &str) -> Violation {
+/// (`why`).
+fn unlistable(check: Check, ev: &Evidence<'_>, why: &str) -> Violation {
     Violation::new(
         check,
         format!(
@@ -297,14 +315,14 @@ pub(crate) fn unlistable(check: Check, ev: &Evidence<'_>, why: &str) -> Violatio
     )
 }
 
-/// Judge `ev` with every check in `checks`, in order; the violations in that order.
+/// Every check in `checks` on `ev`, in order: their violations in that order.
 ///
 /// # Errors
 /// The first fault of snapconf's own machinery (an unreadable jail, say).
-pub fn judge(checks: &[Check], ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+pub fn violations_of(checks: &[Check], ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let mut out = Vec::new();
     for c in checks {
-        out.extend(c.judge(ev)?);
+        out.extend(c.violations(ev)?);
     }
     Ok(out)
 }

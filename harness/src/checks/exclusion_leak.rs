@@ -4,7 +4,7 @@
 //! (whole components: excluding `cache` does not exclude `cachex`). Evidence:
 //! [`Archived::members`](super::Archived) and [`Archived::exclusions`](super::Archived).
 
-use super::{unlistable, Check, CheckDef, Evidence, Violation};
+use super::{on_members, Check, CheckDef, Evidence, Violation};
 use crate::archive::listing::Member;
 use crate::error::HarnessError;
 use crate::model::bytes::escape;
@@ -19,28 +19,18 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
-    let Some(a) = ev.archived else {
-        return Ok(Vec::new());
-    };
-    let members = match a.members {
-        Ok(m) => m,
-        Err(e) => return Ok(vec![unlistable(Check::EXCLUSION_LEAK, ev, e)]),
-    };
-    let leaked = excluded_members(members, a.exclusions);
-    Ok(leaked
-        .first()
-        .map(|m| {
-            Violation::new(
-                Check::EXCLUSION_LEAK,
-                format!(
-                    "member `{}` lies under an excluded path ({} such member(s))",
-                    escape(&m.name),
-                    leaked.len()
-                ),
-            )
-        })
-        .into_iter()
-        .collect())
+    Ok(on_members(Check::EXCLUSION_LEAK, ev, |a, members| {
+        let leaked = excluded_members(members, a.exclusions);
+        let m = leaked.first()?;
+        Some(Violation::new(
+            Check::EXCLUSION_LEAK,
+            format!(
+                "member `{}` lies under an excluded path ({} such member(s))",
+                escape(&m.name),
+                leaked.len()
+            ),
+        ))
+    }))
 }
 
 /// Members named at or under one of `exclusions` (root-relative byte paths).

@@ -135,7 +135,7 @@ impl Check {
     ///
     /// # Errors
     /// A fault of snapconf's own machinery while looking at the evidence.
-    pub fn judge(self, ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+    pub fn violations(self, ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
         (self.0.judge)(ev)
     }
 }

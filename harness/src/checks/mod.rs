@@ -1,6 +1,6 @@
 //! The checks: one file per property of the contract (its doc comment states it), the one
 //! id type [`Check`] whose [`Check::ALL`] is the registry, and the [`Evidence`] every
-//! driver collects and hands to [`judge`].
+//! driver collects and hands to [`violations_of`].
 
 pub mod atomic_hydration;
 pub mod checkpoint_restore;
@@ -21,10 +21,10 @@ pub mod stuck_session;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 
-use evidence::unlistable;
+use evidence::on_members;
 pub use evidence::{
-    first_line, judge, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind, SessionStep,
-    Step, Violation,
+    first_line, violations_of, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind,
+    SessionStep, Step, Violation,
 };
 pub use id::{Check, CheckDef};
 pub use judged::{privileged_or_special, Judged};

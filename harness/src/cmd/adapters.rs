@@ -73,33 +73,15 @@ fn choose<T: ?Sized>(
 /// default set, [`snapconf_producers::in_default_set`]; see
 /// [`backends::builtins`](super::backends::builtins)), then each backend's producer.
 pub fn producers(wanted: &[String], backends: &[Backend]) -> Result<Chosen<dyn Producer>, Usage> {
-    let all: Vec<Box<dyn Producer>> = match super::backends::builtins(wanted, backends) {
-        Some(_) => snapconf_producers::all_producers(),
-        None => Vec::new(),
-    };
-    let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();
-    let mut chosen = choose(
-        all,
-        &wanted,
+    with_backends(
+        wanted,
+        backends,
         "producer",
-        |p: &(dyn Producer + 'static)| p.name().to_string(),
-        |p: &(dyn Producer + 'static)| p.availability(),
-    )?;
-    let extra: Vec<Box<dyn Producer>> = backends
-        .iter()
-        .map(|b| Box::new(b.producer()) as Box<dyn Producer>)
-        .collect();
-    let more = choose(
-        extra,
-        &[],
-        "producer",
-        |p: &(dyn Producer + 'static)| p.name().to_string(),
-        |p: &(dyn Producer + 'static)| p.availability(),
-    )?;
-    chosen.run.extend(more.run);
-    chosen.versions.extend(more.versions);
-    chosen.skipped.extend(more.skipped);
-    Ok(chosen)
+        snapconf_producers::all_producers,
+        |b| Box::new(b.producer()),
+        &|p| p.name().to_string(),
+        &|p| p.availability(),
+    )
 }
 
 /// The extractors named in `wanted` (`all`: every built-in; empty: the built-ins of the
@@ -111,29 +93,38 @@ pub fn extractors(
     policy: snapconf_extract::Policy,
     backends: &[Backend],
 ) -> Result<Chosen<dyn Extractor>, Usage> {
-    let all: Vec<Box<dyn Extractor>> = match super::backends::builtins(wanted, backends) {
-        Some(_) => snapconf_producers::all_extractors(policy),
-        None => Vec::new(),
+    with_backends(
+        wanted,
+        backends,
+        "extractor",
+        || snapconf_producers::all_extractors(policy),
+        |b| Box::new(b.extractor()),
+        &|e| e.name().to_string(),
+        &|e| e.availability(),
+    )
+}
+
+/// The adapters of one `kind` (`producer`, `extractor`): the built-ins `builtins` makes,
+/// chosen by `wanted` (see [`backends::builtins`](super::backends::builtins)), then the one
+/// `of_backend` makes of each backend.
+fn with_backends<T: ?Sized>(
+    wanted: &[String],
+    backends: &[Backend],
+    kind: &str,
+    builtins: impl FnOnce() -> Vec<Box<T>>,
+    of_backend: impl Fn(&Backend) -> Box<T>,
+    name: &dyn Fn(&T) -> String,
+    avail: &dyn Fn(&T) -> Availability,
+) -> Result<Chosen<T>, Usage> {
+    let wanted = super::backends::builtins(wanted, backends);
+    let all = if wanted.is_some() {
+        builtins()
+    } else {
+        Vec::new()
     };
-    let wanted = super::backends::builtins(wanted, backends).unwrap_or_default();
-    let mut chosen = choose(
-        all,
-        &wanted,
-        "extractor",
-        |e: &(dyn Extractor + 'static)| e.name().to_string(),
-        |e: &(dyn Extractor + 'static)| e.availability(),
-    )?;
-    let extra: Vec<Box<dyn Extractor>> = backends
-        .iter()
-        .map(|b| Box::new(b.extractor()) as Box<dyn Extractor>)
-        .collect();
-    let more = choose(
-        extra,
-        &[],
-        "extractor",
-        |e: &(dyn Extractor + 'static)| e.name().to_string(),
-        |e: &(dyn Extractor + 'static)| e.availability(),
-    )?;
+    let mut chosen = choose(all, &wanted.unwrap_or_default(), kind, name, avail)?;
+    let extra: Vec<Box<T>> = backends.iter().map(of_backend).collect();
+    let more = choose(extra, &[], kind, name, avail)?;
     chosen.run.extend(more.run);
     chosen.versions.extend(more.versions);
     chosen.skipped.extend(more.skipped);

@@ -1,11 +1,10 @@
 //! `snapconf audit DIR [--exclude PATH]...`.
 
 use super::args::AuditArgs;
-use super::common::{finish, setup, ShrinkLimits};
+use super::common::{finish, nothing_to_run, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::progress::Progress;
-use snapconf_harness::exit;
 use snapconf_harness::model::bytes::RelPath;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
 use snapconf_harness::run::runner::audit as audit_matrix;
@@ -50,11 +49,8 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         total: Duration::from_secs(a.shrink.shrink_total),
     };
     let s = setup(&a.pairs, 1, 0, limits, "audit")?;
-    if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
-        eprintln!(
-            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
-        );
-        return Ok(exit::NOTHING_RAN);
+    if let Some(code) = nothing_to_run(&s.opts.producers, &s.opts.extractors) {
+        return Ok(code);
     }
     eprintln!(
         "snapconf: auditing `{}` ({} entries) with profile `{}`",

@@ -32,6 +32,18 @@ pub struct ShrinkLimits {
     pub total: Duration,
 }
 
+/// [`exit::NOTHING_RAN`](snapconf_harness::exit::NOTHING_RAN), said on stderr, when no
+/// producer or no extractor is available; `None` when there are pairs to run.
+pub fn nothing_to_run<P, E>(producers: &[P], extractors: &[E]) -> Option<i32> {
+    if producers.is_empty() || extractors.is_empty() {
+        eprintln!(
+            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
+        );
+        return Some(snapconf_harness::exit::NOTHING_RAN);
+    }
+    None
+}
+
 pub fn setup(
     pairs: &PairArgs,
     cases: u64,

@@ -2,7 +2,7 @@
 //! `--replay` of their reproducers.
 
 use super::args::LifecycleArgs;
-use super::common::{finish, isolate, setup, ShrinkLimits};
+use super::common::{finish, isolate, nothing_to_run, setup, ShrinkLimits};
 use super::Usage;
 use anyhow::Context;
 use snapconf_harness::engine::faults::FaultOptions;
@@ -67,11 +67,8 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     };
     let notes = isolate();
     super::not_interrupted()?;
-    if opts.producers.is_empty() || opts.extractors.is_empty() {
-        eprintln!(
-            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
-        );
-        return Ok(exit::NOTHING_RAN);
+    if let Some(code) = nothing_to_run(&opts.producers, &opts.extractors) {
+        return Ok(code);
     }
     eprintln!(
         "snapconf: lifecycle: {} sequence(s) of up to {} turn(s) per pair, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",

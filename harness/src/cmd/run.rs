@@ -1,7 +1,7 @@
 //! `snapconf run`.
 
 use super::args::RunArgs;
-use super::common::{finish, isolate, name_a_full_jail, setup, ShrinkLimits};
+use super::common::{finish, isolate, name_a_full_jail, nothing_to_run, setup, ShrinkLimits};
 use super::{backends, Usage};
 use anyhow::Context;
 use snapconf_harness::engine::faults::FaultOptions;
@@ -39,11 +39,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     };
     let notes = isolate();
     super::not_interrupted()?;
-    if s.opts.producers.is_empty() || s.opts.extractors.is_empty() {
-        eprintln!(
-            "snapconf: nothing to run: no available producer or extractor (see `snapconf list`)"
-        );
-        return Ok(exit::NOTHING_RAN);
+    if let Some(code) = nothing_to_run(&s.opts.producers, &s.opts.extractors) {
+        return Ok(code);
     }
     eprintln!(
         "snapconf: {} cases, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",

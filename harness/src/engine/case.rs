@@ -5,7 +5,7 @@
 //! compare with `expected(spec, profile)` and with W0.
 
 use crate::archive::listing::archive_tar;
-use crate::checks::{judge, Archived, Check, Evidence, Violation};
+use crate::checks::{violations_of, Archived, Check, Evidence, Violation};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
 use crate::model::expected::expected;
@@ -353,7 +353,7 @@ pub(crate) fn capture_and_check(
             stored_canaries: &stored,
         });
     }
-    out.record(None, judge(&env.checks, &ev)?);
+    out.record(None, violations_of(&env.checks, &ev)?);
     let members = members.map_or(0, |m| m.map_or(0, |m| m.len()));
     Ok(Captured { outcome, members })
 }
@@ -445,7 +445,7 @@ pub(crate) fn hydrate_and_check(
     ev.cleared_by = ex.clears_root().then(|| ex.name());
     ev.promises = Some(ex.link_promises());
     ev.session = session;
-    out.record(Some(ex.name()), judge(&env.checks, &ev)?);
+    out.record(Some(ex.name()), violations_of(&env.checks, &ev)?);
     Ok(())
 }
 

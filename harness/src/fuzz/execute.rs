@@ -219,7 +219,7 @@ impl Before {
         ev.judged = judged.as_ref();
         ev.cleared_by = ex.clears_root().then(|| ex.name());
         ev.promises = Some(ex.link_promises());
-        let hits = checks::judge(&opts.checks, &ev)?;
+        let hits = checks::violations_of(&opts.checks, &ev)?;
         Ok(((hits, accepted), (!outside.is_empty()).then_some(now)))
     }
 }

@@ -227,13 +227,19 @@ pub const ENV_PREFIX: &str = "SNAPCONF_GEN_";
 /// A `SNAPCONF_GEN_*` variable or a config document that could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum GenConfigError {
+    /// A variable's value is not a valid value of its key.
     #[error("environment variable `{var}` has value `{value}`, which is not valid for `{key}`: {reason}")]
     BadEnv {
+        /// The variable, `SNAPCONF_GEN_` and the key upper-cased with `_` for `-`.
         var: String,
+        /// The config key it sets (kebab-case).
         key: String,
+        /// Its value as read.
         value: String,
+        /// Why the value is refused (not a number, out of range, not a boolean).
         reason: String,
     },
+    /// The config could not be turned into a JSON map and back (a fault of ours).
     #[error("generator config: {0}")]
     Internal(String),
 }

@@ -26,36 +26,87 @@ use std::collections::{BTreeMap, BTreeSet};
 pub enum Edit {
     /// A new regular file in directory `dir`.
     Create {
+        /// Which directory: the root (0) or the `dir`-th directory (modulo).
         dir: u16,
+        /// Which plain base name (modulo), suffixed `-N` when taken.
         name: u8,
+        /// The bytes the new file holds.
         content: RawBytes,
     },
     /// New content for regular file `file` (a hardlinked name changes every name).
-    Modify { file: u16, content: RawBytes },
+    Modify {
+        /// Which regular file (modulo).
+        file: u16,
+        /// Its new bytes.
+        content: RawBytes,
+    },
     /// Remove entry `entry` with everything under it; another name of a removed inode
     /// keeps the content.
-    Delete { entry: u16 },
+    Delete {
+        /// Which entry: the `entry`-th in creation order (modulo).
+        entry: u16,
+    },
     /// Move entry `entry` (with everything under it) into directory `dir`, keeping its
     /// base name (suffixed when taken).
-    Rename { entry: u16, dir: u16 },
+    Rename {
+        /// Which entry: the `entry`-th in creation order (modulo).
+        entry: u16,
+        /// The directory it moves into: the root (0) or the `dir`-th directory (modulo).
+        dir: u16,
+    },
     /// Replace non-directory `entry` by a directory holding one file.
-    ToDir { entry: u16, content: RawBytes },
+    ToDir {
+        /// Which non-directory entry (modulo).
+        entry: u16,
+        /// The bytes of the file the new directory holds.
+        content: RawBytes,
+    },
     /// Replace entry `entry` (a directory with everything under it, or any other entry) by
     /// a regular file.
-    ToFile { entry: u16, content: RawBytes },
+    ToFile {
+        /// Which entry: the `entry`-th in creation order (modulo).
+        entry: u16,
+        /// The bytes the new file holds.
+        content: RawBytes,
+    },
     /// Replace entry `entry` by a relative symlink to the `to`-th of its siblings (or to
     /// a missing name when it has none).
-    ToSymlink { entry: u16, to: u16 },
+    ToSymlink {
+        /// Which entry: the `entry`-th in creation order (modulo).
+        entry: u16,
+        /// Which sibling the symlink points to (modulo).
+        to: u16,
+    },
     /// A second name for regular file or symlink `file`, in directory `dir`.
-    Hardlink { file: u16, dir: u16 },
+    Hardlink {
+        /// Which regular file or symlink (modulo).
+        file: u16,
+        /// Where the new name goes: the root (0) or the `dir`-th directory (modulo).
+        dir: u16,
+    },
     /// Set the permission bits of a file (`0644`, `0755`, `0600`) or a directory
     /// (`0755`, `0700`, `0555`), the `mode`-th of its kind's three.
-    Chmod { entry: u16, mode: u8 },
+    Chmod {
+        /// Which entry: the `entry`-th in creation order (modulo).
+        entry: u16,
+        /// Which of the kind's three modes (modulo 3).
+        mode: u8,
+    },
     /// A FIFO in directory `dir` (a profile may let capture refuse it).
-    Fifo { dir: u16, name: u8 },
+    Fifo {
+        /// Which directory: the root (0) or the `dir`-th directory (modulo).
+        dir: u16,
+        /// Which plain base name (modulo), suffixed `-N` when taken.
+        name: u8,
+    },
     /// An absolute symlink to the jail's decoy `{out}/target`, outside the root (a profile
     /// may let capture refuse it).
-    AbsSymlink { dir: u16, name: u8 },
+    AbsSymlink {
+        /// Which directory: the root (0) or the `dir`-th directory (modulo).
+        dir: u16,
+        /// Which plain base name (modulo), suffixed `-N` when taken.
+        name: u8,
+    },
 }
 
 /// File modes a [`Edit::Chmod`] sets.

@@ -8,16 +8,25 @@ use std::collections::BTreeMap;
 /// count, owner and group, mtime and ctime (seconds and nanoseconds), and a symlink's target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatKey {
+    /// `symlink`, `dir`, `file` or `special`.
     pub kind: &'static str,
+    /// Permission bits, `st_mode & 0o7777`.
     pub mode: u32,
+    /// Size in bytes (0 for a directory, whose size the filesystem picks).
     pub size: u64,
+    /// Inode number.
     pub ino: u64,
+    /// Link count (0 for a directory, which counts its subdirectories).
     pub nlink: u64,
-    /// Owner and group.
+    /// Owner (uid).
     pub uid: u32,
+    /// Group (gid).
     pub gid: u32,
+    /// Modification time: seconds and nanoseconds since the epoch.
     pub mtime: (i64, i64),
+    /// Status-change time: seconds and nanoseconds since the epoch.
     pub ctime: (i64, i64),
+    /// A symlink's target bytes; `None` for anything else.
     pub target: Option<Vec<u8>>,
     /// SHA-256 of the content, for regular files under `out/` only (the decoys): a prior
     /// may hardlink one into its root, and removing that name changes the decoy's link

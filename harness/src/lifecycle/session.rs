@@ -3,7 +3,7 @@
 //! refused capture a restore of the last good checkpoint, then the turn's restores; every
 //! step judged with the run's checks.
 
-use crate::checks::{judge, Check, Evidence, RestoreKind, SessionStep};
+use crate::checks::{violations_of, Check, Evidence, RestoreKind, SessionStep};
 use crate::engine::case::{
     capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
     Finding, Step, JAIL_NAME,
@@ -263,7 +263,7 @@ impl Session<'_> {
             .copied()
             .filter(|c| *c != Check::HANG)
             .collect();
-        self.out.record(None, judge(&checks, &ev)?);
+        self.out.record(None, violations_of(&checks, &ev)?);
         Ok(())
     }
 

@@ -99,8 +99,11 @@ pub enum FaultResult {
 /// One faulted hydration of one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FaultTally {
+    /// The extractor's name (as in `--extractor`).
     pub extractor: String,
+    /// The fault applied.
     pub kind: FaultKind,
+    /// What came of it.
     pub result: FaultResult,
 }
 

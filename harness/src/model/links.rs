@@ -31,7 +31,7 @@ pub const MAX_HOPS: usize = 40;
 
 /// What a tree holds at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Node<'a> {
+pub enum Seen<'a> {
     /// Nothing.
     Missing,
     /// A directory.
@@ -56,7 +56,7 @@ pub enum Anchor<'t> {
 /// A tree model the walker can look into.
 pub trait Nodes {
     /// What `path` (components from the root; never empty, never `.` or `..` in it) names.
-    fn node(&self, path: &[Vec<u8>]) -> Node<'_>;
+    fn node(&self, path: &[Vec<u8>]) -> Seen<'_>;
 
     /// Where `text` starts. The default: a text starting with `/` is [`Anchor::Away`] (the
     /// tree knows nothing above its root), any other [`Anchor::Here`].
@@ -252,8 +252,8 @@ where
             continue;
         }
         match nodes.node(&at) {
-            Node::Dir => {}
-            Node::Symlink(target) => {
+            Seen::Dir => {}
+            Seen::Symlink(target) => {
                 if rules.follow == Follow::NotLast && !more(&pending) {
                     continue;
                 }
@@ -267,12 +267,12 @@ where
                     return done(leaving(&links, links.len(), 0, exit), hops);
                 }
             }
-            Node::Missing => {
+            Seen::Missing => {
                 if rules.dead_end == DeadEnd::Stops {
                     return done(End::Missing(at), hops);
                 }
             }
-            Node::Other => {
+            Seen::Other => {
                 if rules.dead_end == DeadEnd::Stops && more(&pending) {
                     return done(End::NotDir(at), hops);
                 }
@@ -287,8 +287,8 @@ where
 struct Names;
 
 impl Nodes for Names {
-    fn node(&self, _: &[Vec<u8>]) -> Node<'_> {
-        Node::Missing
+    fn node(&self, _: &[Vec<u8>]) -> Seen<'_> {
+        Seen::Missing
     }
 
     fn anchor<'t>(&self, text: &'t [u8]) -> Anchor<'t> {
@@ -332,12 +332,12 @@ mod tests {
     }
 
     impl Nodes for T {
-        fn node(&self, path: &[Vec<u8>]) -> Node<'_> {
+        fn node(&self, path: &[Vec<u8>]) -> Seen<'_> {
             match self.0.get(path) {
-                None => Node::Missing,
-                Some(None) => Node::Dir,
-                Some(Some(t)) if t.is_empty() => Node::Other,
-                Some(Some(t)) => Node::Symlink(t),
+                None => Seen::Missing,
+                Some(None) => Seen::Dir,
+                Some(Some(t)) if t.is_empty() => Seen::Other,
+                Some(Some(t)) => Seen::Symlink(t),
             }
         }
 

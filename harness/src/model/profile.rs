@@ -11,9 +11,15 @@ pub const DEFAULT_PROFILE_TOML: &str = include_str!("default-profile.toml");
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HardlinkRule {
+    /// `copy`: every name comes back as a file with the full content (inode sharing is
+    /// not compared).
     Copy,
+    /// `preserve`: the names come back sharing one inode.
     Preserve,
+    /// `refuse-at-capture`: capture refuses a workspace with shared inodes.
     RefuseAtCapture,
+    /// `refuse-excluded-alias`: capture refuses only when the inode's other name is
+    /// excluded.
     RefuseExcludedAlias,
 }
 
@@ -21,7 +27,9 @@ pub enum HardlinkRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpecialRule {
+    /// `drop`: left out of the hydrated tree.
     Drop,
+    /// `refuse-at-capture`: capture refuses, naming the path.
     RefuseAtCapture,
 }
 
@@ -29,9 +37,13 @@ pub enum SpecialRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AbsoluteRule {
+    /// `keep`: the target string is restored verbatim (never followed).
     Keep,
+    /// `rebase-inside-root`: a target under the captured root becomes relative.
     RebaseInsideRoot,
+    /// `drop`: left out of the hydrated tree.
     Drop,
+    /// `refuse-at-capture`: capture refuses.
     RefuseAtCapture,
 }
 
@@ -39,7 +51,9 @@ pub enum AbsoluteRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EscapingRule {
+    /// `keep`: the target string is restored verbatim.
     Keep,
+    /// `refuse-at-capture`: capture refuses.
     RefuseAtCapture,
 }
 
@@ -47,9 +61,15 @@ pub enum EscapingRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModeRule {
+    /// `exact`: all of `0o7777`.
     Exact,
+    /// `exec-bit`: only whether the owner may execute (files); directories are not
+    /// compared.
     ExecBit,
+    /// `data-filter`: `0o7777` after Python's `data` filter (no setuid, setgid or sticky
+    /// bit, no group or other write).
     DataFilter,
+    /// `ignore`: not compared.
     Ignore,
 }
 
@@ -57,7 +77,9 @@ pub enum ModeRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MtimeRule {
+    /// `seconds`: compared to the second.
     Seconds,
+    /// `ignore`: not compared.
     Ignore,
 }
 
@@ -65,12 +87,19 @@ pub enum MtimeRule {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Profile {
+    /// The profile's name (`name`), shown in reports.
     pub name: String,
+    /// A second name of an inode (`hardlinks`).
     pub hardlinks: HardlinkRule,
+    /// FIFOs, sockets and device nodes (`special-files`).
     pub special_files: SpecialRule,
+    /// Symlinks with an absolute target (`absolute-symlinks`).
     pub absolute_symlinks: AbsoluteRule,
+    /// Relative symlinks whose target leaves the root (`escaping-symlinks`).
     pub escaping_symlinks: EscapingRule,
+    /// Permission bits compared after hydration (`modes`).
     pub modes: ModeRule,
+    /// Modification times (`mtimes`).
     pub mtimes: MtimeRule,
 }
 
@@ -81,8 +110,16 @@ pub enum ProfileError {
     /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes (named in the error).
     #[error("cannot use profile: {0}")]
     Read(#[from] snapconf_producers::input::InputError),
+    /// The text is not a valid profile (bad TOML, a missing or unknown key, an unknown
+    /// value).
     #[error("profile `{path}` is not valid: {message}")]
-    Parse { path: String, message: String },
+    Parse {
+        /// Where the text came from: the file's path, or the built-in profile's name.
+        path: String,
+        /// The TOML parser's message.
+        message: String,
+    },
+    /// A name that is neither a built-in profile nor a path to a `.toml` file.
     #[error("unknown profile `{0}` (built-in: default; or give a path to a .toml file)")]
     Unknown(String),
 }

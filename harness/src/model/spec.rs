@@ -25,19 +25,31 @@ pub enum EntryKind {
     Dir,
     /// A regular file with this content.
     File {
+        /// The bytes the file holds (empty when left out of the JSON).
         #[serde(default)]
         content: RawBytes,
     },
     /// A second (third, ...) name for the inode of the entry at `target`.
-    Hardlink { target: RelPath },
+    Hardlink {
+        /// The earlier entry (or `{out}/NAME` in a prior) whose inode this name shares.
+        target: RelPath,
+    },
     /// A symbolic link whose target string is `target` (never followed).
-    Symlink { target: RawBytes },
+    Symlink {
+        /// The target string, verbatim.
+        target: RawBytes,
+    },
     /// A named pipe (FIFO).
     Fifo,
     /// A Unix domain socket (bound, then the listener closed).
     Socket,
     /// A character device (needs root to create).
-    CharDevice { major: u32, minor: u32 },
+    CharDevice {
+        /// Major device number.
+        major: u32,
+        /// Minor device number.
+        minor: u32,
+    },
 }
 
 impl EntryKind {
@@ -60,6 +72,7 @@ impl EntryKind {
 pub struct Entry {
     /// Root-relative path.
     pub path: RelPath,
+    /// What the entry is (serialised flat: `kind` and its fields beside `path`).
     #[serde(flatten)]
     pub kind: EntryKind,
     /// Permission bits (`0o7777` mask, setuid/setgid/sticky included); `None` means the
@@ -83,6 +96,7 @@ impl Entry {
 /// A workspace: its entries in creation order, and the exclusions a producer must honour.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkspaceSpec {
+    /// The entries, in creation order (a directory before what lies under it).
     pub entries: Vec<Entry>,
     /// Root-relative paths left out of capture, with everything under them.
     #[serde(default)]
@@ -92,12 +106,17 @@ pub struct WorkspaceSpec {
 /// Why a spec cannot be materialised.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
+    /// This path is listed twice.
     #[error("entry `{0}` appears twice")]
     Duplicate(RelPath),
+    /// The entry (first) lies under a listed entry (second) that is not a directory.
     #[error("entry `{0}` lies under `{1}`, which is not a directory")]
     UnderNonDir(RelPath, RelPath),
+    /// The hardlink (first) names a target (second) that is not an earlier file or
+    /// symlink entry.
     #[error("hardlink `{0}` names `{1}`, which is not an earlier file or symlink entry")]
     BadHardlink(RelPath, RelPath),
+    /// The directory (first) is listed after an entry (second) under it.
     #[error("directory `{0}` is listed after `{1}`, which lies under it")]
     ParentAfterChild(RelPath, RelPath),
 }
@@ -238,7 +257,9 @@ impl Placeholders {
 /// workspace (W0) found at the root when hydrating.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Case {
+    /// W1: the workspace captured, with its exclusions.
     pub spec: WorkspaceSpec,
+    /// W0: what the root holds when the archive is hydrated onto it.
     pub prior: WorkspaceSpec,
 }
 
@@ -284,41 +305,37 @@ mod tests {
             kind: EntryKind::Hardlink { target: p(t) },
             mode: None,
         };
-        let ok = WorkspaceSpec {
-            entries: vec![file("a"), link("b", "a")],
-            exclusions: vec![],
-        };
-        assert_eq!(ok.check(), Ok(()));
-        let dangling = WorkspaceSpec {
-            entries: vec![link("b", "a"), file("a")],
-            exclusions: vec![],
-        };
-        assert!(matches!(dangling.check(), Err(SpecError::BadHardlink(..))));
-        let under = WorkspaceSpec {
-            entries: vec![file("a"), file("a/b")],
-            exclusions: vec![],
-        };
-        assert!(matches!(under.check(), Err(SpecError::UnderNonDir(..))));
-        let dup = WorkspaceSpec {
-            entries: vec![file("a"), file("a")],
-            exclusions: vec![],
-        };
-        assert!(matches!(dup.check(), Err(SpecError::Duplicate(..))));
         let dir = |s: &str| Entry {
             path: p(s),
             kind: EntryKind::Dir,
             mode: None,
         };
-        let late = WorkspaceSpec {
-            entries: vec![file("a/b"), dir("a")],
-            exclusions: vec![],
+        let refused = |entries: Vec<Entry>| {
+            WorkspaceSpec {
+                entries,
+                exclusions: vec![],
+            }
+            .check()
+            .err()
         };
-        assert!(matches!(late.check(), Err(SpecError::ParentAfterChild(..))));
-        let early = WorkspaceSpec {
-            entries: vec![dir("a"), file("a/b")],
-            exclusions: vec![],
-        };
-        assert_eq!(early.check(), Ok(()));
+        assert_eq!(refused(vec![file("a"), link("b", "a")]), None);
+        assert!(matches!(
+            refused(vec![link("b", "a"), file("a")]),
+            Some(SpecError::BadHardlink(..))
+        ));
+        assert!(matches!(
+            refused(vec![file("a"), file("a/b")]),
+            Some(SpecError::UnderNonDir(..))
+        ));
+        assert!(matches!(
+            refused(vec![file("a"), file("a")]),
+            Some(SpecError::Duplicate(..))
+        ));
+        assert!(matches!(
+            refused(vec![file("a/b"), dir("a")]),
+            Some(SpecError::ParentAfterChild(..))
+        ));
+        assert_eq!(refused(vec![dir("a"), file("a/b")]), None);
     }
 
     #[test]

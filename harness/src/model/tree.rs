@@ -9,24 +9,36 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum NodeKind {
+    /// A directory.
     Dir,
     /// A regular file: size in bytes and the SHA-256 of its content (lower-case hex).
     File {
+        /// Length of the content in bytes.
         size: u64,
+        /// SHA-256 of the content, lower-case hex (see [`sha256_hex`]).
         sha256: String,
     },
     /// A symlink and its target bytes (never followed).
     Symlink {
+        /// The target string, verbatim.
         target: RawBytes,
     },
+    /// A named pipe (FIFO).
     Fifo,
+    /// A Unix domain socket.
     Socket,
+    /// A character device node.
     CharDevice {
+        /// Major device number.
         major: u32,
+        /// Minor device number.
         minor: u32,
     },
+    /// A block device node.
     BlockDevice {
+        /// Major device number.
         major: u32,
+        /// Minor device number.
         minor: u32,
     },
 }
@@ -34,6 +46,7 @@ pub enum NodeKind {
 /// One path in a tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
+    /// What the path is (serialised flat: `kind` and its facts beside `mode`).
     #[serde(flatten)]
     pub kind: NodeKind,
     /// Permission bits, `mode & 0o7777` (0 for symlinks).
@@ -44,7 +57,10 @@ pub struct Node {
 /// that share one inode (each group sorted, two or more names; groups sorted).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
+    /// Every path under the root, in path order.
     pub nodes: BTreeMap<RelPath, Node>,
+    /// The groups of paths sharing one inode (each sorted, two or more names; groups
+    /// sorted).
     pub shared_inodes: Vec<Vec<RelPath>>,
 }
 

@@ -27,7 +27,7 @@ pub const UNSHARE_PROGRAM: &str = "unshare";
 
 /// Limits for one hydration under a fault. `Default` is no limit at all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
+pub struct ToolLimits {
     /// `RLIMIT_FSIZE` in bytes (soft and hard): the largest file the tool may write.
     pub fsize: Option<u64>,
     /// `SIGKILL` the tool's process group this long after it started (a fault, reported as
@@ -117,7 +117,7 @@ pub fn probe_private_mounts() -> Result<MountNamespace, String> {
 
 /// The command prefix `limits` (and the filesystem view of this thread, or else the private
 /// mount namespace, when on) need, outermost first; empty when there is nothing to apply.
-pub fn prefix(limits: Option<&Limits>) -> Vec<OsString> {
+pub fn prefix(limits: Option<&ToolLimits>) -> Vec<OsString> {
     let mut p: Vec<OsString> = Vec::new();
     // A filesystem view (set by the fuzzer for one hydration) has a mount namespace of
     // its own already.
@@ -170,7 +170,7 @@ mod tests {
     fn the_prefix_wraps_program_and_arguments() {
         let mut cmd = Command::new("tar");
         cmd.arg("-xf").arg("a.tar").env("X", "1");
-        let limits = Limits {
+        let limits = ToolLimits {
             fsize: Some(100),
             kill_after: None,
         };

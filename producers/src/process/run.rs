@@ -12,7 +12,7 @@
 
 use crate::adapter::{Availability, Outcome, ToolError};
 use crate::process::capture::{Capture, STDOUT_LISTING_BYTES};
-use crate::process::limits::Limits;
+use crate::process::limits::ToolLimits;
 use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 use std::ffi::OsStr;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -114,7 +114,7 @@ pub fn run_limited(
     cmd: &mut Command,
     scratch: &Path,
     timeout: Duration,
-    limits: Option<&Limits>,
+    limits: Option<&ToolLimits>,
 ) -> Result<Outcome, ToolError> {
     run_captured(cmd, scratch, timeout, limits, 0).map(|(outcome, _stdout)| outcome)
 }
@@ -125,7 +125,7 @@ fn run_captured(
     cmd: &mut Command,
     scratch: &Path,
     timeout: Duration,
-    limits: Option<&Limits>,
+    limits: Option<&ToolLimits>,
     stdout_max: usize,
 ) -> Result<(Outcome, Capture), ToolError> {
     let rendered = render_command(cmd);

@@ -6,7 +6,7 @@ use super::layout::{layout, TarLayout};
 use super::plan::{fault_seed, FaultPlan};
 use super::tmpfs::Tmpfs;
 use crate::checks::Check;
-use crate::checks::{judge, Evidence};
+use crate::checks::{violations_of, Evidence};
 use crate::engine::case::{outside_changes, stragglers, CaseOutcome, Env, Finding};
 use crate::error::{HarnessError, IoContext};
 use crate::jail::{Jail, Snapshot};
@@ -19,7 +19,7 @@ use crate::model::spec::{Case, EntryKind};
 use crate::model::tree::Tree;
 use crate::workspace::materialise::materialise;
 use crate::workspace::observe::observe;
-use snapconf_producers::{Extractor, HydrateRequest, Limits, Outcome};
+use snapconf_producers::{Extractor, HydrateRequest, Outcome, ToolLimits};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -211,7 +211,7 @@ fn one(
     let scratch = jail
         .fresh_dir("scratch-h")
         .ctx(|| "cannot create scratch".into())?;
-    let limits = Limits {
+    let limits = ToolLimits {
         fsize: (plan.kind == FaultKind::Efbig)
             .then_some(plan.limit)
             .flatten(),
@@ -265,7 +265,7 @@ fn one(
     if plan.kind == FaultKind::Kill {
         ev.also_intact = Some(&complete_new);
     }
-    let violations = judge(&step.env.checks, &ev)?;
+    let violations = violations_of(&step.env.checks, &ev)?;
     drop(ev);
     drop(fs);
     let damaged = violations

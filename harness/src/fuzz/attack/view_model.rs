@@ -219,12 +219,12 @@ impl ViewModel {
 /// The view as the link walker sees it: its root is `/`, where every absolute target
 /// starts.
 impl links::Nodes for ViewModel {
-    fn node(&self, path: &[Vec<u8>]) -> links::Node<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {
         match self.nodes.get(path) {
-            None => links::Node::Missing,
-            Some(Node::Dir) => links::Node::Dir,
-            Some(Node::Link(t)) => links::Node::Symlink(t),
-            Some(Node::File | Node::Alias(_)) => links::Node::Other,
+            None => links::Seen::Missing,
+            Some(Node::Dir) => links::Seen::Dir,
+            Some(Node::Link(t)) => links::Seen::Symlink(t),
+            Some(Node::File | Node::Alias(_)) => links::Seen::Other,
         }
     }
 

@@ -27,7 +27,7 @@ pub fn reference_vs_tar_crate(bytes: &[u8]) -> Result<(), OracleFailure> {
     let mut ev = Evidence::archive_only("the archive");
     ev.listings = &listings;
     let found = Check::PARSER_DISAGREEMENT
-        .judge(&ev)
+        .violations(&ev)
         .map_err(|e| OracleFailure::Infra(e.to_string()))?;
     match found.into_iter().next() {
         Some(v) => Err(OracleFailure::Violated(v)),

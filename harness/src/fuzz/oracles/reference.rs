@@ -2,7 +2,7 @@
 //! a small prior workspace in a [`FuzzJail`].
 
 use super::failure::OracleFailure;
-use crate::checks::{judge, Check, Evidence, ReferenceRun};
+use crate::checks::{violations_of, Check, Evidence, ReferenceRun};
 use crate::jail::fuzz_jail::FuzzJail;
 use crate::model::tree::Tree;
 use crate::workspace::observe::observe;
@@ -168,7 +168,8 @@ impl ExtractOracle {
             validated: &validated,
             hydrated: &hydrated,
         });
-        let violations = judge(&Check::ALL, &ev).map_err(|e| OracleFailure::Infra(e.to_string()));
+        let violations =
+            violations_of(&Check::ALL, &ev).map_err(|e| OracleFailure::Infra(e.to_string()));
         drop(ev);
         if hydrated.is_ok() {
             self.jail.reset_prior().map_err(infra)?;

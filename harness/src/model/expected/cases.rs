@@ -1,4 +1,4 @@
-//! The oracle on the handed cases H1–H8 (docs/cases.md) under every rule of the profile
+//! [`expected`] on the handed cases H1–H8 (docs/cases.md) under every rule of the profile
 //! knob each one is about, the mode rules, and the embedded default profile.
 
 use super::fixtures::*;

@@ -3,7 +3,7 @@
 
 use super::lexical::parent_components;
 use crate::model::bytes::RelPath;
-use crate::model::links::{self, Anchor, End, Node};
+use crate::model::links::{self, Anchor, End, Seen};
 use crate::model::spec::{Entry, EntryKind, WorkspaceSpec};
 use std::collections::BTreeMap;
 
@@ -110,12 +110,12 @@ impl Index {
 /// `{root}/...` target starts at the root, `{root}x` (a sibling of the root), `{out}...`
 /// and `/...` leave it.
 impl links::Nodes for Index {
-    fn node(&self, path: &[Vec<u8>]) -> Node<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> Seen<'_> {
         match self.kind_at(path) {
-            None => Node::Missing,
-            Some(EntryKind::Dir) => Node::Dir,
-            Some(EntryKind::Symlink { target }) => Node::Symlink(target.as_bytes()),
-            Some(_) => Node::Other,
+            None => Seen::Missing,
+            Some(EntryKind::Dir) => Seen::Dir,
+            Some(EntryKind::Symlink { target }) => Seen::Symlink(target.as_bytes()),
+            Some(_) => Seen::Other,
         }
     }
 

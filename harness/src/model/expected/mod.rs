@@ -4,17 +4,17 @@
 //! The runner compares `expected(..).tree` with `normalise(&observe(root)?, profile)`:
 //! both sides go through [`normalise`], so only what the profile promises is compared.
 //!
-//! One concept a file: the [`Feature`] taxonomy (`feature`), the oracle (`oracle`), the
-//! mode rule (`normalise`), feature detection (`detect`), lexical symlink-target reading
-//! (`lexical`, over [`crate::model::links`]) and the spec index, which the link walker
-//! resolves symlinks on (`index`).
+//! One concept a file: the [`Feature`] taxonomy (`feature`), the expected tree of a spec
+//! (`expected_tree`), the mode rule (`normalise`), feature detection (`detect`), lexical
+//! symlink-target reading (`lexical`, over [`crate::model::links`]) and the spec index,
+//! which the link walker resolves symlinks on (`index`).
 
 mod detect;
+mod expected_tree;
 mod feature;
 mod index;
 mod lexical;
 mod normalise;
-mod oracle;
 
 #[cfg(test)]
 pub(crate) mod arb;
@@ -26,6 +26,6 @@ mod fixtures;
 mod properties;
 
 pub use detect::features;
+pub use expected_tree::{expected, Expected};
 pub use feature::Feature;
 pub use normalise::{compared_mode_bits, normalise};
-pub use oracle::{expected, Expected};

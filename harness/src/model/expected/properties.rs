@@ -1,4 +1,4 @@
-//! Properties of the oracle over generated specs and every profile.
+//! Properties of [`expected`] over generated specs and every profile.
 
 use super::{arb, expected, features, normalise};
 use crate::model::bytes::RelPath;

@@ -7,7 +7,9 @@ use super::session::{run_sequence, SequenceOutcome};
 use super::shrink::shrink_sequence;
 use crate::checks::Check;
 use crate::engine::case::{Env, Finding};
-use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::phases::{
+    run_in_order, shrink_in_groups, units, InOrder, ShrinkDeadline, ShrinkPhase, Started, Unit,
+};
 use crate::engine::progress::Event;
 use crate::engine::repro::{read_finding, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON};
 use crate::engine::shard::Shard;
@@ -176,6 +178,24 @@ pub struct PairRow {
     pub findings: BTreeMap<String, u64>,
 }
 
+impl PairRow {
+    /// Counts one sequence's outcome `out`, which took `secs` wall seconds.
+    fn add(&mut self, out: &SequenceOutcome, secs: f64) {
+        self.sequences += 1;
+        self.turns += out.turns as u64;
+        self.refused += out.refused as u64;
+        self.restores += out.restores as u64;
+        self.faulted += out.faulted as u64;
+        self.seconds += secs;
+        if out.findings.is_empty() {
+            self.passed += 1;
+        }
+        for f in &out.findings {
+            *self.findings.entry(f.check.id().to_string()).or_default() += 1;
+        }
+    }
+}
+
 /// One shrunk finding of a lifecycle run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LifecycleFinding {
@@ -197,12 +217,6 @@ pub struct LifecycleFinding {
     pub case_dir: String,
 }
 
-/// One unit of work: sequence `index` through pair `pair` (producer, extractor numbers).
-struct Unit {
-    index: u64,
-    pair: (usize, usize),
-}
-
 /// A first finding waiting for its shrink.
 struct Pending {
     index: u64,
@@ -222,13 +236,8 @@ pub fn run(
     let pairs: Vec<(usize, usize)> = (0..opts.producers.len())
         .flat_map(|p| (0..opts.extractors.len()).map(move |x| (p, x)))
         .collect();
-    let indices: Vec<u64> = (0..opts.sequences)
-        .filter(|i| opts.shard.contains(*i))
-        .collect();
-    let units: Vec<Unit> = indices
-        .iter()
-        .flat_map(|&index| pairs.iter().map(move |&pair| Unit { index, pair }))
-        .collect();
+    // A unit is a sequence through one pair (`part`, numbering `pairs`).
+    let units = units(opts.sequences, opts.shard, pairs.len());
     let total = units.len() as u64;
     let work = |u: &Unit,
                 env: &Env,
@@ -237,7 +246,7 @@ pub fn run(
         let seq = draw_sequence(&opts.gen, opts.seed, u.index, opts.max_turns)
             .map_err(HarnessError::Other)?;
         let t = Instant::now();
-        let out = run_pair(opts, u.pair, &seq, env, None)?;
+        let out = run_pair(opts, pairs[u.part], &seq, env, None)?;
         Ok((seq, out, t.elapsed().as_secs_f64()))
     };
     let mut rows: BTreeMap<(usize, usize), PairRow> = BTreeMap::new();
@@ -251,49 +260,38 @@ pub fn run(
             },
         );
     }
-    // Outcomes are added up in unit order, so the first finding of a cell is the same for
-    // any `-j`.
-    let mut waiting: BTreeMap<usize, (Sequence, SequenceOutcome, f64)> = BTreeMap::new();
-    let mut next = 0;
     let mut pending: Vec<Pending> = Vec::new();
     let mut seen: BTreeMap<(usize, usize, Check), ()> = BTreeMap::new();
     let mut done = 0u64;
-    run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
-        let Delivered::Done(i, r) = d else { return };
-        waiting.insert(i, r);
-        done += 1;
-        while let Some((seq, out, secs)) = waiting.remove(&next) {
-            let u = &units[next];
-            next += 1;
-            let Some(row) = rows.get_mut(&u.pair) else {
-                continue;
-            };
-            row.sequences += 1;
-            row.turns += out.turns as u64;
-            row.refused += out.refused as u64;
-            row.restores += out.restores as u64;
-            row.faulted += out.faulted as u64;
-            row.seconds += secs;
-            if out.findings.is_empty() {
-                row.passed += 1;
+    run_in_order(opts.jobs, &opts.env, &units, &work, &mut |o| {
+        let (i, (seq, out, secs)) = match o {
+            InOrder::Next(i, r) => (i, r),
+            InOrder::Arrived => {
+                done += 1;
+                on_event(Event::CaseDone {
+                    done,
+                    total,
+                    findings: seen.len(),
+                });
+                return;
             }
-            for f in &out.findings {
-                *row.findings.entry(f.check.id().to_string()).or_default() += 1;
-                if seen.insert((u.pair.0, u.pair.1, f.check), ()).is_none() {
-                    pending.push(Pending {
-                        index: u.index,
-                        pair: u.pair,
-                        sequence: seq.clone(),
-                        finding: f.clone(),
-                    });
-                }
+        };
+        let u = &units[i];
+        let pair = pairs[u.part];
+        let Some(row) = rows.get_mut(&pair) else {
+            return;
+        };
+        row.add(&out, secs);
+        for f in &out.findings {
+            if seen.insert((pair.0, pair.1, f.check), ()).is_none() {
+                pending.push(Pending {
+                    index: u.index,
+                    pair,
+                    sequence: seq.clone(),
+                    finding: f.clone(),
+                });
             }
         }
-        on_event(Event::CaseDone {
-            done,
-            total,
-            findings: seen.len(),
-        });
     })?;
     let seconds = started.elapsed().as_secs_f64();
     pending.sort_by_key(|p| (p.finding.check.severity(), p.index, p.pair));
@@ -309,7 +307,7 @@ pub fn run(
         findings,
         seconds,
         shard: (opts.shard != Shard::ALL).then(|| opts.shard.to_string()),
-        ran: indices.len() as u64,
+        ran: opts.shard_len(),
     })
 }
 
@@ -319,63 +317,49 @@ fn shrink_and_write(
     pending: &[Pending],
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<LifecycleFinding>, HarnessError> {
-    let start = Instant::now();
+    let deadline = ShrinkDeadline::starting_now(opts.shrink_total);
     let cases = opts.report_dir.join("cases");
     let total = pending.len();
-    on_event(Event::ShrinkPhase {
+    let started = Started::default();
+    // Each finding is a group of its own.
+    let groups: Vec<usize> = (0..total).collect();
+    let work = |&i: &usize,
+                env: &Env,
+                note: &dyn Fn(Event)|
+     -> Result<Vec<(usize, LifecycleFinding)>, HarnessError> {
+        let p = &pending[i];
+        let check = p.finding.check;
+        note(Event::Shrinking {
+            check,
+            producer: opts.producers[p.pair.0].name().to_string(),
+            extractor: opts.extractors[p.pair.1].name().to_string(),
+            done: started.next(),
+            total,
+        });
+        let (seq, end) = if deadline.spent() {
+            (p.sequence.clone(), ShrinkEnd::TotalSpent)
+        } else {
+            let shrunk = shrink_sequence(
+                p.sequence.clone(),
+                |c: &Sequence| -> Result<bool, HarnessError> {
+                    let out = run_pair(opts, p.pair, c, env, None)?;
+                    Ok(has(&out, check, p.finding.extractor.as_deref()))
+                },
+                deadline.budget(opts.shrink),
+            )?;
+            (shrunk.sequence, shrunk.end)
+        };
+        Ok(vec![(
+            i,
+            write_reproducer(opts, p, &seq, end, env, &cases)?,
+        )])
+    };
+    let phase = ShrinkPhase {
+        jobs: opts.jobs,
         total,
         budget: opts.shrink_total,
-    });
-    let started = std::sync::atomic::AtomicUsize::new(0);
-    let work =
-        |p: &Pending, env: &Env, note: &dyn Fn(Event)| -> Result<LifecycleFinding, HarnessError> {
-            let check = p.finding.check;
-            note(Event::Shrinking {
-                check,
-                producer: opts.producers[p.pair.0].name().to_string(),
-                extractor: opts.extractors[p.pair.1].name().to_string(),
-                done: started.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-                total,
-            });
-            let (seq, end) = if start.elapsed() >= opts.shrink_total {
-                (p.sequence.clone(), ShrinkEnd::TotalSpent)
-            } else {
-                let budget = ShrinkBudget {
-                    steps: opts.shrink.steps,
-                    time: opts
-                        .shrink
-                        .time
-                        .min(opts.shrink_total.saturating_sub(start.elapsed())),
-                };
-                let shrunk = shrink_sequence(
-                    p.sequence.clone(),
-                    |c: &Sequence| -> Result<bool, HarnessError> {
-                        let out = run_pair(opts, p.pair, c, env, None)?;
-                        Ok(has(&out, check, p.finding.extractor.as_deref()))
-                    },
-                    budget,
-                )?;
-                (shrunk.sequence, shrunk.end)
-            };
-            write_reproducer(opts, p, &seq, end, env, &cases)
-        };
-    let mut out: Vec<Option<LifecycleFinding>> = vec![None; pending.len()];
-    let mut ended = 0;
-    run_pool(
-        opts.jobs,
-        Until::AllDone,
-        &opts.env,
-        pending,
-        &work,
-        &mut |d| match d {
-            Delivered::Done(i, f) => {
-                out[i] = Some(f);
-                ended += 1;
-                on_event(Event::ShrinkDone { done: ended, total });
-            }
-            Delivered::Note(ev) => on_event(ev),
-        },
-    )?;
+    };
+    let out = shrink_in_groups(phase, &opts.env, &groups, &work, on_event)?;
     let mut found: Vec<LifecycleFinding> = out.into_iter().flatten().collect();
     found.sort_by(|a, b| {
         (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))

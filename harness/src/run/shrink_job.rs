@@ -3,6 +3,7 @@
 
 use crate::engine::case::{run_case, Env, Finding};
 use crate::engine::faults::FaultPlan;
+use crate::engine::phases::ShrinkDeadline;
 use crate::engine::shrink::{minimise_tree, Names, ShrinkBudget};
 use crate::error::HarnessError;
 use crate::model::spec::Case;
@@ -28,29 +29,22 @@ pub(super) struct Job<'a> {
 /// once).
 pub(super) struct Shrinks {
     cases_dir: PathBuf,
-    deadline: std::time::Instant,
+    deadline: ShrinkDeadline,
 }
 
 impl Shrinks {
     /// The shrink phase starts now; reproducers go to `cases/` of `opts.report_dir`.
     pub(super) fn new(opts: &RunOptions) -> Shrinks {
-        let now = std::time::Instant::now();
         Shrinks {
             cases_dir: opts.report_dir.join("cases"),
-            deadline: now.checked_add(opts.shrink_total).unwrap_or(now),
+            deadline: ShrinkDeadline::starting_now(opts.shrink_total),
         }
     }
 
     /// The budget of a shrink starting now: `--shrink-time` and `--shrink-steps`, with no
     /// more time than `--shrink-total` has left.
     fn budget(&self, opts: &RunOptions) -> ShrinkBudget {
-        let left = self
-            .deadline
-            .saturating_duration_since(std::time::Instant::now());
-        ShrinkBudget {
-            time: opts.shrink.time.min(left),
-            ..opts.shrink
-        }
+        self.deadline.budget(opts.shrink)
     }
 
     /// Shrinks `job` of case `index` (drawn from `strategy`, or fixed when `None`) under

@@ -241,7 +241,7 @@ fn run_in(
         let root = jail
             .fresh_dir("h")
             .ctx(|| "cannot create a hydration root".into())?;
-        let ctx = Step {
+        let ctx = HydrationStep {
             archive: &archive,
             root: &root,
             ex: *ex,
@@ -261,7 +261,7 @@ fn run_in(
                 message: e.to_string(),
             })?;
             let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            let ctx = Step {
+            let ctx = HydrationStep {
                 archive: &archive,
                 root: &root,
                 ex: *ex,
@@ -388,7 +388,7 @@ pub(crate) fn capture_src(
 }
 
 /// One hydration step: which archive, into which root, by which extractor, expecting what.
-pub(crate) struct Step<'a> {
+pub(crate) struct HydrationStep<'a> {
     pub(crate) archive: &'a Path,
     pub(crate) root: &'a Path,
     pub(crate) ex: &'a dyn Extractor,
@@ -406,11 +406,11 @@ pub(crate) struct Step<'a> {
 pub(crate) fn hydrate_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
-    step: &Step<'_>,
+    step: &HydrationStep<'_>,
     prior: Option<&Tree>,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
-    let Step {
+    let HydrationStep {
         archive,
         root,
         ex,

@@ -6,7 +6,7 @@
 use crate::checks::{judge, Check, Evidence, RestoreKind, SessionStep};
 use crate::engine::case::{
     capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
-    Finding, Step, JAIL_NAME,
+    Finding, HydrationStep, JAIL_NAME,
 };
 use crate::error::{HarnessError, IoContext};
 use crate::gen::Sequence;
@@ -302,7 +302,7 @@ impl Session<'_> {
             kind.words(),
             c.turn
         );
-        let step = Step {
+        let step = HydrationStep {
             archive: &c.archive,
             root: &root,
             ex: self.extractor,

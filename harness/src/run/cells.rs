@@ -6,7 +6,7 @@ use crate::engine::case::{Capture, CaseOutcome, Finding};
 use crate::model::expected::features;
 use crate::model::spec::Case;
 use crate::report::{FaultRows, FindingRecord, PairReport, RefusalCount, RunReport};
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use snapconf_producers::{Extractor, Producer};
 use std::collections::BTreeMap;
 

@@ -9,7 +9,7 @@ use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::FindingRecord;
 use crate::report::ShrinkEnd;
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;

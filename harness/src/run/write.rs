@@ -9,7 +9,7 @@ use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::ShrinkEnd;
 use crate::report::{fingerprint, FindingRecord};
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use crate::run::shrink_job::Job;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! reproducer, and `lifecycle.json`; and the replay of such a reproducer.
 
 use super::session::{run_sequence, SequenceOutcome};
-use super::shrink::shrink_sequence;
+use super::shrink_sequence::shrink_sequence;
 use crate::checks::Check;
 use crate::engine::case::{Env, Finding};
 use crate::engine::phases::{

@@ -220,7 +220,14 @@ fn run_in(
         .snapshot_outside(&src)
         .ctx(|| "cannot observe the jail".into())?;
     let what = format!("capture by `{}`", producer.name());
-    let captured = capture_and_check(jail, &mut last, &spec, producer, env, &what, None, &mut out)?;
+    let step = CaptureStep {
+        spec: &spec,
+        producer,
+        env,
+        what: &what,
+        session: None,
+    };
+    let captured = capture_and_check(jail, &mut last, &step, &mut out)?;
     let (outcome, members) = (captured.outcome, captured.members);
     match outcome {
         Outcome::Success => {}
@@ -291,22 +298,35 @@ pub(crate) struct Captured {
     pub(crate) members: usize,
 }
 
-/// Capture the jail's `src/` (holding `spec`, materialised) with `producer` into the
-/// jail's `archive.tar`, list the archive's members and search it for the decoys, and
-/// judge the step with every check of the run (`what` names it, `session` places it in a
-/// session); the violations go to `out` as capture-side findings. `last` is the jail's
-/// state before the capture and becomes the state after it.
-#[allow(clippy::too_many_arguments)]
+/// One capture step: which workspace, by which producer, under which run, named how.
+pub(crate) struct CaptureStep<'a> {
+    /// The workspace, materialised in the jail's `src/`.
+    pub(crate) spec: &'a crate::model::spec::WorkspaceSpec,
+    pub(crate) producer: &'a dyn Producer,
+    pub(crate) env: &'a Env,
+    /// The step in words.
+    pub(crate) what: &'a str,
+    /// Where the step stands in a session (`snapconf lifecycle`).
+    pub(crate) session: Option<crate::checks::SessionStep>,
+}
+
+/// Capture the jail's `src/` (holding `step.spec`, materialised) with `step.producer` into
+/// the jail's `archive.tar`, list the archive's members and search it for the decoys, and
+/// judge the step with every check of the run; the violations go to `out` as capture-side
+/// findings. `last` is the jail's state before the capture and becomes the state after it.
 pub(crate) fn capture_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
-    spec: &crate::model::spec::WorkspaceSpec,
-    producer: &dyn Producer,
-    env: &Env,
-    what: &str,
-    session: Option<crate::checks::SessionStep>,
+    step: &CaptureStep<'_>,
     out: &mut CaseOutcome,
 ) -> Result<Captured, HarnessError> {
+    let CaptureStep {
+        spec,
+        producer,
+        env,
+        what,
+        session,
+    } = *step;
     let src = jail.src();
     let archive = jail.archive();
     let (outcome, exclusions) = capture_src(jail, spec, producer, env.timeout, "scratch-capture")?;

@@ -234,6 +234,8 @@ where
                 .map(|x| x.as_ref())
                 .ok_or_else(|| HarnessError::Other(format!("no producer `{}`", p.producer)))?;
             let job = Job {
+                case: &p.case,
+                index: p.index,
                 producer,
                 extractors: if p.finding.extractor.is_some() {
                     vec![extractors[p.extractor]]
@@ -250,8 +252,7 @@ where
                 done: started.next(),
                 total,
             });
-            let (record, min) =
-                shrinks.run(opts, env, strategy, &p.case, p.index, &job, &minima)?;
+            let (record, min) = shrinks.run(opts, env, strategy, &job, &minima)?;
             if !minima.iter().any(|(c, _)| *c == min.0) {
                 minima.push(min);
             }

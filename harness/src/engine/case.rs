@@ -21,6 +21,7 @@ use std::time::Duration;
 /// What the pipeline needs besides the case and the adapters.
 #[derive(Clone, Debug)]
 pub struct Env {
+    /// The profile the expected trees and the checks follow.
     pub profile: Profile,
     /// Limit for each capture and each hydration.
     pub timeout: Duration,
@@ -37,6 +38,7 @@ pub struct Env {
 /// A violated check in one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// The check violated.
     pub check: Check,
     /// The extractor, or `None` for a capture-side finding (it holds for every pair of
     /// this producer: `dangling-link`, `exclusion-leak`, a hang or containment at capture).
@@ -66,9 +68,15 @@ impl Finding {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Capture {
     /// An archive was written with this many members.
-    Archived { members: usize },
+    Archived {
+        /// Members the reference listed.
+        members: usize,
+    },
     /// The producer refused (allowed or not by the profile; counted, never a finding by itself).
-    Refused { message: String },
+    Refused {
+        /// What the producer said.
+        message: String,
+    },
     /// The producer hung or died of a signal (a `hang` finding is recorded).
     Hung,
 }
@@ -76,6 +84,7 @@ pub enum Capture {
 /// The result of one case for one producer.
 #[derive(Clone, Debug)]
 pub struct CaseOutcome {
+    /// How the capture went.
     pub capture: Capture,
     /// Entries the machine could not create (char devices when not root), with why.
     pub skipped_entries: usize,

@@ -30,8 +30,11 @@ pub struct LifecycleOptions {
     pub sequences: u64,
     /// Most turns of one sequence (at least 1).
     pub max_turns: usize,
+    /// The seed the sequences are drawn from.
     pub seed: u64,
+    /// What the generator draws.
     pub gen: GenConfig,
+    /// The pipeline's settings (profile, timeout, jails, faults, checks).
     pub env: Env,
     /// Budget for shrinking one finding.
     pub shrink: ShrinkBudget,
@@ -39,7 +42,9 @@ pub struct LifecycleOptions {
     pub shrink_total: Duration,
     /// Receives `lifecycle.json` and `cases/`.
     pub report_dir: PathBuf,
+    /// The producers in the run's order.
     pub producers: Vec<Box<dyn Producer>>,
+    /// The extractors in the run's order.
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The `--backend`s: a producer or extractor of one of these names runs as a fresh
     /// instance of it for every sequence.
@@ -68,11 +73,15 @@ impl LifecycleOptions {
 /// `lifecycle.json`: what a lifecycle run did and found (schema 1).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LifecycleReport {
+    /// Report schema version (1).
     pub schema: u32,
+    /// The seed the sequences were drawn from.
     pub seed: u64,
     /// Sequences per pair.
     pub sequences: u64,
+    /// Most turns of one sequence.
     pub max_turns: usize,
+    /// Profile name.
     pub profile: String,
     /// Faults tried over every warm restore (`--faults`).
     pub faults: Vec<String>,
@@ -159,14 +168,19 @@ impl LifecycleReport {
 /// The counts of one pair.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PairRow {
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
+    /// Sequences run through the pair.
     pub sequences: u64,
     /// Sequences without a finding.
     pub passed: u64,
+    /// Turns run.
     pub turns: u64,
     /// Captures the producer refused.
     pub refused: u64,
+    /// Restores run (cold and warm).
     pub restores: u64,
     /// Faulted restores (`--faults`).
     pub faulted: u64,
@@ -199,8 +213,11 @@ impl PairRow {
 /// One shrunk finding of a lifecycle run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LifecycleFinding {
+    /// The check failed.
     pub check: Check,
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
     /// The producer alone is at fault (a capture-side check).
     pub capture_side: bool,
@@ -208,10 +225,13 @@ pub struct LifecycleFinding {
     pub message: String,
     /// The sequence it was first seen in.
     pub index: u64,
-    /// The shrunk sequence: turns, edits, and entries of its initial workspace.
+    /// Turns of the shrunk sequence.
     pub turns: usize,
+    /// Edits of the shrunk sequence's turns.
     pub edits: usize,
+    /// Entries of the shrunk sequence's initial workspace.
     pub entries: usize,
+    /// How the shrink ended.
     pub shrink: ShrinkEnd,
     /// The reproducer, relative to the report directory.
     pub case_dir: String,

@@ -25,9 +25,13 @@ use std::path::PathBuf;
 
 /// Everything a run needs.
 pub struct RunOptions {
+    /// Cases to draw (each through every pair).
     pub cases: u64,
+    /// The seed the cases are drawn from.
     pub seed: u64,
+    /// What the generator draws.
     pub gen: GenConfig,
+    /// The pipeline's settings (profile, timeout, jails, faults, checks).
     pub env: Env,
     /// Budget for shrinking one finding.
     pub shrink: ShrinkBudget,
@@ -36,7 +40,9 @@ pub struct RunOptions {
     pub shrink_total: std::time::Duration,
     /// Directory that receives `report.json`, `summary.md` and `cases/`.
     pub report_dir: PathBuf,
+    /// The producers (`--producers`) in the run's order.
     pub producers: Vec<Box<dyn Producer>>,
+    /// The extractors (`--extractors`) in the run's order.
     pub extractors: Vec<Box<dyn Extractor>>,
     /// Adapters that were asked for (or are built in) but cannot run here.
     pub skipped_adapters: Vec<SkippedAdapter>,

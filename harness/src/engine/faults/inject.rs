@@ -33,10 +33,15 @@ static ENOSPC_WARNED: AtomicBool = AtomicBool::new(false);
 /// One case's faults: the case, its archive (as captured), the expected new tree
 /// (normalised), the extractors and the run settings.
 pub struct FaultStep<'a> {
+    /// The case (its prior is what each fault hydrates over).
     pub case: &'a Case,
+    /// The archive as captured.
     pub archive: &'a Path,
+    /// The expected new tree, normalised.
     pub expected_tree: &'a Tree,
+    /// The extractors each fault runs with.
     pub extractors: &'a [&'a dyn Extractor],
+    /// The run's settings (its `--faults`).
     pub env: &'a Env,
 }
 

@@ -277,16 +277,8 @@ fn run_in(
                 message: e.to_string(),
             })?;
             let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            let ctx = HydrationStep {
-                archive: &archive,
-                root: &root,
-                ex: *ex,
-                expected_tree: &exp.tree,
-                env,
-                what: None,
-                session: None,
-            };
-            hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
+            let over = HydrationStep { root: &root, ..ctx };
+            hydrate_and_check(jail, &mut last, &over, Some(&w0), &mut out)?;
         }
     }
     let step = crate::engine::faults::FaultStep {

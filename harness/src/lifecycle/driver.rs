@@ -11,7 +11,9 @@ use crate::engine::phases::{
     run_in_order, shrink_in_groups, units, InOrder, ShrinkDeadline, ShrinkPhase, Started, Unit,
 };
 use crate::engine::progress::Event;
-use crate::engine::repro::{read_finding, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON};
+use crate::engine::repro::{
+    read_finding, read_repro_text, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON,
+};
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
 use crate::error::HarnessError;
@@ -442,12 +444,7 @@ fn write_reproducer(
             .unwrap_or_default()
             .as_bytes(),
     )?;
-    repro.write_evidence(
-        shrunk.expected.as_deref(),
-        true,
-        &shrunk.message,
-        shrunk.observed.as_deref(),
-    )?;
+    repro.write_finding_evidence(&shrunk)?;
     repro.write_script(
         check,
         &Script {
@@ -529,13 +526,7 @@ pub struct Replayed {
 /// Read a lifecycle reproducer (`finding.json`, `sequence.json`: regular files of at most
 /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
 pub fn read_reproducer(dir: &Path) -> Result<(FindingFile, Sequence), String> {
-    let read = |name: &str| {
-        snapconf_producers::input::read_text(
-            &dir.join(name),
-            snapconf_producers::input::CONFIG_LIMIT,
-        )
-        .map_err(|e| e.to_string())
-    };
+    let read = |name: &str| read_repro_text(dir, name);
     let meta = read_finding(dir)?;
     meta.expect_mode(&[ReproMode::Lifecycle], &dir.join(FINDING_JSON))?;
     if meta.producer.is_none() || meta.extractor.is_none() {

@@ -79,12 +79,7 @@ pub(super) fn write_finding(
     repro.write_finding(&meta)?;
     repro.write("spec.json", min.spec.to_json().as_bytes())?;
     repro.write("prior.json", min.prior.to_json().as_bytes())?;
-    repro.write_evidence(
-        shrunk.expected.as_deref(),
-        true,
-        &shrunk.message,
-        shrunk.observed.as_deref(),
-    )?;
+    repro.write_finding_evidence(&shrunk)?;
     repro.write_script(
         check,
         &Script {

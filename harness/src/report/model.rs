@@ -269,6 +269,20 @@ pub struct RefusalCount {
     pub count: u64,
 }
 
+impl RefusalCount {
+    /// The rows of `counts` (refusals by producer and feature), in key order.
+    pub fn rows(counts: std::collections::BTreeMap<(String, String), u64>) -> Vec<RefusalCount> {
+        counts
+            .into_iter()
+            .map(|((producer, feature), count)| RefusalCount {
+                producer,
+                feature,
+                count,
+            })
+            .collect()
+    }
+}
+
 /// An adapter that could not run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SkippedAdapter {

@@ -179,15 +179,7 @@ impl Cells {
             profile: opts.env.profile.name.clone(),
             pairs: self.pairs.into_values().collect(),
             findings,
-            capture_refusals: self
-                .refusals
-                .into_iter()
-                .map(|((producer, feature), count)| RefusalCount {
-                    producer,
-                    feature,
-                    count,
-                })
-                .collect(),
+            capture_refusals: RefusalCount::rows(self.refusals),
             skipped_adapters: opts.skipped_adapters.clone(),
             skipped_entries: self.skipped_entries,
             fixed: Vec::new(),

@@ -7,7 +7,7 @@ use anyhow::Context;
 use snapconf_harness::engine::progress::Progress;
 use snapconf_harness::model::bytes::RelPath;
 use snapconf_harness::model::spec::{Case, WorkspaceSpec};
-use snapconf_harness::run::runner::audit as audit_matrix;
+use snapconf_harness::run::matrix::audit as audit_matrix;
 use snapconf_harness::workspace::describe::spec_from_dir;
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
 use snapconf_harness::report::{summary_text, write_report, Baseline, RunReport};
-use snapconf_harness::run::runner::RunOptions;
+use snapconf_harness::run::matrix::RunOptions;
 use snapconf_producers::process::limits::{probe_private_mounts, set_private_mounts};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

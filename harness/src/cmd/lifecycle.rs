@@ -12,7 +12,7 @@ use snapconf_harness::engine::shard::{BadShard, Shard};
 use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::exit;
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
-use snapconf_harness::lifecycle::runner::{
+use snapconf_harness::lifecycle::driver::{
     read_reproducer, replay as replay_sequence, run as run_lifecycle, LifecycleOptions,
     LifecycleReport,
 };

@@ -10,7 +10,7 @@ use snapconf_harness::engine::report_dir::clock_seed;
 use snapconf_harness::exit;
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::model::fault::FaultKind;
-use snapconf_harness::run::runner::run as run_matrix;
+use snapconf_harness::run::matrix::run as run_matrix;
 use std::time::Duration;
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {

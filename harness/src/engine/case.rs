@@ -21,6 +21,7 @@ use std::time::Duration;
 /// What the pipeline needs besides the case and the adapters.
 #[derive(Clone, Debug)]
 pub struct Env {
+    /// The profile the expected trees and the checks follow.
     pub profile: Profile,
     /// Limit for each capture and each hydration.
     pub timeout: Duration,
@@ -37,6 +38,7 @@ pub struct Env {
 /// A violated check in one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// The check violated.
     pub check: Check,
     /// The extractor, or `None` for a capture-side finding (it holds for every pair of
     /// this producer: `dangling-link`, `exclusion-leak`, a hang or containment at capture).
@@ -66,9 +68,15 @@ impl Finding {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Capture {
     /// An archive was written with this many members.
-    Archived { members: usize },
+    Archived {
+        /// Members the reference listed.
+        members: usize,
+    },
     /// The producer refused (allowed or not by the profile; counted, never a finding by itself).
-    Refused { message: String },
+    Refused {
+        /// What the producer said.
+        message: String,
+    },
     /// The producer hung or died of a signal (a `hang` finding is recorded).
     Hung,
 }
@@ -76,6 +84,7 @@ pub enum Capture {
 /// The result of one case for one producer.
 #[derive(Clone, Debug)]
 pub struct CaseOutcome {
+    /// How the capture went.
     pub capture: Capture,
     /// Entries the machine could not create (char devices when not root), with why.
     pub skipped_entries: usize,
@@ -220,7 +229,14 @@ fn run_in(
         .snapshot_outside(&src)
         .ctx(|| "cannot observe the jail".into())?;
     let what = format!("capture by `{}`", producer.name());
-    let captured = capture_and_check(jail, &mut last, &spec, producer, env, &what, None, &mut out)?;
+    let step = CaptureStep {
+        spec: &spec,
+        producer,
+        env,
+        what: &what,
+        session: None,
+    };
+    let captured = capture_and_check(jail, &mut last, &step, &mut out)?;
     let (outcome, members) = (captured.outcome, captured.members);
     match outcome {
         Outcome::Success => {}
@@ -241,7 +257,7 @@ fn run_in(
         let root = jail
             .fresh_dir("h")
             .ctx(|| "cannot create a hydration root".into())?;
-        let ctx = Step {
+        let ctx = HydrationStep {
             archive: &archive,
             root: &root,
             ex: *ex,
@@ -261,16 +277,8 @@ fn run_in(
                 message: e.to_string(),
             })?;
             let w0 = observe(&root).ctx(|| "cannot observe the prior workspace".into())?;
-            let ctx = Step {
-                archive: &archive,
-                root: &root,
-                ex: *ex,
-                expected_tree: &exp.tree,
-                env,
-                what: None,
-                session: None,
-            };
-            hydrate_and_check(jail, &mut last, &ctx, Some(&w0), &mut out)?;
+            let over = HydrationStep { root: &root, ..ctx };
+            hydrate_and_check(jail, &mut last, &over, Some(&w0), &mut out)?;
         }
     }
     let step = crate::engine::faults::FaultStep {
@@ -291,22 +299,35 @@ pub(crate) struct Captured {
     pub(crate) members: usize,
 }
 
-/// Capture the jail's `src/` (holding `spec`, materialised) with `producer` into the
-/// jail's `archive.tar`, list the archive's members and search it for the decoys, and
-/// judge the step with every check of the run (`what` names it, `session` places it in a
-/// session); the violations go to `out` as capture-side findings. `last` is the jail's
-/// state before the capture and becomes the state after it.
-#[allow(clippy::too_many_arguments)]
+/// One capture step: which workspace, by which producer, under which run, named how.
+pub(crate) struct CaptureStep<'a> {
+    /// The workspace, materialised in the jail's `src/`.
+    pub(crate) spec: &'a crate::model::spec::WorkspaceSpec,
+    pub(crate) producer: &'a dyn Producer,
+    pub(crate) env: &'a Env,
+    /// The step in words.
+    pub(crate) what: &'a str,
+    /// Where the step stands in a session (`snapconf lifecycle`).
+    pub(crate) session: Option<crate::checks::SessionStep>,
+}
+
+/// Capture the jail's `src/` (holding `step.spec`, materialised) with `step.producer` into
+/// the jail's `archive.tar`, list the archive's members and search it for the decoys, and
+/// judge the step with every check of the run; the violations go to `out` as capture-side
+/// findings. `last` is the jail's state before the capture and becomes the state after it.
 pub(crate) fn capture_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
-    spec: &crate::model::spec::WorkspaceSpec,
-    producer: &dyn Producer,
-    env: &Env,
-    what: &str,
-    session: Option<crate::checks::SessionStep>,
+    step: &CaptureStep<'_>,
     out: &mut CaseOutcome,
 ) -> Result<Captured, HarnessError> {
+    let CaptureStep {
+        spec,
+        producer,
+        env,
+        what,
+        session,
+    } = *step;
     let src = jail.src();
     let archive = jail.archive();
     let (outcome, exclusions) = capture_src(jail, spec, producer, env.timeout, "scratch-capture")?;
@@ -388,7 +409,7 @@ pub(crate) fn capture_src(
 }
 
 /// One hydration step: which archive, into which root, by which extractor, expecting what.
-pub(crate) struct Step<'a> {
+pub(crate) struct HydrationStep<'a> {
     pub(crate) archive: &'a Path,
     pub(crate) root: &'a Path,
     pub(crate) ex: &'a dyn Extractor,
@@ -406,11 +427,11 @@ pub(crate) struct Step<'a> {
 pub(crate) fn hydrate_and_check(
     jail: &mut Jail,
     last: &mut Snapshot,
-    step: &Step<'_>,
+    step: &HydrationStep<'_>,
     prior: Option<&Tree>,
     out: &mut CaseOutcome,
 ) -> Result<(), HarnessError> {
-    let Step {
+    let HydrationStep {
         archive,
         root,
         ex,

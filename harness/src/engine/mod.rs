@@ -5,6 +5,7 @@
 
 pub mod case;
 pub mod faults;
+pub mod phases;
 pub mod pool;
 pub mod progress;
 pub mod report_dir;

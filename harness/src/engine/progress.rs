@@ -15,26 +15,41 @@ pub enum Event {
     /// `done` of the run's `total` cases are done (this shard's); `findings` is the
     /// running total of cells hit, in case order.
     CaseDone {
+        /// Cases done.
         done: u64,
+        /// Cases of the run (this shard's).
         total: u64,
+        /// Cells hit so far.
         findings: usize,
     },
     /// The cases are done and `total` shrinks follow, most severe first, with `budget` of
     /// wall time for all of them (`--shrink-total`).
     ShrinkPhase {
+        /// Shrinks to come.
         total: usize,
+        /// Wall time all of them may take.
         budget: std::time::Duration,
     },
     /// The shrink of a new (pair, check) cell starts; `done` of `total` have ended.
     Shrinking {
+        /// The finding's check.
         check: Check,
+        /// The producer of the cell.
         producer: String,
+        /// The extractor of the cell.
         extractor: String,
+        /// Shrinks started before this one.
         done: usize,
+        /// Shrinks of the run.
         total: usize,
     },
     /// One more shrink has ended: `done` of `total`.
-    ShrinkDone { done: usize, total: usize },
+    ShrinkDone {
+        /// Shrinks ended.
+        done: usize,
+        /// Shrinks of the run.
+        total: usize,
+    },
 }
 
 /// How often a plain progress line is printed at most (stderr not a terminal).

@@ -211,6 +211,13 @@ impl FindingFile {
     }
 }
 
+/// The text of file `name` of reproducer `dir` (a regular file of at most
+/// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
+pub fn read_repro_text(dir: &Path, name: &str) -> Result<String, String> {
+    snapconf_producers::input::read_text(&dir.join(name), snapconf_producers::input::CONFIG_LIMIT)
+        .map_err(|e| e.to_string())
+}
+
 /// Read `dir/finding.json` (a regular file of at most
 /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
 pub fn read_finding(dir: &Path) -> Result<FindingFile, String> {
@@ -291,6 +298,23 @@ impl ReproDir {
             serde_json::to_string_pretty(meta)
                 .unwrap_or_default()
                 .as_bytes(),
+        )
+    }
+
+    /// Write the evidence of a driver's finding `f`: `expected.txt` (always) and
+    /// `observed.txt`, as [`ReproDir::write_evidence`].
+    ///
+    /// # Errors
+    /// [`HarnessError::Io`] naming the file.
+    pub fn write_finding_evidence(
+        &self,
+        f: &crate::engine::case::Finding,
+    ) -> Result<(), HarnessError> {
+        self.write_evidence(
+            f.expected.as_deref(),
+            true,
+            &f.message,
+            f.observed.as_deref(),
         )
     }
 

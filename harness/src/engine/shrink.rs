@@ -31,8 +31,11 @@ impl Default for ShrinkBudget {
 /// it ended.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
+    /// The smallest failing case found.
     pub case: Case,
+    /// Candidate cases tried.
     pub tried: u32,
+    /// Why the shrink ended.
     pub end: ShrinkEnd,
 }
 

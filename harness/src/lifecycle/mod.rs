@@ -4,8 +4,8 @@
 //! module, shrunk over turns, edits and the initial workspace, and replayed from its
 //! reproducer. The turn model and the checks are in docs/design.md, "Sessions".
 
-pub mod runner;
+pub mod driver;
 pub mod session;
-pub mod shrink;
+pub mod shrink_sequence;
 
 pub use session::{run_sequence, SequenceOutcome};

@@ -5,8 +5,8 @@
 
 use crate::checks::{violations_of, Check, Evidence, RestoreKind, SessionStep};
 use crate::engine::case::{
-    capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaseOutcome, Env,
-    Finding, Step, JAIL_NAME,
+    capture_and_check, capture_src, hydrate_and_check, jail_reusable, stragglers, CaptureStep,
+    CaseOutcome, Env, Finding, HydrationStep, JAIL_NAME,
 };
 use crate::error::{HarnessError, IoContext};
 use crate::gen::Sequence;
@@ -154,16 +154,14 @@ impl Session<'_> {
                 restore: None,
                 fresh_capture: None,
             };
-            let captured = capture_and_check(
-                self.jail,
-                &mut last,
-                &live,
-                self.producer,
-                self.env,
-                &what,
-                Some(session),
-                self.out,
-            )?;
+            let step = CaptureStep {
+                spec: &live,
+                producer: self.producer,
+                env: self.env,
+                what: &what,
+                session: Some(session),
+            };
+            let captured = capture_and_check(self.jail, &mut last, &step, self.out)?;
             let archive = self.jail.archive();
             let refused = matches!(captured.outcome, Outcome::Refused { .. });
             match &captured.outcome {
@@ -302,7 +300,7 @@ impl Session<'_> {
             kind.words(),
             c.turn
         );
-        let step = Step {
+        let step = HydrationStep {
             archive: &c.archive,
             root: &root,
             ex: self.extractor,

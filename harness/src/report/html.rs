@@ -154,7 +154,7 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
         s.push_str("</tr>\n");
     }
     s.push_str("</table>\n");
-    s.push_str(&super::faults::faults_html(report));
+    s.push_str(&super::fault_rows::faults_html(report));
     if !report.findings.is_empty() {
         s.push_str("<h2>Findings</h2>\n");
     }

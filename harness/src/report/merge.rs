@@ -162,14 +162,7 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
             profile: base.profile.clone(),
             pairs: pairs.into_values().collect(),
             findings,
-            capture_refusals: refusals
-                .into_iter()
-                .map(|((producer, feature), count)| RefusalCount {
-                    producer,
-                    feature,
-                    count,
-                })
-                .collect(),
+            capture_refusals: RefusalCount::rows(refusals),
             skipped_adapters: skipped,
             skipped_entries,
             fixed: Vec::new(),

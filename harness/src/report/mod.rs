@@ -4,7 +4,8 @@
 mod baseline;
 mod case_view;
 mod causes;
-mod faults;
+mod fault_rows;
+mod fingerprint;
 mod html;
 mod junit;
 mod markdown;
@@ -16,8 +17,9 @@ mod write;
 
 pub use baseline::{Baseline, BaselineEntry, CellEntry, BASELINE_SCHEMA};
 pub use case_view::{case_tree, case_tree_at_most, spec_listing};
-pub use causes::{cause_fingerprint, causes, fingerprint, shape, Cause, CauseKey, CausePair, Side};
-pub use faults::{faults_markdown, FaultRow, FaultRows};
+pub use causes::{causes, Cause, CauseKey, CausePair, Side};
+pub use fault_rows::{faults_markdown, FaultRow, FaultRows};
+pub use fingerprint::{cause_fingerprint, fingerprint, shape};
 pub use html::{archive_listing, index_html};
 pub use junit::{junit_xml, write_junit, JunitError};
 pub use markdown::{summary_markdown, verdict};

@@ -63,11 +63,13 @@ pub struct RunReport {
     /// The command that wrote the report (`run` for reports without the field).
     #[serde(default)]
     pub mode: Mode,
+    /// The seed the cases were drawn from.
     pub seed: u64,
     /// Cases drawn (each through every pair).
     pub cases: u64,
     /// Profile name.
     pub profile: String,
+    /// One row per pair.
     pub pairs: Vec<PairReport>,
     /// The first finding of each (pair, check) cell, shrunk, with its occurrence count.
     pub findings: Vec<FindingRecord>,
@@ -179,7 +181,9 @@ impl RunReport {
 /// One producer × extractor pair.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PairReport {
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
     /// Cases run through this pair.
     pub cases: u64,
@@ -208,13 +212,17 @@ impl PairReport {
 /// The first, shrunk finding of one (pair, check) cell.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FindingRecord {
+    /// The check the cell failed.
     pub check: Check,
+    /// The producer of the cell.
     pub producer: String,
+    /// The extractor of the cell.
     pub extractor: String,
     /// The reproducer, relative to the report directory (`cases/<id>`).
     pub case_dir: String,
     /// Entries in the shrunk W1 spec.
     pub entries: usize,
+    /// The shrunk case's message.
     pub message: String,
     /// Cases in which this cell failed.
     pub count: u64,
@@ -253,16 +261,36 @@ impl FindingRecord {
 /// Capture refusals of one producer for workspaces with one feature.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RefusalCount {
+    /// The producer that refused.
     pub producer: String,
+    /// The workspace feature it refused.
     pub feature: String,
+    /// Captures refused.
     pub count: u64,
+}
+
+impl RefusalCount {
+    /// The rows of `counts` (refusals by producer and feature), in key order.
+    pub fn rows(counts: std::collections::BTreeMap<(String, String), u64>) -> Vec<RefusalCount> {
+        counts
+            .into_iter()
+            .map(|((producer, feature), count)| RefusalCount {
+                producer,
+                feature,
+                count,
+            })
+            .collect()
+    }
 }
 
 /// An adapter that could not run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SkippedAdapter {
+    /// The adapter's name.
     pub name: String,
+    /// Why it cannot run here.
     pub reason: String,
+    /// What would make it run (a package to install).
     pub install_hint: String,
 }
 

@@ -6,7 +6,7 @@ use crate::engine::case::{Capture, CaseOutcome, Finding};
 use crate::model::expected::features;
 use crate::model::spec::Case;
 use crate::report::{FaultRows, FindingRecord, PairReport, RefusalCount, RunReport};
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use snapconf_producers::{Extractor, Producer};
 use std::collections::BTreeMap;
 
@@ -179,15 +179,7 @@ impl Cells {
             profile: opts.env.profile.name.clone(),
             pairs: self.pairs.into_values().collect(),
             findings,
-            capture_refusals: self
-                .refusals
-                .into_iter()
-                .map(|((producer, feature), count)| RefusalCount {
-                    producer,
-                    feature,
-                    count,
-                })
-                .collect(),
+            capture_refusals: RefusalCount::rows(self.refusals),
             skipped_adapters: opts.skipped_adapters.clone(),
             skipped_entries: self.skipped_entries,
             fixed: Vec::new(),

@@ -2,7 +2,7 @@
 //! shrinking, reproducers and sharding.
 
 mod cells;
+pub mod matrix;
 pub mod repro;
-pub mod runner;
 mod shrink_job;
 mod write;

@@ -2,7 +2,7 @@
 //! ([`FindingFile`], mode `run` or `faults`) and its case (`spec.json`, `prior.json`).
 
 use crate::engine::case::CaseOutcome;
-use crate::engine::repro::{read_finding, FindingFile, ReproMode, FINDING_JSON};
+use crate::engine::repro::{read_finding, read_repro_text, FindingFile, ReproMode, FINDING_JSON};
 use crate::model::spec::{Case, WorkspaceSpec};
 use std::path::Path;
 
@@ -10,13 +10,7 @@ use std::path::Path;
 /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file,
 /// or the command that replays a reproducer of another mode.
 pub fn read_case_dir(dir: &Path) -> Result<(FindingFile, Case), String> {
-    let read = |name: &str| {
-        snapconf_producers::input::read_text(
-            &dir.join(name),
-            snapconf_producers::input::CONFIG_LIMIT,
-        )
-        .map_err(|e| e.to_string())
-    };
+    let read = |name: &str| read_repro_text(dir, name);
     let meta = read_finding(dir)?;
     meta.expect_mode(
         &[ReproMode::Run, ReproMode::Faults],

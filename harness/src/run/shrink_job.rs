@@ -3,18 +3,23 @@
 
 use crate::engine::case::{run_case, Env, Finding};
 use crate::engine::faults::FaultPlan;
+use crate::engine::phases::ShrinkDeadline;
 use crate::engine::shrink::{minimise_tree, Names, ShrinkBudget};
 use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::FindingRecord;
 use crate::report::ShrinkEnd;
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use crate::run::write::write_finding;
 use snapconf_producers::{Extractor, Producer};
 use std::path::PathBuf;
 
 /// The first finding of a cell, to shrink and write.
 pub(super) struct Job<'a> {
+    /// The case it was found in, as found.
+    pub(super) case: &'a Case,
+    /// That case's index in the run.
+    pub(super) index: u64,
     pub(super) producer: &'a dyn Producer,
     /// The pair's extractor, or none for a capture-side finding.
     pub(super) extractors: Vec<&'a dyn Extractor>,
@@ -28,44 +33,34 @@ pub(super) struct Job<'a> {
 /// once).
 pub(super) struct Shrinks {
     cases_dir: PathBuf,
-    deadline: std::time::Instant,
+    deadline: ShrinkDeadline,
 }
 
 impl Shrinks {
     /// The shrink phase starts now; reproducers go to `cases/` of `opts.report_dir`.
     pub(super) fn new(opts: &RunOptions) -> Shrinks {
-        let now = std::time::Instant::now();
         Shrinks {
             cases_dir: opts.report_dir.join("cases"),
-            deadline: now.checked_add(opts.shrink_total).unwrap_or(now),
+            deadline: ShrinkDeadline::starting_now(opts.shrink_total),
         }
     }
 
     /// The budget of a shrink starting now: `--shrink-time` and `--shrink-steps`, with no
     /// more time than `--shrink-total` has left.
     fn budget(&self, opts: &RunOptions) -> ShrinkBudget {
-        let left = self
-            .deadline
-            .saturating_duration_since(std::time::Instant::now());
-        ShrinkBudget {
-            time: opts.shrink.time.min(left),
-            ..opts.shrink
-        }
+        self.deadline.budget(opts.shrink)
     }
 
-    /// Shrinks `job` of case `index` (drawn from `strategy`, or fixed when `None`) under
-    /// `env` and writes its reproducer; the record, and the minimum with how its shrink
-    /// ended. When one of `known` (the minima of other pairs' findings of the same check,
-    /// in order) has `job`'s finding too, the first such is the minimum, with that shrink's
+    /// Shrinks `job` (its case drawn from `strategy`, or fixed when `None`) under `env`
+    /// and writes its reproducer; the record, and the minimum with how its shrink ended.
+    /// When one of `known` (the minima of other pairs' findings of the same check, in
+    /// order) has `job`'s finding too, the first such is the minimum, with that shrink's
     /// ending, and no shrink runs.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn run<S>(
         &self,
         opts: &RunOptions,
         env: &Env,
         strategy: Option<&S>,
-        case: &Case,
-        index: u64,
         job: &Job<'_>,
         known: &[(Case, ShrinkEnd)],
     ) -> Result<(FindingRecord, (Case, ShrinkEnd)), HarnessError>
@@ -87,9 +82,9 @@ impl Shrinks {
         }
         let (min, end) = match shared {
             Some(m) => m,
-            None => shrink_case(opts, self.budget(opts), strategy.is_some(), case, job, env)?,
+            None => shrink_case(opts, self.budget(opts), strategy.is_some(), job, env)?,
         };
-        let drawn = strategy.map(|_| index);
+        let drawn = strategy.map(|_| job.index);
         let record = write_finding(opts, job, env, &min, end, drawn, &self.cases_dir)?;
         Ok((record, (min, end)))
     }
@@ -107,16 +102,15 @@ fn reproduces(job: &Job<'_>, env: &Env, case: &Case) -> Result<bool, HarnessErro
 }
 
 /// The smallest case that still has `job`'s finding under `env`, and how its shrink ended:
-/// `case` itself when no time is left. Only a `generated` case's names are shortened.
+/// the case as found when no time is left. Only a `generated` case's names are shortened.
 fn shrink_case(
     opts: &RunOptions,
     budget: ShrinkBudget,
     generated: bool,
-    case: &Case,
     job: &Job<'_>,
     env: &Env,
 ) -> Result<(Case, ShrinkEnd), HarnessError> {
-    let check = job.finding.check;
+    let (case, check) = (job.case, job.finding.check);
     let ex_name = job.extractors.first().map(|e| e.name().to_string());
     // A candidate that cannot be run stops the shrink with that error: counting it as "does
     // not reproduce" would shrink towards whatever breaks the harness.

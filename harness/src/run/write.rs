@@ -9,7 +9,7 @@ use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::ShrinkEnd;
 use crate::report::{fingerprint, FindingRecord};
-use crate::run::runner::RunOptions;
+use crate::run::matrix::RunOptions;
 use crate::run::shrink_job::Job;
 use std::path::Path;
 
@@ -79,12 +79,7 @@ pub(super) fn write_finding(
     repro.write_finding(&meta)?;
     repro.write("spec.json", min.spec.to_json().as_bytes())?;
     repro.write("prior.json", min.prior.to_json().as_bytes())?;
-    repro.write_evidence(
-        shrunk.expected.as_deref(),
-        true,
-        &shrunk.message,
-        shrunk.observed.as_deref(),
-    )?;
+    repro.write_finding_evidence(&shrunk)?;
     repro.write_script(
         check,
         &Script {

@@ -14,6 +14,7 @@ use std::time::Duration;
 /// One fault, with where and how it was applied. Only the fields of its kind are set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultPlan {
+    /// The fault.
     pub kind: FaultKind,
     /// `truncate`: `header`, `payload` or `end` (cut before the end blocks, at a member
     /// boundary); `corrupt`: `checksum` or `size`.

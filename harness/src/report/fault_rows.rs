@@ -10,7 +10,9 @@ use std::fmt::Write;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct FaultRow {
+    /// The extractor.
     pub extractor: String,
+    /// The fault, by name (`truncate`, `corrupt`, `efbig`, `enospc`, `kill`).
     pub fault: String,
     /// Faulted hydrations run (`failed-intact + failed-damaged + accepted`).
     pub runs: u64,

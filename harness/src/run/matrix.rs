@@ -4,7 +4,9 @@
 
 use crate::checks::Check;
 use crate::engine::case::{run_case, CaseOutcome, Env, Finding};
-use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::phases::{
+    run_in_order, shrink_in_groups, units, InOrder, ShrinkPhase, Started, Unit,
+};
 use crate::engine::progress::Event;
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
@@ -23,9 +25,13 @@ use std::path::PathBuf;
 
 /// Everything a run needs.
 pub struct RunOptions {
+    /// Cases to draw (each through every pair).
     pub cases: u64,
+    /// The seed the cases are drawn from.
     pub seed: u64,
+    /// What the generator draws.
     pub gen: GenConfig,
+    /// The pipeline's settings (profile, timeout, jails, faults, checks).
     pub env: Env,
     /// Budget for shrinking one finding.
     pub shrink: ShrinkBudget,
@@ -34,7 +40,9 @@ pub struct RunOptions {
     pub shrink_total: std::time::Duration,
     /// Directory that receives `report.json`, `summary.md` and `cases/`.
     pub report_dir: PathBuf,
+    /// The producers (`--producers`) in the run's order.
     pub producers: Vec<Box<dyn Producer>>,
+    /// The extractors (`--extractors`) in the run's order.
     pub extractors: Vec<Box<dyn Extractor>>,
     /// Adapters that were asked for (or are built in) but cannot run here.
     pub skipped_adapters: Vec<SkippedAdapter>,
@@ -85,13 +93,6 @@ pub fn audit(
     Ok(report)
 }
 
-/// One unit of the case phase: case `index` through producer number `producer`, with
-/// every extractor.
-struct Unit {
-    index: u64,
-    producer: usize,
-}
-
 /// The matrix over cases `0..cases` (those of this shard), each drawn by `draw`: every
 /// producer runs each case with every extractor on the pool of `opts.jobs` workers; the
 /// outcomes are added up in case order (so the first finding of each cell is the same for
@@ -111,42 +112,33 @@ where
     let mut cells = Cells::new(&opts.producers, &extractors);
     let mut found = Found::default();
 
-    let indices: Vec<u64> = (0..cases).filter(|i| opts.shard.contains(*i)).collect();
-    let units: Vec<Unit> = indices
-        .iter()
-        .flat_map(|&index| (0..opts.producers.len()).map(move |producer| Unit { index, producer }))
-        .collect();
-    let total = indices.len() as u64;
+    // A unit is a case through one producer (`part`) and every extractor.
+    let units = units(cases, opts.shard, opts.producers.len());
+    let total = (0..cases).filter(|i| opts.shard.contains(*i)).count() as u64;
     let per_case = opts.producers.len().max(1);
     let work = |u: &Unit, env: &Env, _: &dyn Fn(())| -> Result<(Case, CaseOutcome), HarnessError> {
         let case = draw(u.index)?;
-        let p = opts.producers[u.producer].as_ref();
+        let p = opts.producers[u.part].as_ref();
         let outcome = run_case(&case, p, &extractors, env, None)?;
         Ok((case, outcome))
     };
-    // Outcomes are added up in unit order: those that finish early wait here.
-    let mut waiting: BTreeMap<usize, (Case, CaseOutcome)> = BTreeMap::new();
-    let mut next = 0;
     let mut done = 0;
-    let pooled = run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
-        let Delivered::Done(i, r) = d else { return };
-        waiting.insert(i, r);
-        while let Some((case, outcome)) = waiting.remove(&next) {
-            let u = &units[next];
-            let p = opts.producers[u.producer].as_ref();
-            found.add(&mut cells, u.index, &case, p, &extractors, outcome);
-            next += 1;
-            if next % per_case == 0 {
-                done += 1;
-                on_event(Event::CaseDone {
-                    done,
-                    total,
-                    findings: cells.len(),
-                });
-            }
+    run_in_order(opts.jobs, &opts.env, &units, &work, &mut |o| {
+        let InOrder::Next(i, (case, outcome)) = o else {
+            return;
+        };
+        let u = &units[i];
+        let p = opts.producers[u.part].as_ref();
+        found.add(&mut cells, u.index, &case, p, &extractors, outcome);
+        if (i + 1) % per_case == 0 {
+            done += 1;
+            on_event(Event::CaseDone {
+                done,
+                total,
+                findings: cells.len(),
+            });
         }
-    });
-    pooled?;
+    })?;
     let interrupted = crate::jail::cleanup::stop_requested();
     let records = shrink_all(opts, strategy, &found.jobs, on_event)?;
     let mut notes = notes(opts, interrupted, done, cases);
@@ -233,12 +225,8 @@ where
 {
     let groups = group_by_cause(jobs);
     let total = jobs.len();
-    on_event(Event::ShrinkPhase {
-        total,
-        budget: opts.shrink_total,
-    });
     let shrinks = Shrinks::new(opts);
-    let started = std::sync::atomic::AtomicUsize::new(0);
+    let started = Started::default();
     let extractors: Vec<&dyn Extractor> = opts.extractors.iter().map(|e| e.as_ref()).collect();
     let work = |group: &Vec<usize>, env: &Env, note: &dyn Fn(Event)| {
         let mut out = Vec::new();
@@ -252,6 +240,8 @@ where
                 .map(|x| x.as_ref())
                 .ok_or_else(|| HarnessError::Other(format!("no producer `{}`", p.producer)))?;
             let job = Job {
+                case: &p.case,
+                index: p.index,
                 producer,
                 extractors: if p.finding.extractor.is_some() {
                     vec![extractors[p.extractor]]
@@ -261,16 +251,14 @@ where
                 finding: &p.finding,
                 fault: p.fault.as_ref(),
             };
-            let n = started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             note(Event::Shrinking {
                 check: p.finding.check,
                 producer: p.producer.clone(),
                 extractor: extractors[p.extractor].name().to_string(),
-                done: n,
+                done: started.next(),
                 total,
             });
-            let (record, min) =
-                shrinks.run(opts, env, strategy, &p.case, p.index, &job, &minima)?;
+            let (record, min) = shrinks.run(opts, env, strategy, &job, &minima)?;
             if !minima.iter().any(|(c, _)| *c == min.0) {
                 minima.push(min);
             }
@@ -278,27 +266,12 @@ where
         }
         Ok(out)
     };
-    let mut records = vec![None; total];
-    let mut ended = 0;
-    let pooled = run_pool(
-        opts.jobs,
-        Until::AllDone,
-        &opts.env,
-        &groups,
-        &work,
-        &mut |d| match d {
-            Delivered::Note(ev) => on_event(ev),
-            Delivered::Done(_, rs) => {
-                for (j, r) in rs {
-                    records[j] = Some(r);
-                    ended += 1;
-                    on_event(Event::ShrinkDone { done: ended, total });
-                }
-            }
-        },
-    );
-    pooled?;
-    Ok(records)
+    let phase = ShrinkPhase {
+        jobs: opts.jobs,
+        total,
+        budget: opts.shrink_total,
+    };
+    shrink_in_groups(phase, &opts.env, &groups, &work, on_event)
 }
 
 /// The jobs in groups that may share a cause, most severe first, each group in the order

@@ -14,8 +14,11 @@ use std::time::Instant;
 /// were tried and why it ended.
 #[derive(Clone, Debug)]
 pub struct ShrunkSequence {
+    /// The smallest failing sequence found.
     pub sequence: Sequence,
+    /// Candidate sequences tried.
     pub tried: u32,
+    /// Why the shrink ended.
     pub end: ShrinkEnd,
 }
 

@@ -4,12 +4,16 @@
 //! reproducer, and `lifecycle.json`; and the replay of such a reproducer.
 
 use super::session::{run_sequence, SequenceOutcome};
-use super::shrink::shrink_sequence;
+use super::shrink_sequence::shrink_sequence;
 use crate::checks::Check;
 use crate::engine::case::{Env, Finding};
-use crate::engine::pool::{run_pool, Delivered, Until};
+use crate::engine::phases::{
+    run_in_order, shrink_in_groups, units, InOrder, ShrinkDeadline, ShrinkPhase, Started, Unit,
+};
 use crate::engine::progress::Event;
-use crate::engine::repro::{read_finding, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON};
+use crate::engine::repro::{
+    read_finding, read_repro_text, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON,
+};
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
 use crate::error::HarnessError;
@@ -28,8 +32,11 @@ pub struct LifecycleOptions {
     pub sequences: u64,
     /// Most turns of one sequence (at least 1).
     pub max_turns: usize,
+    /// The seed the sequences are drawn from.
     pub seed: u64,
+    /// What the generator draws.
     pub gen: GenConfig,
+    /// The pipeline's settings (profile, timeout, jails, faults, checks).
     pub env: Env,
     /// Budget for shrinking one finding.
     pub shrink: ShrinkBudget,
@@ -37,7 +44,9 @@ pub struct LifecycleOptions {
     pub shrink_total: Duration,
     /// Receives `lifecycle.json` and `cases/`.
     pub report_dir: PathBuf,
+    /// The producers in the run's order.
     pub producers: Vec<Box<dyn Producer>>,
+    /// The extractors in the run's order.
     pub extractors: Vec<Box<dyn Extractor>>,
     /// The `--backend`s: a producer or extractor of one of these names runs as a fresh
     /// instance of it for every sequence.
@@ -66,11 +75,15 @@ impl LifecycleOptions {
 /// `lifecycle.json`: what a lifecycle run did and found (schema 1).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LifecycleReport {
+    /// Report schema version (1).
     pub schema: u32,
+    /// The seed the sequences were drawn from.
     pub seed: u64,
     /// Sequences per pair.
     pub sequences: u64,
+    /// Most turns of one sequence.
     pub max_turns: usize,
+    /// Profile name.
     pub profile: String,
     /// Faults tried over every warm restore (`--faults`).
     pub faults: Vec<String>,
@@ -157,14 +170,19 @@ impl LifecycleReport {
 /// The counts of one pair.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PairRow {
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
+    /// Sequences run through the pair.
     pub sequences: u64,
     /// Sequences without a finding.
     pub passed: u64,
+    /// Turns run.
     pub turns: u64,
     /// Captures the producer refused.
     pub refused: u64,
+    /// Restores run (cold and warm).
     pub restores: u64,
     /// Faulted restores (`--faults`).
     pub faulted: u64,
@@ -176,11 +194,32 @@ pub struct PairRow {
     pub findings: BTreeMap<String, u64>,
 }
 
+impl PairRow {
+    /// Counts one sequence's outcome `out`, which took `secs` wall seconds.
+    fn add(&mut self, out: &SequenceOutcome, secs: f64) {
+        self.sequences += 1;
+        self.turns += out.turns as u64;
+        self.refused += out.refused as u64;
+        self.restores += out.restores as u64;
+        self.faulted += out.faulted as u64;
+        self.seconds += secs;
+        if out.findings.is_empty() {
+            self.passed += 1;
+        }
+        for f in &out.findings {
+            *self.findings.entry(f.check.id().to_string()).or_default() += 1;
+        }
+    }
+}
+
 /// One shrunk finding of a lifecycle run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LifecycleFinding {
+    /// The check failed.
     pub check: Check,
+    /// The producer of the pair.
     pub producer: String,
+    /// The extractor of the pair.
     pub extractor: String,
     /// The producer alone is at fault (a capture-side check).
     pub capture_side: bool,
@@ -188,19 +227,16 @@ pub struct LifecycleFinding {
     pub message: String,
     /// The sequence it was first seen in.
     pub index: u64,
-    /// The shrunk sequence: turns, edits, and entries of its initial workspace.
+    /// Turns of the shrunk sequence.
     pub turns: usize,
+    /// Edits of the shrunk sequence's turns.
     pub edits: usize,
+    /// Entries of the shrunk sequence's initial workspace.
     pub entries: usize,
+    /// How the shrink ended.
     pub shrink: ShrinkEnd,
     /// The reproducer, relative to the report directory.
     pub case_dir: String,
-}
-
-/// One unit of work: sequence `index` through pair `pair` (producer, extractor numbers).
-struct Unit {
-    index: u64,
-    pair: (usize, usize),
 }
 
 /// A first finding waiting for its shrink.
@@ -222,13 +258,8 @@ pub fn run(
     let pairs: Vec<(usize, usize)> = (0..opts.producers.len())
         .flat_map(|p| (0..opts.extractors.len()).map(move |x| (p, x)))
         .collect();
-    let indices: Vec<u64> = (0..opts.sequences)
-        .filter(|i| opts.shard.contains(*i))
-        .collect();
-    let units: Vec<Unit> = indices
-        .iter()
-        .flat_map(|&index| pairs.iter().map(move |&pair| Unit { index, pair }))
-        .collect();
+    // A unit is a sequence through one pair (`part`, numbering `pairs`).
+    let units = units(opts.sequences, opts.shard, pairs.len());
     let total = units.len() as u64;
     let work = |u: &Unit,
                 env: &Env,
@@ -237,7 +268,7 @@ pub fn run(
         let seq = draw_sequence(&opts.gen, opts.seed, u.index, opts.max_turns)
             .map_err(HarnessError::Other)?;
         let t = Instant::now();
-        let out = run_pair(opts, u.pair, &seq, env, None)?;
+        let out = run_pair(opts, pairs[u.part], &seq, env, None)?;
         Ok((seq, out, t.elapsed().as_secs_f64()))
     };
     let mut rows: BTreeMap<(usize, usize), PairRow> = BTreeMap::new();
@@ -251,49 +282,38 @@ pub fn run(
             },
         );
     }
-    // Outcomes are added up in unit order, so the first finding of a cell is the same for
-    // any `-j`.
-    let mut waiting: BTreeMap<usize, (Sequence, SequenceOutcome, f64)> = BTreeMap::new();
-    let mut next = 0;
     let mut pending: Vec<Pending> = Vec::new();
     let mut seen: BTreeMap<(usize, usize, Check), ()> = BTreeMap::new();
     let mut done = 0u64;
-    run_pool(opts.jobs, Until::Stop, &opts.env, &units, &work, &mut |d| {
-        let Delivered::Done(i, r) = d else { return };
-        waiting.insert(i, r);
-        done += 1;
-        while let Some((seq, out, secs)) = waiting.remove(&next) {
-            let u = &units[next];
-            next += 1;
-            let Some(row) = rows.get_mut(&u.pair) else {
-                continue;
-            };
-            row.sequences += 1;
-            row.turns += out.turns as u64;
-            row.refused += out.refused as u64;
-            row.restores += out.restores as u64;
-            row.faulted += out.faulted as u64;
-            row.seconds += secs;
-            if out.findings.is_empty() {
-                row.passed += 1;
+    run_in_order(opts.jobs, &opts.env, &units, &work, &mut |o| {
+        let (i, (seq, out, secs)) = match o {
+            InOrder::Next(i, r) => (i, r),
+            InOrder::Arrived => {
+                done += 1;
+                on_event(Event::CaseDone {
+                    done,
+                    total,
+                    findings: seen.len(),
+                });
+                return;
             }
-            for f in &out.findings {
-                *row.findings.entry(f.check.id().to_string()).or_default() += 1;
-                if seen.insert((u.pair.0, u.pair.1, f.check), ()).is_none() {
-                    pending.push(Pending {
-                        index: u.index,
-                        pair: u.pair,
-                        sequence: seq.clone(),
-                        finding: f.clone(),
-                    });
-                }
+        };
+        let u = &units[i];
+        let pair = pairs[u.part];
+        let Some(row) = rows.get_mut(&pair) else {
+            return;
+        };
+        row.add(&out, secs);
+        for f in &out.findings {
+            if seen.insert((pair.0, pair.1, f.check), ()).is_none() {
+                pending.push(Pending {
+                    index: u.index,
+                    pair,
+                    sequence: seq.clone(),
+                    finding: f.clone(),
+                });
             }
         }
-        on_event(Event::CaseDone {
-            done,
-            total,
-            findings: seen.len(),
-        });
     })?;
     let seconds = started.elapsed().as_secs_f64();
     pending.sort_by_key(|p| (p.finding.check.severity(), p.index, p.pair));
@@ -309,7 +329,7 @@ pub fn run(
         findings,
         seconds,
         shard: (opts.shard != Shard::ALL).then(|| opts.shard.to_string()),
-        ran: indices.len() as u64,
+        ran: opts.shard_len(),
     })
 }
 
@@ -319,63 +339,49 @@ fn shrink_and_write(
     pending: &[Pending],
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<LifecycleFinding>, HarnessError> {
-    let start = Instant::now();
+    let deadline = ShrinkDeadline::starting_now(opts.shrink_total);
     let cases = opts.report_dir.join("cases");
     let total = pending.len();
-    on_event(Event::ShrinkPhase {
+    let started = Started::default();
+    // Each finding is a group of its own.
+    let groups: Vec<usize> = (0..total).collect();
+    let work = |&i: &usize,
+                env: &Env,
+                note: &dyn Fn(Event)|
+     -> Result<Vec<(usize, LifecycleFinding)>, HarnessError> {
+        let p = &pending[i];
+        let check = p.finding.check;
+        note(Event::Shrinking {
+            check,
+            producer: opts.producers[p.pair.0].name().to_string(),
+            extractor: opts.extractors[p.pair.1].name().to_string(),
+            done: started.next(),
+            total,
+        });
+        let (seq, end) = if deadline.spent() {
+            (p.sequence.clone(), ShrinkEnd::TotalSpent)
+        } else {
+            let shrunk = shrink_sequence(
+                p.sequence.clone(),
+                |c: &Sequence| -> Result<bool, HarnessError> {
+                    let out = run_pair(opts, p.pair, c, env, None)?;
+                    Ok(has(&out, check, p.finding.extractor.as_deref()))
+                },
+                deadline.budget(opts.shrink),
+            )?;
+            (shrunk.sequence, shrunk.end)
+        };
+        Ok(vec![(
+            i,
+            write_reproducer(opts, p, &seq, end, env, &cases)?,
+        )])
+    };
+    let phase = ShrinkPhase {
+        jobs: opts.jobs,
         total,
         budget: opts.shrink_total,
-    });
-    let started = std::sync::atomic::AtomicUsize::new(0);
-    let work =
-        |p: &Pending, env: &Env, note: &dyn Fn(Event)| -> Result<LifecycleFinding, HarnessError> {
-            let check = p.finding.check;
-            note(Event::Shrinking {
-                check,
-                producer: opts.producers[p.pair.0].name().to_string(),
-                extractor: opts.extractors[p.pair.1].name().to_string(),
-                done: started.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-                total,
-            });
-            let (seq, end) = if start.elapsed() >= opts.shrink_total {
-                (p.sequence.clone(), ShrinkEnd::TotalSpent)
-            } else {
-                let budget = ShrinkBudget {
-                    steps: opts.shrink.steps,
-                    time: opts
-                        .shrink
-                        .time
-                        .min(opts.shrink_total.saturating_sub(start.elapsed())),
-                };
-                let shrunk = shrink_sequence(
-                    p.sequence.clone(),
-                    |c: &Sequence| -> Result<bool, HarnessError> {
-                        let out = run_pair(opts, p.pair, c, env, None)?;
-                        Ok(has(&out, check, p.finding.extractor.as_deref()))
-                    },
-                    budget,
-                )?;
-                (shrunk.sequence, shrunk.end)
-            };
-            write_reproducer(opts, p, &seq, end, env, &cases)
-        };
-    let mut out: Vec<Option<LifecycleFinding>> = vec![None; pending.len()];
-    let mut ended = 0;
-    run_pool(
-        opts.jobs,
-        Until::AllDone,
-        &opts.env,
-        pending,
-        &work,
-        &mut |d| match d {
-            Delivered::Done(i, f) => {
-                out[i] = Some(f);
-                ended += 1;
-                on_event(Event::ShrinkDone { done: ended, total });
-            }
-            Delivered::Note(ev) => on_event(ev),
-        },
-    )?;
+    };
+    let out = shrink_in_groups(phase, &opts.env, &groups, &work, on_event)?;
     let mut found: Vec<LifecycleFinding> = out.into_iter().flatten().collect();
     found.sort_by(|a, b| {
         (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
@@ -438,12 +444,7 @@ fn write_reproducer(
             .unwrap_or_default()
             .as_bytes(),
     )?;
-    repro.write_evidence(
-        shrunk.expected.as_deref(),
-        true,
-        &shrunk.message,
-        shrunk.observed.as_deref(),
-    )?;
+    repro.write_finding_evidence(&shrunk)?;
     repro.write_script(
         check,
         &Script {
@@ -525,13 +526,7 @@ pub struct Replayed {
 /// Read a lifecycle reproducer (`finding.json`, `sequence.json`: regular files of at most
 /// [`CONFIG_LIMIT`](snapconf_producers::input::CONFIG_LIMIT) bytes). `Err` names the file.
 pub fn read_reproducer(dir: &Path) -> Result<(FindingFile, Sequence), String> {
-    let read = |name: &str| {
-        snapconf_producers::input::read_text(
-            &dir.join(name),
-            snapconf_producers::input::CONFIG_LIMIT,
-        )
-        .map_err(|e| e.to_string())
-    };
+    let read = |name: &str| read_repro_text(dir, name);
     let meta = read_finding(dir)?;
     meta.expect_mode(&[ReproMode::Lifecycle], &dir.join(FINDING_JSON))?;
     if meta.producer.is_none() || meta.extractor.is_none() {

@@ -33,10 +33,15 @@ static ENOSPC_WARNED: AtomicBool = AtomicBool::new(false);
 /// One case's faults: the case, its archive (as captured), the expected new tree
 /// (normalised), the extractors and the run settings.
 pub struct FaultStep<'a> {
+    /// The case (its prior is what each fault hydrates over).
     pub case: &'a Case,
+    /// The archive as captured.
     pub archive: &'a Path,
+    /// The expected new tree, normalised.
     pub expected_tree: &'a Tree,
+    /// The extractors each fault runs with.
     pub extractors: &'a [&'a dyn Extractor],
+    /// The run's settings (its `--faults`).
     pub env: &'a Env,
 }
 
@@ -85,7 +90,12 @@ pub fn run_faults(
             None => step.archive.to_path_buf(),
         };
         for ex in step.extractors {
-            let result = one(jail, last, step, *ex, &plan, &archive, &l, out)?;
+            let faulted = Faulted {
+                plan: &plan,
+                archive: &archive,
+                layout: &l,
+            };
+            let result = one(jail, last, step, *ex, faulted, out)?;
             out.faults.push(FaultTally {
                 extractor: ex.name().to_string(),
                 kind,
@@ -122,17 +132,32 @@ fn file_pages(l: &TarLayout) -> u64 {
         .sum()
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One fault drawn for a case's archive: the plan, the archive with it applied, and the
+/// layout of the archive before it.
+#[derive(Clone, Copy)]
+struct Faulted<'a> {
+    plan: &'a FaultPlan,
+    /// The faulted archive (the original when the plan changes no byte).
+    archive: &'a Path,
+    /// The original archive's layout.
+    layout: &'a TarLayout,
+}
+
+/// Hydrates `faulted` over the prior with `ex` (a child reference when the fault needs
+/// limits an in-process extractor cannot honour), judges the step, and says how it ended.
 fn one(
     jail: &mut Jail,
     last: &mut Snapshot,
     step: &FaultStep<'_>,
     ex: &dyn Extractor,
-    plan: &FaultPlan,
-    archive: &Path,
-    l: &TarLayout,
+    faulted: Faulted<'_>,
     out: &mut CaseOutcome,
 ) -> Result<FaultResult, HarnessError> {
+    let Faulted {
+        plan,
+        archive,
+        layout: l,
+    } = faulted;
     let name = ex.name().to_string();
     let needs_limits = matches!(plan.kind, FaultKind::Efbig | FaultKind::Kill);
     let child;

@@ -138,8 +138,8 @@ pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Resu
             // later member the parser cannot read.
             let elsewhere = match &reference_failed {
                 Some(why) if *why != printable(&verdict) => {
-                    "; its parser alone reads past that and stops later (the `reference` \
-                     line)"
+                    "; its parser alone, without the policy, stops elsewhere (the \
+                     `reference` line)"
                 }
                 Some(_) => "; its parser stops there too (the `reference` line)",
                 None => "",

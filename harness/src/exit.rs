@@ -11,8 +11,18 @@ pub const FINDINGS: i32 = 1;
 /// Bad usage or configuration: unknown adapter, missing directory, unreadable profile, a
 /// bad `--shard`, a baseline file that cannot be read, an input file that is not a regular
 /// file or is over its limit ([`snapconf_producers::input`]), a symlink or special file in
-/// a report directory given to `report merge`; given before anything runs.
+/// a report directory given to `report merge`; for `hydrate`, `recover` and
+/// `check-archive`: an archive that does not exist or is a directory, a ROOT that does not
+/// end in a plain name (`/`, `.`, `..`), exists and is not a directory (a file, a symlink),
+/// or whose parent is missing or not a directory; given before anything runs.
 pub const USAGE: i32 = 2;
 /// Nothing ran (no producer or extractor available, or every capture of every pair was
-/// refused, so no case had an archive to judge) or an internal error of snapconf.
+/// refused, so no case had an archive to judge) or an internal error of snapconf; for
+/// `hydrate`, `recover` and `check-archive`: [`IO_FAILURE`].
 pub const NOTHING_RAN: i32 = 3;
+/// `hydrate`, `recover` and `check-archive`: an I/O failure of ours or of the target
+/// filesystem, not a property of the archive (reading the archive fails, `ENOSPC`,
+/// `EFBIG`, `EACCES` on an unwritable parent, a leftover that cannot be removed), or a
+/// listing tool that cannot be run (`check-archive --all-parsers`); the root is
+/// unchanged. The same code as [`NOTHING_RAN`]: the environment failed, not the archive.
+pub const IO_FAILURE: i32 = NOTHING_RAN;

@@ -1,15 +1,27 @@
 //! Every available tar parser's reading of one archive, and their disagreements
 //! (docs/design.md, `parser-disagreement`): the reference (`validate`, permissive policy), the
-//! `tar` crate, GNU tar, bsdtar and BusyBox (`-tvf`, escaped names) and Python `tarfile`
+//! `tar` crate, GNU tar, bsdtar and BusyBox (`-tvf`) and Python `tarfile`
 //! (a small script printing one JSON object with hex names per member and line). The
 //! external tools run under [`run_with_timeout_capturing_stdout`], the project's one way to
 //! run a process with a timeout.
 //!
 //! Text listings are parsed by column: GNU tar and BusyBox print `mode owner size date
 //! time name`, bsdtar `mode links uid gid size month day time|year name`; a symlink ends in
-//! ` -> target`, a hardlink in ` link to target`. GNU tar and bsdtar escape non-printable
-//! bytes (`\ooo`, `\n`, `\\`), which we undo; a name that itself contains ` -> ` or
-//! ` link to ` cannot be split exactly from text (a limitation of those listings).
+//! ` -> target`, a hardlink in ` link to target`. bsdtar appends `+` to the mode of a
+//! member with an ACL (`-rwxrw-r--+`). GNU tar (`--quoting-style=escape`) and bsdtar escape
+//! non-printable bytes with the C escapes `\\`, `\a`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v` and
+//! octal `\ooo` (GNU tar's manual, "Quoting Styles"; bsdtar's `safe_fprintf` in
+//! libarchive's `tar/util.c`), which we undo; BusyBox prints names raw, so its listing is
+//! not unescaped. A name that itself contains ` -> ` or ` link to ` cannot be split exactly
+//! from text (a limitation of those listings).
+//!
+//! The tools run under `LC_ALL=C.UTF-8` (a locale glibc has built in since 2.35, and Debian
+//! always ships): under `LC_ALL=C` bsdtar refuses a PAX name it cannot convert from UTF-8
+//! ("Pathname can't be converted from UTF-8 to current locale", exit 1) where the others
+//! list it. Bytes that are not UTF-8 are still escaped in octal by GNU tar and bsdtar.
+//!
+//! A tool that stops with a message of one of its own documented limits ([`LIMITS`]) is a
+//! limit of that tool, not a reading of the bytes to compare: see [`known_limit`].
 
 use crate::archive::listing::Member;
 use crate::archive::parser_listing::{
@@ -21,6 +33,9 @@ use snapconf_producers::{Outcome, ToolError};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+/// The locale every listing tool runs under (see the module docs).
+pub const LOCALE: &str = "C.UTF-8";
 
 /// How long a listing tool may run (hostile headers can make a parser loop).
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,6 +101,71 @@ with tarfile.open(sys.argv[1]) as t:
                           "size": m.size}))
 "#;
 
+/// A documented limit of one listing tool: bytes it does not read by its own design (it
+/// stops with `message`), not a different reading of them. A tool that stops so is
+/// reported as "limit of <tool>" and never counted as a parser disagreement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The parser's report name.
+    pub parser: &'static str,
+    /// The last line the tool prints on stderr when it stops at this limit.
+    pub message: &'static str,
+    /// What the tool does not read.
+    pub what: &'static str,
+    /// Where the limit is documented or was observed.
+    pub source: &'static str,
+}
+
+/// Every known limit of the listing tools. GNU tar, bsdtar, Python `tarfile` and the `tar`
+/// crate have none here: when one of them stops, that is a disagreement. BusyBox tar reads
+/// PAX global headers (observed with 1.35.0: an archive with one lists like the others), so
+/// that is not one of its limits.
+pub const LIMITS: &[Limit] = &[
+    Limit {
+        parser: "busybox",
+        message: "tar: invalid tar magic",
+        what: "reads only headers with the POSIX `ustar` magic, so no V7 (pre-POSIX) header",
+        source: "BusyBox `archival/libarchive/get_header_tar.c` (the magic check); observed \
+                 with BusyBox 1.35.0 (Debian) on a V7 archive",
+    },
+    Limit {
+        parser: "busybox",
+        message: "tar: unknown typeflag: 0x53",
+        what: "no GNU sparse member (type `S`)",
+        source: "BusyBox `archival/libarchive/get_header_tar.c` (its type switch has no `S`); \
+                 observed with BusyBox 1.35.0 on `corpora/sparse/gnu-oldgnu.tar`",
+    },
+];
+
+/// The [`Limit`] of `parser` whose message a failed listing's `message` ends with (the
+/// error a tool dies with is the last line it prints), raw or made [`printable`], if any.
+pub fn known_limit(parser: &str, message: &str) -> Option<&'static Limit> {
+    let mut end = message.trim_end();
+    while let Some(shorter) = end.strip_suffix("\\n") {
+        end = shorter.trim_end();
+    }
+    LIMITS
+        .iter()
+        .find(|l| l.parser == parser && end.ends_with(l.message))
+}
+
+/// `text` safe to print on a terminal: every control character is shown as an escape
+/// (`\n`, `\t`, else `\xNN`), so nothing a member name or a tool's message holds can move
+/// the cursor, set colours or ring the bell (escape injection). Backslashes are kept as
+/// they are, so a text already escaped is unchanged.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// One parser's result; `None` listing when the tool is not installed.
 #[derive(Clone, Debug)]
 pub struct ParserRun {
@@ -142,6 +222,12 @@ pub fn all_listings(path: &Path) -> Result<Vec<ParserRun>, ParsersError> {
         parser,
         listing: py,
     });
+    // Every message is made printable here, once: they hold tools' stderr and member names.
+    for r in &mut out {
+        if let Some(ParserListing::Failed(m) | ParserListing::Refused(m)) = &mut r.listing {
+            *m = printable(m);
+        }
+    }
     Ok(out)
 }
 
@@ -169,7 +255,7 @@ fn run(
     // The parser runs in the scratch dir, not in our cwd: a relative path is made absolute.
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut cmd = Command::new(prog);
-    cmd.args(args).arg(&path).env("LC_ALL", "C");
+    cmd.args(args).arg(&path).env("LC_ALL", LOCALE);
     match run_with_timeout_capturing_stdout(&mut cmd, &std::env::temp_dir(), LIST_TIMEOUT) {
         Ok((Outcome::Success, stdout)) => Ok(Some(Ok(stdout))),
         Ok((Outcome::Refused { message } | Outcome::Hang { message }, _)) => Ok(Some(Err(message))),
@@ -180,26 +266,31 @@ fn run(
     }
 }
 
-/// Undo `\ooo`, `\n`, `\t`, `\\` escapes.
+/// Undo the escapes GNU tar (`--quoting-style=escape`) and bsdtar print in a `-tv`
+/// listing: `\\`, `\a`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v` and octal `\ooo` (three digits, as
+/// both print them). Any other backslash is kept as it is.
 fn unescape(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' && i + 1 < b.len() {
-            let n = b[i + 1];
-            if i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-                let v = b[i + 1..i + 4]
-                    .iter()
-                    .fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
-                out.push((v & 0xff) as u8);
-                i += 4;
-                continue;
+            if let Some(octal) = b.get(i + 1..i + 4) {
+                if octal.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                    let v = octal.iter().fold(0u32, |a, c| a * 8 + u32::from(c - b'0'));
+                    out.push((v & 0xff) as u8);
+                    i += 4;
+                    continue;
+                }
             }
-            let m = match n {
-                b'n' => Some(b'\n'),
-                b't' => Some(b'\t'),
+            let m = match b[i + 1] {
                 b'\\' => Some(b'\\'),
+                b'a' => Some(0x07),
+                b'b' => Some(0x08),
+                b'f' => Some(0x0c),
+                b'n' => Some(b'\n'),
                 b'r' => Some(b'\r'),
+                b't' => Some(b'\t'),
+                b'v' => Some(0x0b),
                 _ => None,
             };
             if let Some(m) = m {
@@ -218,9 +309,11 @@ fn unescape(b: &[u8]) -> Vec<u8> {
 /// tar also prints `h` for a hardlink, `C` for a contiguous file (type flag `7`, which
 /// POSIX ustar reserves and every extractor here reads as a regular file), `V` for a volume
 /// label, `M` for a multi-volume continuation, `N` for an old GNU long-names member and `?`
-/// for a type it does not know (it extracts those as regular files).
+/// for a type it does not know (it extracts those as regular files). bsdtar appends `+` to
+/// the mode of a member that carries an ACL (`-rwxrw-r--+`, as `ls -l` does).
 fn is_mode(col: &[u8]) -> bool {
-    col.len() == 10 && b"-dlhcbpsCVMN?".contains(&col[0])
+    let perms = col.strip_suffix(b"+").unwrap_or(col);
+    perms.len() == 10 && b"-dlhcbpsCVMN?".contains(&perms[0])
 }
 
 /// Split `s` at the first occurrence of `pat`.
@@ -299,8 +392,16 @@ fn parse_text(tool: &str, text: &[u8]) -> Vec<Member> {
             .and_then(|s| std::str::from_utf8(s).ok())
             .and_then(|s| s.parse::<u64>().ok())
             .unwrap_or(0);
-        let link = link.map(unescape);
-        out.push(Member::new(&unescape(name), kind, link.as_deref(), size));
+        // BusyBox prints names raw: only GNU tar's and bsdtar's are escaped.
+        let text = |b: &[u8]| {
+            if tool == "busybox" {
+                b.to_vec()
+            } else {
+                unescape(b)
+            }
+        };
+        let link = link.map(text);
+        out.push(Member::new(&text(name), kind, link.as_deref(), size));
     }
     out
 }
@@ -362,6 +463,54 @@ mod tests {
         assert_eq!(unescape(br"p\377\376"), b"p\xff\xfe");
         assert_eq!(unescape(br"nl\nname"), b"nl\nname");
         assert_eq!(unescape(br"a\\b"), b"a\\b");
+        // Every C escape GNU tar and bsdtar print, and a backslash before anything else.
+        assert_eq!(
+            unescape(br"\a\b\f\n\r\t\v\\\033\q"),
+            b"\x07\x08\x0c\n\r\t\x0b\\\x1b\\q"
+        );
+    }
+
+    /// bsdtar's `+` after the mode of a member with an ACL is part of the mode column, and
+    /// its BEL escape is a BEL; BusyBox's raw backslash stays a backslash.
+    #[test]
+    fn bsdtar_acl_mark_and_escapes_are_read() {
+        let l = parse_text(
+            "bsdtar",
+            b"-rwxrw-r--+ 0 0      0           3 Nov 14  2023 run\n\
+              -rw-r--r--  0 0      0           3 Nov 14  2023 a\\ab\n",
+        );
+        let names: Vec<_> = l.iter().map(|m| (m.name.clone(), m.size)).collect();
+        assert_eq!(
+            names,
+            [(b"run".to_vec(), Some(3)), (b"a\x07b".to_vec(), Some(3))]
+        );
+        let l = parse_text(
+            "busybox",
+            b"-rw-r--r-- 0/0         3 2023-11-14 22:13:20 e\\f\n",
+        );
+        assert_eq!(l[0].name, b"e\\f");
+    }
+
+    /// A BusyBox failure ending in one of its known limits is that limit; the same words
+    /// from another tool, or another BusyBox failure, are not.
+    #[test]
+    fn known_limits_are_matched_by_tool_and_last_line() {
+        let v7 = "`busybox tar -tvf x` exited with status 1: tar: invalid tar magic\n";
+        assert!(known_limit("busybox", v7).is_some());
+        assert!(known_limit("busybox", &printable(v7)).is_some());
+        assert!(known_limit("gnu-tar", v7).is_none());
+        assert!(known_limit("busybox", "exited with status 1: tar: short read").is_none());
+        let sparse = "exited with status 1: tar: unknown typeflag: 0x53";
+        assert!(known_limit("busybox", sparse).is_some());
+        assert!(known_limit("busybox", "tar: unknown typeflag: 0x5a").is_none());
+    }
+
+    /// No control character survives [`printable`]; backslashes and UTF-8 do.
+    #[test]
+    fn printable_escapes_every_control_character() {
+        let text = printable("a\x1b[31mb\x07\n\t\u{9b}c\\x07 café");
+        assert_eq!(text, "a\\x1b[31mb\\x07\\n\\t\\x9bc\\x07 café");
+        assert!(!text.chars().any(char::is_control), "{text}");
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! same order (normalised name, kind, link target, size of regular files), and none stops
 //! where another reads on. A validator that reads an archive differently from the extractor
 //! it guards is a bypass: the validator passes what the extractor then writes. Evidence:
-//! [`Evidence::listings`].
+//! [`Evidence::listings`]. A parser that stops at one of its documented limits
+//! ([`crate::archive::parsers::LIMITS`]: BusyBox and V7 headers, for one) is no
+//! disagreement (`check-archive --all-parsers` says "limit of <tool>" on its line).
 
 use super::{Check, CheckDef, Evidence, Violation};
 use crate::archive::parser_listing::ParserListing;
+use crate::archive::parsers::known_limit;
 use crate::error::HarnessError;
 use crate::model::bytes::escape;
 
@@ -47,6 +50,7 @@ pub fn disagreements(listings: &[(&str, &ParserListing)]) -> Vec<String> {
     // A parser that stops where another reads to the end disagrees too: a validator that
     // refuses (or errors) while the extractor behind it reads members, or the reverse.
     let failed = listings.iter().filter_map(|(name, l)| match l {
+        ParserListing::Failed(why) if known_limit(name, why).is_some() => None,
         ParserListing::Failed(why) => Some(format!(
             "{name} stopped ({why}) where {base_name} read {read} member(s)"
         )),
@@ -136,5 +140,20 @@ mod tests {
             "`..x` is a name, not a parent"
         );
         assert!(!same_name(b"../a", b"b"));
+    }
+
+    /// BusyBox stopping at a V7 header is its limit; GNU tar stopping with
+    /// the same words, or BusyBox stopping otherwise, is a disagreement.
+    #[test]
+    fn a_known_limit_is_not_a_disagreement() {
+        let read = ParserListing::Members(Vec::new());
+        let v7 = ParserListing::Failed(
+            "`busybox tar -tvf a.tar` exited with status 1: tar: invalid tar magic\\n".into(),
+        );
+        let other = ParserListing::Failed("exited with status 1: tar: short read".into());
+        let runs = [("reference", &read), ("busybox", &v7)];
+        assert!(disagreements(&runs).is_empty());
+        let runs = [("reference", &read), ("gnu-tar", &v7), ("busybox", &other)];
+        assert_eq!(disagreements(&runs).len(), 2);
     }
 }

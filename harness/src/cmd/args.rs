@@ -39,6 +39,12 @@ pub enum Command {
     /// its magic number). The policy flags default to what snapconf's default profile
     /// promises (hardlinks copied, absolute and escaping symlinks kept, FIFOs and devices
     /// dropped, modes data-filter); each flag's help names the profile key it stands for.
+    ///
+    /// Exit 0: hydrated. 1: refused (the archive breaks the policy, is malformed or
+    /// truncated; ROOT unchanged). 2: bad usage, before anything is read (ARCHIVE missing or
+    /// a directory; ROOT `/`, `.` or `..`, a file or a symlink; ROOT's parent missing or not
+    /// a directory). 3: an I/O failure while hydrating, not a property of the archive
+    /// (reading it, `ENOSPC`, `EACCES` on an unwritable parent; ROOT unchanged).
     Hydrate(HydrateArgs),
     /// Remove what a killed `hydrate` of ROOT left beside it (its staging directory)
     ///
@@ -47,13 +53,17 @@ pub enum Command {
     /// hydration had swapped it in (the extractor's recovery). One line on stdout per
     /// directory removed; one per staging directory a live hydration holds (its lock), which
     /// is left alone. Exit 0: recovered, or nothing to do (also when only live ones were
-    /// found); 1: a leftover could not be removed (I/O error, named on stderr); 2: bad usage
-    /// (ROOT does not end in a plain name, or its parent is not a directory).
+    /// found); 2: bad usage (ROOT does not end in a plain name, or its parent is missing or
+    /// not a directory); 3: a leftover could not be removed (an I/O failure, named on
+    /// stderr).
     Recover(RecoverArgs),
     /// Validate an archive with the reference extractor; print the verdict and listing as JSON
     ///
     /// Same reader, checks and policy defaults as `hydrate`, so the two agree on every
-    /// input (compressed ones included); nothing is written.
+    /// input (compressed ones included); nothing is written. Exit 0: accepted. 1: refused
+    /// (with `--all-parsers`: the parsers disagree, or the reference's parser cannot read
+    /// the archive). 2: the archive is missing or a directory. 3: an I/O failure reading it
+    /// (or a listing tool that cannot be run).
     CheckArchive(CheckArchiveArgs),
     /// The fuzzer's persistent reference server: `hydrate` once per request line
     /// (`ARCHIVE ROOT`, each hex-encoded) read from stdin, answering `exit N` on stdout
@@ -445,7 +455,8 @@ pub struct CheckArchiveArgs {
     /// The archive (`-` for stdin)
     pub file: PathBuf,
     /// List the archive with every available parser (reference, tar crate, GNU tar,
-    /// bsdtar, BusyBox, Python tarfile) and report each disagreement (exit 1)
+    /// bsdtar, BusyBox, Python tarfile) and report each disagreement (exit 1); a tool that
+    /// stops at a known limit of its own is reported as "limit of <tool>", not counted
     #[arg(long)]
     pub all_parsers: bool,
     #[command(flatten)]

@@ -7,6 +7,7 @@ use super::policy_flags::policy;
 use super::Usage;
 use serde::Serialize;
 use snapconf_extract as rx;
+use snapconf_harness::archive::parsers::printable;
 use snapconf_harness::exit;
 use snapconf_harness::model::bytes::RawBytes;
 use std::io::Read;
@@ -17,13 +18,82 @@ fn open(path: &Path) -> Result<Box<dyn Read>, Usage> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdin().lock()));
     }
+    archive_arg(path)?;
     std::fs::File::open(path)
         .map(|f| Box::new(std::io::BufReader::new(f)) as Box<dyn Read>)
-        .map_err(|e| Usage(format!("cannot open archive `{}`: {e}", path.display())))
+        .map_err(|e| Usage(format!("cannot open archive `{}`: {e}", shown(path))))
 }
 
+/// `path` for a message: its control bytes escaped (a name is never printed raw).
+fn shown(path: &Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// The usage errors of an ARCHIVE argument (not `-`): it does not exist or is a directory.
+fn archive_arg(path: &Path) -> Result<(), Usage> {
+    match std::fs::metadata(path) {
+        Err(e) => Err(Usage(format!("cannot open archive `{}`: {e}", shown(path)))),
+        Ok(m) if m.is_dir() => Err(Usage(format!(
+            "archive `{}` is a directory, not a tar file",
+            shown(path)
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The parent directory of `root` after the usage checks `hydrate` and `recover` share:
+/// ROOT ends in a plain name (not `/`, `.` or `..`) and its parent is a directory.
+fn root_parent(root: &Path) -> Result<&Path, Usage> {
+    use std::path::Component;
+    if !matches!(root.components().next_back(), Some(Component::Normal(_))) {
+        return Err(Usage(format!(
+            "root `{}` must end in a plain name (not `/`, `.` or `..`)",
+            shown(root)
+        )));
+    }
+    let parent = match root.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Usage(format!(
+            "the parent of root `{}` is missing or not a directory",
+            shown(root)
+        )));
+    }
+    Ok(parent)
+}
+
+/// The usage errors of `hydrate ARCHIVE ROOT` ([`exit::USAGE`]), told before anything is
+/// read: the archive ([`archive_arg`]), ROOT and its parent ([`root_parent`]), and a ROOT
+/// that exists but is not a directory (a file, a symlink). The extractor checks the root
+/// again as it works (an I/O failure then, [`exit::IO_FAILURE`]).
+fn hydrate_args(archive: &Path, root: &Path) -> Result<(), Usage> {
+    if archive.as_os_str() != "-" {
+        archive_arg(archive)?;
+    }
+    root_parent(root)?;
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.is_symlink() => Err(Usage(format!(
+            "root `{}` is a symlink; hydrate never writes through one",
+            shown(root)
+        ))),
+        Ok(_) => Err(Usage(format!(
+            "root `{}` exists and is not a directory",
+            shown(root)
+        ))),
+        // Absent (a new root), or not inspectable: the extractor tells the latter.
+        Err(_) => Ok(()),
+    }
+}
+
+/// `snapconf hydrate ARCHIVE ROOT`: exit [`exit::OK`] hydrated, [`exit::FINDINGS`] refused
+/// (ROOT unchanged), [`exit::USAGE`] bad arguments ([`hydrate_args`]), [`exit::IO_FAILURE`]
+/// an I/O failure while hydrating (ROOT unchanged).
 pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
     let policy = policy(&a.policy);
+    hydrate_args(&a.archive, &a.root)?;
     let result = if a.archive.as_os_str() == "-" {
         // Stdin as a file: redirected from a regular file it is read in place (or, when
         // compressed, decompressed beside the validation); a pipe or device takes
@@ -33,12 +103,8 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
             Err(_) => rx::hydrate(open(&a.archive)?, &a.root, &policy),
         }
     } else {
-        let file = std::fs::File::open(&a.archive).map_err(|e| {
-            Usage(format!(
-                "cannot open archive `{}`: {e}",
-                a.archive.display()
-            ))
-        })?;
+        let file = std::fs::File::open(&a.archive)
+            .map_err(|e| Usage(format!("cannot open archive `{}`: {e}", shown(&a.archive))))?;
         rx::hydrate_file(&file, &a.root, &policy)
     };
     Ok(report_hydration(result, &a.root))
@@ -47,30 +113,11 @@ pub fn hydrate(a: HydrateArgs) -> anyhow::Result<i32> {
 /// `snapconf recover ROOT`: [`rx::recover`], one stdout line per staging directory removed
 /// (`removed <path>`) or left alone because a live hydration holds it (`live <path>`), and
 /// per legacy journal unlinked. Exit codes: [`exit::OK`] (recovered or nothing to do),
-/// [`exit::FINDINGS`] (a leftover could not be removed: the I/O failure `hydrate` also
-/// exits 1 with), [`exit::USAGE`] (ROOT does not end in a plain name, or its parent is not
-/// a directory).
+/// [`exit::IO_FAILURE`] (a leftover could not be removed: an I/O failure, as in `hydrate`),
+/// [`exit::USAGE`] (ROOT does not end in a plain name, or its parent is not a directory).
 pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
-    use std::path::Component;
     let root = &a.root;
-    if !matches!(root.components().next_back(), Some(Component::Normal(_))) {
-        return Err(Usage(format!(
-            "root `{}` must end in a plain name (not `/`, `.` or `..`)",
-            root.display()
-        ))
-        .into());
-    }
-    let parent = match root.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(Usage(format!(
-            "the parent of root `{}` is not a directory",
-            root.display()
-        ))
-        .into());
-    }
+    let parent = root_parent(root)?;
     match rx::recover(root) {
         Ok(done) => {
             for (what, names) in [
@@ -79,47 +126,51 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
                 ("live, left alone:", &done.live),
             ] {
                 for name in names {
-                    outln!("{what} {}", parent.join(name).display());
+                    outln!("{what} {}", shown(&parent.join(name)));
                 }
             }
             if done.removed.is_empty() && done.journals.is_empty() {
-                eprintln!("nothing to recover beside `{}`", root.display());
+                eprintln!("nothing to recover beside `{}`", shown(root));
             }
             Ok(exit::OK)
         }
         Err(e) => {
-            eprintln!("failed: {e}");
-            Ok(exit::FINDINGS)
+            eprintln!("failed: {}", printable(&e.to_string()));
+            Ok(exit::IO_FAILURE)
         }
     }
 }
 
-/// What `hydrate` prints (on stderr) and exits with for `result`, a hydration of `root`.
+/// What `hydrate` prints (on stderr) and exits with for `result`, a hydration of `root`:
+/// [`exit::OK`], [`exit::FINDINGS`] for a refusal, [`exit::IO_FAILURE`] for an I/O error.
 fn report_hydration(result: Result<rx::HydrateReport, rx::HydrateError>, root: &Path) -> i32 {
+    let root_shown = shown(root);
     match result {
         Ok(report) => {
             eprintln!(
-                "hydrated `{}`: {} members, {} bytes",
-                root.display(),
-                report.members,
-                report.bytes
+                "hydrated `{root_shown}`: {} members, {} bytes",
+                report.members, report.bytes
             );
             if let Some(why) = &report.leftover {
                 eprintln!(
-                    "warning: {why}; later hydrations of `{}` fail until it is removed",
-                    root.display()
+                    "warning: {}; later hydrations of `{root_shown}` fail until it is removed",
+                    printable(why)
                 );
             }
             exit::OK
         }
         Err(e) => {
+            let text = printable(&e.to_string());
             match e.reason() {
                 Some(code) => {
-                    eprintln!("refused ({code}): {e}; `{}` is unchanged", root.display())
+                    eprintln!("refused ({code}): {text}; `{root_shown}` is unchanged");
+                    exit::FINDINGS
                 }
-                None => eprintln!("failed: {e}; `{}` is unchanged", root.display()),
+                None => {
+                    eprintln!("failed: {text}; `{root_shown}` is unchanged");
+                    exit::IO_FAILURE
+                }
             }
-            exit::FINDINGS
         }
     }
 }
@@ -153,12 +204,12 @@ pub fn serve(a: ServeHydrateArgs) -> anyhow::Result<i32> {
                 Usage("serve-hydrate: a request is `ARCHIVE ROOT`, hex-encoded".into()).into(),
             );
         };
-        let code = match std::fs::File::open(archive) {
+        let code = match hydrate_args(archive, root).and_then(|()| {
+            std::fs::File::open(archive)
+                .map_err(|e| Usage(format!("cannot open archive `{}`: {e}", shown(archive))))
+        }) {
             Err(e) => {
-                eprintln!(
-                    "snapconf: error: cannot open archive `{}`: {e}",
-                    archive.display()
-                );
+                eprintln!("snapconf: error: {e}");
                 exit::USAGE
             }
             Ok(file) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -213,6 +264,9 @@ fn members_json(listing: rx::Listing) -> Vec<MemberJson> {
         .collect()
 }
 
+/// `snapconf check-archive FILE`: the verdict as JSON. Exit [`exit::OK`] accepted,
+/// [`exit::FINDINGS`] refused, [`exit::USAGE`] FILE missing or a directory,
+/// [`exit::IO_FAILURE`] reading it failed; `--all-parsers`: see [`super::parsers::check_all`].
 pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
     let policy = policy(&a.policy);
     if a.all_parsers {
@@ -262,8 +316,13 @@ pub fn check_archive(a: CheckArchiveArgs) -> anyhow::Result<i32> {
             },
             exit::FINDINGS,
         ),
+        // Not a property of the archive: an I/O failure (exit 3), as in `hydrate`.
         Err(e) => {
-            return Err(Usage(format!("cannot read archive `{}`: {e}", a.file.display())).into())
+            return Err(anyhow::anyhow!(
+                "cannot read archive `{}`: {}",
+                shown(&a.file),
+                printable(&e.to_string())
+            ))
         }
     };
     outln!("{}", serde_json::to_string_pretty(&verdict)?);

@@ -3,7 +3,9 @@
 use super::args::FuzzArgs;
 use super::Usage;
 use snapconf_harness::archive::parser_listing::ParserListing;
-use snapconf_harness::archive::parsers::{all_listings, listings, ParserRun};
+use snapconf_harness::archive::parsers::{
+    all_listings, known_limit, listings, printable, ParserRun,
+};
 use snapconf_harness::checks::parser_disagreement::disagreements;
 use snapconf_harness::exit;
 use snapconf_harness::fuzz::{host_safe, mutate};
@@ -16,7 +18,13 @@ fn summary_line(r: &ParserRun) -> String {
     match &r.listing {
         None => format!("{:<15} not installed here (skipped)", r.parser),
         Some(ParserListing::Members(m)) => format!("{:<15} {} member(s)", r.parser, m.len()),
-        Some(ParserListing::Failed(e)) => format!("{:<15} stopped: {e}", r.parser),
+        Some(ParserListing::Failed(e)) => match known_limit(r.parser, e) {
+            Some(limit) => format!(
+                "{:<15} limit of {}: {e} ({}: not a parser disagreement)",
+                r.parser, r.parser, limit.what
+            ),
+            None => format!("{:<15} stopped: {e}", r.parser),
+        },
         Some(ParserListing::Refused(e)) => format!(
             "{:<15} {e} (for safety: not a parser disagreement)",
             r.parser
@@ -24,8 +32,19 @@ fn summary_line(r: &ParserRun) -> String {
     }
 }
 
-/// `check-archive --all-parsers FILE`: exit 1 if parsers disagree (in what they list, or one
-/// stops where another reads to the end), 0 otherwise. `FILE` may be `-` (stdin).
+/// Print `line` on stdout, made [`printable`] (no raw control byte of a name or a tool's
+/// message reaches the terminal).
+fn say(line: &str) {
+    outln!("{}", printable(line));
+}
+
+/// `check-archive --all-parsers FILE`: exit [`exit::FINDINGS`] (1) if parsers disagree (in
+/// what they list, or one stops where another reads to the end, unless at a known limit of
+/// its own: "limit of <tool>", [`snapconf_harness::archive::parsers::LIMITS`]) or if the
+/// reference's parser cannot read the bytes (garbage, a cut header: refused, whether or
+/// not the others can), [`exit::OK`] otherwise; [`exit::USAGE`] (2) when `FILE` cannot be
+/// read, [`exit::NOTHING_RAN`] (3) when a tool could not be run. `FILE` may be `-` (stdin).
+/// Every line printed is made printable: a member name's control bytes are escaped.
 ///
 /// The reference's listing is its parser's reading of the bytes alone
 /// ([`snapconf_harness::archive::parser_listing::reference_parse_listing`]: no policy), compared like every
@@ -52,56 +71,97 @@ pub fn check_all(file: &Path, policy: &snapconf_extract::Policy) -> anyhow::Resu
             .map_err(|e| Usage(format!("cannot read the archive from stdin: {e}")))?;
         path
     } else {
+        let shown = || printable(&file.display().to_string());
+        let meta = std::fs::metadata(file)
+            .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", shown())))?;
+        if meta.is_dir() {
+            return Err(Usage(format!("archive `{}` is a directory", shown())).into());
+        }
         std::fs::File::open(file)
-            .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", file.display())))?;
+            .map_err(|e| Usage(format!("cannot read archive `{}`: {e}", shown())))?;
         file.to_path_buf()
     };
     let file = file.as_path();
     let opened = std::io::BufReader::new(std::fs::File::open(file)?);
+    // What the verdict says of a compression the reference does not read (bzip2, say) is
+    // also where its listing stops: the two agree.
+    let mut unreadable = None;
     let decompressed = match tar_stream(opened, &policy.limits) {
         Ok((kind, mut stream)) if kind != Compression::None => {
             let path = scratch.path().join("decompressed.tar");
             let mut out = std::fs::File::create(&path)?;
             match std::io::copy(&mut stream, &mut out) {
                 Ok(_) => {
-                    outln!(
+                    say(&format!(
                         "{}-compressed: every parser lists the decompressed tar",
                         kind.name()
-                    );
+                    ));
                     Some(path)
                 }
                 Err(e) => {
-                    outln!(
+                    say(&format!(
                         "{}-compressed, cannot be decompressed ({e}): listed as it is",
                         kind.name()
-                    );
+                    ));
                     None
                 }
             }
         }
-        _ => None,
+        Ok(_) => None,
+        Err(e) => {
+            unreadable = Some(e.to_string());
+            None
+        }
     };
     let tar = decompressed.as_deref().unwrap_or(file);
-    let runs = all_listings(tar)?;
-    for r in &runs {
-        outln!("{}", summary_line(r));
+    let mut runs = all_listings(tar)?;
+    if let (Some(why), Some(reference)) = (unreadable, runs.first_mut()) {
+        reference.listing = Some(ParserListing::Failed(printable(&why)));
     }
+    for r in &runs {
+        say(&summary_line(r));
+    }
+    let reference_failed = match runs.first().and_then(|r| r.listing.as_ref()) {
+        Some(ParserListing::Failed(why)) => Some(why.clone()),
+        _ => None,
+    };
     // The reference as a validator, under this command's policy: its own question.
     match snapconf_extract::validate(std::io::BufReader::new(std::fs::File::open(tar)?), policy) {
-        Ok(l) => outln!(
+        Ok(l) => say(&format!(
             "validator       the reference accepts it ({} member(s)) under the policy flags",
             l.members.len()
-        ),
-        Err(e) => outln!(
-            "validator       the reference {e} under the policy flags (a verdict, not a \
-             parser disagreement)"
-        ),
+        )),
+        Err(e) => {
+            let verdict = e.to_string();
+            // Where the validator stops and where its parser alone stops (the `reference`
+            // line) are both said: a policy refusal of an early member can come before a
+            // later member the parser cannot read.
+            let elsewhere = match &reference_failed {
+                Some(why) if *why != printable(&verdict) => {
+                    "; its parser alone, without the policy, stops elsewhere (the \
+                     `reference` line)"
+                }
+                Some(_) => "; its parser stops there too (the `reference` line)",
+                None => "",
+            };
+            say(&format!(
+                "validator       the reference {verdict} under the policy flags{elsewhere} (a \
+                 verdict, not a parser disagreement)"
+            ));
+        }
     }
     let d = disagreements(&listings(&runs));
     for line in &d {
-        outln!("parser-disagreement: {line}");
+        say(&format!("parser-disagreement: {line}"));
     }
-    Ok(if d.is_empty() {
+    if d.is_empty() {
+        if let Some(why) = &reference_failed {
+            say(&format!(
+                "refused: the reference's parser cannot read the archive to its end ({why})"
+            ));
+        }
+    }
+    Ok(if d.is_empty() && reference_failed.is_none() {
         exit::OK
     } else {
         exit::FINDINGS
@@ -182,7 +242,10 @@ pub fn hunt(a: &FuzzArgs, seed: u64) -> anyhow::Result<i32> {
             }
             text.push_str("\nreplay: snapconf check-archive --all-parsers archive.tar\n");
             std::fs::write(dir.join("listings.txt"), text)?;
-            outln!("parser-disagreement ({k}): {line} -> {}", dir.display());
+            say(&format!(
+                "parser-disagreement ({k}): {line} -> {}",
+                dir.display()
+            ));
         }
     }
     outln!(

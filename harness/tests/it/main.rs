@@ -7,6 +7,7 @@
 
 mod support;
 
+mod all_parsers;
 mod backends;
 mod canaries;
 mod cli_hydrate;
@@ -21,6 +22,7 @@ mod handed_cases;
 mod host_safety;
 mod hostile_archives;
 mod html_browser;
+mod hydrate_exit;
 mod layering;
 mod leftovers;
 mod lifecycle;

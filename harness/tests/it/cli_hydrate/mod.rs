@@ -1,7 +1,8 @@
 //! `snapconf hydrate`, `snapconf recover` and `snapconf check-archive`: the reference
 //! extractor on the command line. Exit 0 hydrated/accepted/recovered, 1 refused with the
-//! root untouched (reason code printed) or a leftover that could not be removed, 2 bad
-//! usage. Hydrate keeps the root's owner, group and mode.
+//! root untouched (reason code printed), 2 bad usage, 3 an I/O failure (a leftover that
+//! could not be removed; every class: `hydrate_exit`). Hydrate keeps the root's owner,
+//! group and mode.
 //!
 //! One file a topic: `verdicts` (refusals, check-archive, usage, names, empty archives),
 //! `stdin` (an archive on standard input), `formats` (compression, limits, a plain GNU tar),

@@ -133,7 +133,10 @@ fn recover_leaves_a_locked_staging_alone() {
         if flock(&probe, FlockOperation::NonBlockingLockExclusive).is_ok() {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the lock was never released");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock was never released"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let (code, out, err) = snapconf(&["recover".as_ref(), root.as_os_str()]);

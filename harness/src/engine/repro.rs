@@ -120,20 +120,38 @@ pub struct FindingFile {
     pub shrink: Option<crate::report::ShrinkEnd>,
 }
 
+/// What a replay needs to run a finding's case again as it was found: the profile it was
+/// judged under, the timeout per step in seconds, and the seed and drawn case (`None` for an
+/// audit; `case_index` is `None` for a fuzz finding too).
+#[derive(Clone, Debug)]
+pub struct ReplayConditions {
+    /// The profile the pair was judged under.
+    pub profile: Profile,
+    /// Timeout per capture, hydration and restore, in seconds.
+    pub timeout_secs: u64,
+    /// The seed of the run or session.
+    pub seed: Option<u64>,
+    /// The drawn case (run) or sequence (lifecycle).
+    pub case_index: Option<u64>,
+}
+
 impl FindingFile {
-    /// A `finding.json` of `mode` with the fields every mode writes; the mode's own fields
-    /// are empty, for the driver to fill in.
-    #[allow(clippy::too_many_arguments)]
+    /// A `finding.json` of `mode` with the fields every mode writes (`replay` the
+    /// conditions it was found under); the mode's own fields are empty, for the driver to
+    /// fill in.
     pub fn new(
         mode: ReproMode,
         check: Check,
         extractor: Option<String>,
-        profile: Profile,
         message: String,
-        seed: Option<u64>,
-        case_index: Option<u64>,
-        timeout_secs: u64,
+        replay: ReplayConditions,
     ) -> FindingFile {
+        let ReplayConditions {
+            profile,
+            timeout_secs,
+            seed,
+            case_index,
+        } = replay;
         FindingFile {
             schema: FINDING_SCHEMA,
             mode,
@@ -478,11 +496,13 @@ mod tests {
                 mode,
                 Check::ROUNDTRIP,
                 Some("reference".into()),
-                profile.clone(),
                 "m".into(),
-                Some(1),
-                None,
-                5,
+                ReplayConditions {
+                    profile: profile.clone(),
+                    timeout_secs: 5,
+                    seed: Some(1),
+                    case_index: None,
+                },
             );
             if mode == ReproMode::Fuzz {
                 f.iteration = Some(9);

@@ -9,7 +9,9 @@ use super::persist::Persist;
 use super::safety::judge_safety;
 use super::worker::{Pending, Shared};
 use crate::checks::Check;
-use crate::engine::repro::{shell_word, FindingFile, ReproDir, ReproMode, Script};
+use crate::engine::repro::{
+    shell_word, FindingFile, ReplayConditions, ReproDir, ReproMode, Script,
+};
 use crate::error::HarnessError;
 use crate::report::ShrinkEnd;
 use serde::Serialize;
@@ -202,11 +204,13 @@ fn write_reproducer(
         ReproMode::Fuzz,
         f.check,
         Some(f.extractor.clone()),
-        opts.profile.clone(),
         f.message.clone(),
-        Some(f.seed),
-        None,
-        opts.timeout.as_secs(),
+        ReplayConditions {
+            profile: opts.profile.clone(),
+            timeout_secs: opts.timeout.as_secs(),
+            seed: Some(f.seed),
+            case_index: None,
+        },
     );
     meta.iteration = Some(f.iteration);
     meta.base = Some(f.base.clone());

@@ -12,7 +12,8 @@ use crate::engine::phases::{
 };
 use crate::engine::progress::Event;
 use crate::engine::repro::{
-    read_finding, read_repro_text, FindingFile, ReproDir, ReproMode, Script, FINDING_JSON,
+    read_finding, read_repro_text, FindingFile, ReplayConditions, ReproDir, ReproMode, Script,
+    FINDING_JSON,
 };
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
@@ -429,11 +430,13 @@ fn write_reproducer(
         ReproMode::Lifecycle,
         check,
         Some(extractor.clone()),
-        opts.env.profile.clone(),
         shrunk.message.clone(),
-        Some(opts.seed),
-        Some(p.index),
-        opts.env.timeout.as_secs(),
+        ReplayConditions {
+            profile: opts.env.profile.clone(),
+            timeout_secs: opts.env.timeout.as_secs(),
+            seed: Some(opts.seed),
+            case_index: Some(p.index),
+        },
     );
     meta.producer = Some(producer.clone());
     meta.faults = fault_names(&opts.env);

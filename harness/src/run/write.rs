@@ -4,7 +4,7 @@
 use crate::checks::Check;
 use crate::engine::case::{run_case, CaseOutcome, Env};
 use crate::engine::faults::write_fault_json;
-use crate::engine::repro::{FindingFile, ReproDir, ReproMode, Script};
+use crate::engine::repro::{FindingFile, ReplayConditions, ReproDir, ReproMode, Script};
 use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::ShrinkEnd;
@@ -61,11 +61,13 @@ pub(super) fn write_finding(
         mode,
         check,
         finding.extractor.clone(),
-        opts.env.profile.clone(),
         shrunk.message.clone(),
-        drawn.map(|_| opts.seed),
-        drawn,
-        opts.env.timeout.as_secs(),
+        ReplayConditions {
+            profile: opts.env.profile.clone(),
+            timeout_secs: opts.env.timeout.as_secs(),
+            seed: drawn.map(|_| opts.seed),
+            case_index: drawn,
+        },
     );
     meta.producer = Some(producer.name().to_string());
     meta.entries = Some(min.spec.entries.len());

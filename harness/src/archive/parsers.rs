@@ -103,7 +103,7 @@ with tarfile.open(sys.argv[1]) as t:
 
 /// A documented limit of one listing tool: bytes it does not read by its own design (it
 /// stops with `message`), not a different reading of them. A tool that stops so is
-/// reported as "limit of <tool>" and never counted as a parser disagreement.
+/// reported as "limit of `<tool>`" and never counted as a parser disagreement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limit {
     /// The parser's report name.

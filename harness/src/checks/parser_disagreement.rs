@@ -6,7 +6,7 @@
 //! it guards is a bypass: the validator passes what the extractor then writes. Evidence:
 //! [`Evidence::listings`]. A parser that stops at one of its documented limits
 //! ([`crate::archive::parsers::LIMITS`]: BusyBox and V7 headers, for one) is no
-//! disagreement (`check-archive --all-parsers` says "limit of <tool>" on its line).
+//! disagreement (`check-archive --all-parsers` says "limit of `<tool>`" on its line).
 
 use super::{Check, CheckDef, Evidence, Violation};
 use crate::archive::parser_listing::ParserListing;

@@ -456,7 +456,7 @@ pub struct CheckArchiveArgs {
     pub file: PathBuf,
     /// List the archive with every available parser (reference, tar crate, GNU tar,
     /// bsdtar, BusyBox, Python tarfile) and report each disagreement (exit 1); a tool that
-    /// stops at a known limit of its own is reported as "limit of <tool>", not counted
+    /// stops at a known limit of its own is reported as "limit of TOOL", not counted
     #[arg(long)]
     pub all_parsers: bool,
     #[command(flatten)]

@@ -40,7 +40,7 @@ fn say(line: &str) {
 
 /// `check-archive --all-parsers FILE`: exit [`exit::FINDINGS`] (1) if parsers disagree (in
 /// what they list, or one stops where another reads to the end, unless at a known limit of
-/// its own: "limit of <tool>", [`snapconf_harness::archive::parsers::LIMITS`]) or if the
+/// its own: "limit of `<tool>`", [`snapconf_harness::archive::parsers::LIMITS`]) or if the
 /// reference's parser cannot read the bytes (garbage, a cut header: refused, whether or
 /// not the others can), [`exit::OK`] otherwise; [`exit::USAGE`] (2) when `FILE` cannot be
 /// read, [`exit::NOTHING_RAN`] (3) when a tool could not be run. `FILE` may be `-` (stdin).

@@ -118,7 +118,7 @@ pub struct Cause {
     pub check: Check,
     /// Which side is at fault.
     pub side: Side,
-    /// The cause's key with check and side (see [`fingerprint`]).
+    /// The cause's key with check and side (see [`fingerprint`](super::fingerprint())).
     pub fingerprint: String,
     /// The message with names abstracted ([`shape`]).
     pub shape: String,

@@ -14,7 +14,7 @@
 //! that a new `/etc/cron.d/job` stops the session too. A host program that changes one of
 //! these during a session stops it as well: the message says so.
 //!
-//! A run under test (`harness/tests/host_safety.rs`) goes further: the whole host is an
+//! A run under test (`harness/tests/it/host_safety.rs`) goes further: the whole host is an
 //! overlay in a private mount namespace there, and every write outside the jails is seen.
 
 use super::view_layout::{VIEW_DECOYS, VIEW_DIRS};

@@ -75,11 +75,12 @@ pub fn layout(bytes: &[u8]) -> TarLayout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use snapconf_tarbytes::raw::CHKSUM;
 
-    fn archive(sizes: &[usize]) -> Vec<u8> {
+    /// A GNU archive of regular files `f0`, `f1`, ... of `sizes` bytes of `a`.
+    pub(in crate::engine::faults) fn archive(sizes: &[usize]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());
         for (i, s) in sizes.iter().enumerate() {
             let mut h = tar::Header::new_gnu();

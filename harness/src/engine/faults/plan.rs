@@ -223,17 +223,9 @@ mod tests {
     use super::super::layout::layout;
     use super::*;
 
+    /// Three members across one, one and two blocks.
     fn archive() -> Vec<u8> {
-        let mut b = tar::Builder::new(Vec::new());
-        for (i, s) in [40usize, 3, 700].iter().enumerate() {
-            let mut h = tar::Header::new_gnu();
-            h.set_size(*s as u64);
-            h.set_mode(0o644);
-            h.set_cksum();
-            b.append_data(&mut h, format!("f{i}"), &vec![b'a'; *s][..])
-                .expect("append");
-        }
-        b.into_inner().expect("finish")
+        super::super::layout::tests::archive(&[40, 3, 700])
     }
 
     /// Every truncation lands strictly inside the archive, at the site it names.

@@ -313,19 +313,22 @@ impl<'a, I: Input> Reader<'a, I> {
             // A V7 member (flag `\0`) is a directory when its name ends with `/`. Python's
             // `tarfile` decides that by the name field of the header, before a PAX `path`, a
             // GNU long name or `GNU.sparse.name` replaces it, and then reads a directory's
-            // payload as further members; every other reader decides by the final name. Where
-            // the two disagree, a complete member can hide in the payload (a hostile review:
-            // `x/` in the header, `path=ok`, a `../../x` header as the payload).
+            // payload as further members; every other reader decides by the final name. A
+            // header name with the `/` over a final name without one is a file here and a
+            // directory to Python: a complete member can hide in its payload (a hostile
+            // review: `x/` in the header, `path=ok`, a `../../x` header as the payload). The
+            // other way round (a long directory name cut in the header) Python lists a file
+            // with no payload to misread, and a directory with one is refused below.
             if flag == 0 {
                 let field = &block[..100];
                 let field = &field[..field.iter().position(|&b| b == 0).unwrap_or(100)];
-                if field.ends_with(b"/") != name.ends_with(b"/") {
+                if field.ends_with(b"/") && !name.ends_with(b"/") {
                     return Err(refuse(
                         Reason::Malformed,
                         &name,
-                        "a V7 member (type `\\0`) whose header name and final name disagree on a \
-                         trailing `/` (Python reads a directory by the header's name, other \
-                         tools a file by the final name)",
+                        "a V7 member (type `\\0`) whose header name ends with `/` and whose \
+                         final name does not (Python reads a directory by the header's name \
+                         and its payload as further members, other tools a file)",
                     ));
                 }
             }

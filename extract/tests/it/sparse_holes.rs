@@ -102,12 +102,12 @@ fn a_v7_directory_by_header_name_only_is_refused() {
         let r = validate(&raw.finish()[..], &Policy::default());
         assert_eq!(reason(&r), Some("malformed"), "{how}: {r:?}");
     }
-    // The other way round: a file by its header name, a directory by its PAX `path`.
+    // The other way round (a long directory name cut in the header, as the harness's
+    // attack generator writes): Python lists an empty file, nothing hides; accepted.
     let mut raw = Raw::new();
     raw.pax(&[("path", b"d/")]);
     raw.push(b'\0', b"d", b"", b"", 0o755);
-    let r = validate(&raw.finish()[..], &Policy::default());
-    assert_eq!(reason(&r), Some("malformed"), "{r:?}");
+    validate(&raw.finish()[..], &Policy::default()).expect("a directory by its PAX path");
     // Agreeing names are fine, either way.
     let mut raw = Raw::new();
     raw.pax(&[("path", b"d/")])

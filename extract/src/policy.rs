@@ -115,10 +115,12 @@ pub struct Limits {
     /// almost all zeros (a decompression bomb, or a workspace dominated by zero-filled files,
     /// which then needs a higher value).
     pub compression_ratio: u64,
-    /// Maximum size of one restored sparse file (GNU `realsize`), in bytes: its data
-    /// counts toward [`Limits::total_bytes`] as any payload does, its holes do not, so a
-    /// small archive could otherwise ask for a file of 2^64 bytes (as holes where the
-    /// filesystem keeps them, as written zeros where it does not).
+    /// Maximum size of one restored sparse file (GNU `realsize`), in bytes, and of the holes
+    /// of all the archive's sparse files together (a hardlink restored as a copy counts
+    /// again): their data counts toward [`Limits::total_bytes`] as any payload does, their
+    /// holes do not, so a small archive could otherwise ask for a file of 2^64 bytes, or a
+    /// million files of this size (as holes where the filesystem keeps them, as written
+    /// zeros where it does not).
     pub sparse_size: u64,
     /// Maximum number of sparse map entries (regions) in the whole archive, all sparse
     /// members together: the plan keeps every map (16 bytes an entry) until the write.

@@ -28,6 +28,10 @@ pub(crate) const BLOCK: u64 = 512;
 pub(crate) struct RawMember {
     /// Name bytes as stored (PAX `path` > GNU `L` > ustar `prefix/name`).
     pub(crate) name: Vec<u8>,
+    /// The name a PAX `GNU.sparse.name` displaced (the member's `path`, else its header
+    /// name): readers without PAX sparse support restore the member there, so it must be a
+    /// safe member name too, never below a symlink member (see `plan::Validator::member`).
+    pub(crate) alias: Option<Vec<u8>>,
     /// Link target for type `1` and `2` (PAX `linkpath` > GNU `K` > header `linkname`).
     pub(crate) link: Option<Vec<u8>>,
     /// The kind the flag (and, for V7 `\0`, a trailing `/`) denotes.
@@ -303,10 +307,36 @@ impl<'a, I: Input> Reader<'a, I> {
                      (parsers disagree on which applies)",
                 ));
             }
-            let name = sparse_name
-                .or(pax.path)
-                .or(long_name)
-                .unwrap_or(header_name);
+            // The name `GNU.sparse.name` displaces (the placeholder GNU tar writes as `path`
+            // or in the header) is what every reader without PAX sparse support restores
+            // (BusyBox, the `tar` crate), and Python when `path` follows `GNU.sparse.name`
+            // (its last keyword wins): judged as a member name too (see [`RawMember::alias`]).
+            let (name, alias) = match sparse_name {
+                Some(sparse_name) => (sparse_name, Some(pax.path.unwrap_or(header_name))),
+                None => (pax.path.or(long_name).unwrap_or(header_name), None),
+            };
+            // A V7 member (flag `\0`) is a directory when its name ends with `/`. Python's
+            // `tarfile` decides that by the name field of the header, before a PAX `path`, a
+            // GNU long name or `GNU.sparse.name` replaces it, and then reads a directory's
+            // payload as further members; every other reader decides by the final name. A
+            // header name with the `/` over a final name without one is a file here and a
+            // directory to Python: a complete member can hide in its payload (a hostile
+            // review: `x/` in the header, `path=ok`, a `../../x` header as the payload). The
+            // other way round (a long directory name cut in the header) Python lists a file
+            // with no payload to misread, and a directory with one is refused below.
+            if flag == 0 {
+                let field = &block[..100];
+                let field = &field[..field.iter().position(|&b| b == 0).unwrap_or(100)];
+                if field.ends_with(b"/") && !name.ends_with(b"/") {
+                    return Err(refuse(
+                        Reason::Malformed,
+                        &name,
+                        "a V7 member (type `\\0`) whose header name ends with `/` and whose \
+                         final name does not (Python reads a directory by the header's name \
+                         and its payload as further members, other tools a file)",
+                    ));
+                }
+            }
             let mut kind = MemberKind::from_header(flag, &name);
             let link = match kind {
                 MemberKind::Symlink | MemberKind::Hardlink => Some(
@@ -358,6 +388,7 @@ impl<'a, I: Input> Reader<'a, I> {
             });
             return Ok(Some(RawMember {
                 name,
+                alias,
                 link,
                 kind,
                 size,

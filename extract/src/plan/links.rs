@@ -103,6 +103,7 @@ impl<S: Sink> Validator<'_, '_, S> {
                     _ => return Err(dangling("is not an earlier regular member")),
                 };
                 self.add_bytes(data.size, &m.name)?;
+                self.add_holes(data.sparse.as_deref(), &m.name)?;
                 self.replace(node, &m.name, false)?;
                 let copy = Payload {
                     node,

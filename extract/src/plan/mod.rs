@@ -117,6 +117,8 @@ pub(super) struct Validator<'p, 's, S> {
     nodes: Vec<Option<Node>>,
     plan: Plan,
     total_bytes: u64,
+    /// Bytes of holes of the sparse files so far (see [`Validator::add_holes`]).
+    hole_bytes: u64,
     listing: Option<Listing>,
     root_seen: bool,
 }
@@ -158,6 +160,7 @@ pub(crate) fn build_into<I: Input, S: Sink>(
         nodes: vec![None],
         plan: Plan::default(),
         total_bytes: 0,
+        hole_bytes: 0,
         listing: want_listing.then(Listing::default),
         root_seen: false,
     };
@@ -221,6 +224,9 @@ impl<S: Sink> Validator<'_, '_, S> {
         }
         let comps = name::normalize(&m.name, &self.policy.limits)
             .map_err(|(reason, detail)| refuse(reason, &m.name, detail))?;
+        if let Some(alias) = &m.alias {
+            self.check_alias(alias, &m.name)?;
+        }
         let Some((last, dirs)) = comps.split_last() else {
             return self.root_member(&m);
         };
@@ -325,6 +331,44 @@ impl<S: Sink> Validator<'_, '_, S> {
             cur = id;
         }
         Ok(cur)
+    }
+
+    /// The name a sparse member's `GNU.sparse.name` displaced ([`RawMember::alias`]): the
+    /// name every reader without PAX sparse support restores the member under. It must pass
+    /// the member name checks, and neither it nor a directory above it may be a symlink
+    /// member (those readers would write through it). Nothing is planned for it.
+    fn check_alias(&self, alias: &[u8], raw: &[u8]) -> Result<(), HydrateError> {
+        let comps = name::normalize(alias, &self.policy.limits).map_err(|(reason, detail)| {
+            refuse(
+                reason,
+                raw,
+                format!(
+                    "the name `GNU.sparse.name` replaces (`{}`, which readers without PAX \
+                     sparse support restore): {detail}",
+                    String::from_utf8_lossy(alias)
+                ),
+            )
+        })?;
+        let mut cur = ROOT;
+        for comp in comps {
+            let Some(id) = self.plan.tree.child(cur, comp).ok().flatten() else {
+                return Ok(());
+            };
+            if let Some(Some(Node::Symlink { .. })) = self.nodes.get(id as usize) {
+                return Err(refuse(
+                    Reason::ThroughSymlink,
+                    raw,
+                    format!(
+                        "the name `GNU.sparse.name` replaces (`{}`, which readers without \
+                         PAX sparse support restore) goes through the symlink member `{}`",
+                        String::from_utf8_lossy(alias),
+                        String::from_utf8_lossy(&self.plan.tree.path(id))
+                    ),
+                ));
+            }
+            cur = id;
+        }
+        Ok(())
     }
 
     /// The node of an earlier member named by `comps`, without creating anything.
@@ -440,6 +484,7 @@ impl<S: Sink> Validator<'_, '_, S> {
 
     fn file(&mut self, node: NodeId, m: &RawMember) -> Result<(), HydrateError> {
         self.add_bytes(m.size, &m.name)?;
+        self.add_holes(m.sparse.as_deref(), &m.name)?;
         self.replace(node, &m.name, false)?;
         let mode = filter_mode(m.mode, self.policy.modes);
         let data = Data {
@@ -461,6 +506,36 @@ impl<S: Sink> Validator<'_, '_, S> {
             mtime: m.mtime,
             sparse: m.sparse.clone(),
         });
+        Ok(())
+    }
+
+    /// Counts the holes of a sparse file (its size less its data) toward
+    /// [`crate::Limits::sparse_size`] for the whole archive: the limit bounds one file, and
+    /// without a total a small archive of many sparse members would restore any number of
+    /// files of that size (terabytes of apparent size from a few kilobytes, all written as
+    /// zeros on a filesystem without holes; a hostile review).
+    pub(super) fn add_holes(
+        &mut self,
+        sparse: Option<&SparseMap>,
+        raw: &[u8],
+    ) -> Result<(), HydrateError> {
+        let Some(map) = sparse else {
+            return Ok(());
+        };
+        let data: u64 = map.regions.iter().map(|r| r.len).sum();
+        self.hole_bytes = self
+            .hole_bytes
+            .saturating_add(map.real_size.saturating_sub(data));
+        if self.hole_bytes > self.policy.limits.sparse_size {
+            return Err(refuse(
+                Reason::LimitExceeded,
+                raw,
+                format!(
+                    "more than {} bytes of holes in the archive's sparse files",
+                    self.policy.limits.sparse_size
+                ),
+            ));
+        }
         Ok(())
     }
 

@@ -21,4 +21,5 @@ mod recover;
 mod roundtrip;
 mod single_pass;
 mod sparse;
+mod sparse_holes;
 mod streams;

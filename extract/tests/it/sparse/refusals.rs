@@ -81,7 +81,9 @@ fn realsize_over_the_limit_is_refused() {
     // The default limit (64 GiB) refuses 2^40 bytes of holes.
     let s = Sparse::new(1 << 40, &[(0, 512), (1 << 40, 0)]);
     each_format(&s, &Policy::default(), "limit-exceeded", "realsize 2^40");
-    each_accepts(&Sparse::new(1 << 20, &[(0, 512), (1 << 20, 0)]), &policy);
+    // `each_accepts` adds a hardlink copy, whose holes count again toward the same limit
+    // for the whole archive (`sparse_holes.rs`): a file and its copy of half the limit fit.
+    each_accepts(&Sparse::new(1 << 19, &[(0, 512), (1 << 19, 0)]), &policy);
 }
 
 /// A map whose regions do not add up to the data the member stores (the header's `size`,

@@ -28,54 +28,17 @@ Usage: make.py [DIR] (default: the script's directory).
 import os
 import sys
 
-MTIME = 1700000000
-POSIX = b"ustar\x0000"
-OLD_GNU = b"ustar  \x00"
-
-
-def octal(value, width):
-    return ("%0*o" % (width - 1, value)).encode() + b"\0"
-
-
-def header(name, flag, size, magic=POSIX, fields=None):
-    """A header; `fields` maps an offset to raw bytes written over the defaults."""
-    h = bytearray(512)
-    h[0:len(name)] = name
-    h[100:108] = octal(0o644, 8)
-    h[108:116] = octal(0, 8)
-    h[116:124] = octal(0, 8)
-    h[124:136] = octal(size, 12)
-    h[136:148] = octal(MTIME, 12)
-    h[156:157] = flag
-    h[257:265] = magic
-    for at, data in (fields or {}).items():
-        h[at:at + len(data)] = data
-    h[148:156] = b" " * 8
-    h[148:156] = ("%06o\0 " % sum(h)).encode()
-    return bytes(h)
-
-
-def pad(data):
-    return data + b"\0" * (-len(data) % 512)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tarhead import OLD_GNU, header, octal, pad, pax_body  # noqa: E402
+from tarhead import pax as pax_named  # noqa: E402
 
 
 def file(name, data, **kw):
     return header(name, b"0", len(data), **kw) + pad(data)
 
 
-def pax_body(records):
-    body = b""
-    for key, value in records:
-        rest = b" " + key + b"=" + value + b"\n"
-        n = len(rest) + 1
-        while len(str(n)) + len(rest) != n:
-            n = len(str(n)) + len(rest)
-        body += str(n).encode() + rest
-    return body
-
-
 def pax(body):
-    return header(b"PaxHeaders/a.txt", b"x", len(body)) + pad(body)
+    return pax_named(b"PaxHeaders/a.txt", body)
 
 
 END = b"\0" * 1024

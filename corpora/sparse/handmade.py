@@ -21,43 +21,13 @@ Usage: handmade.py DIR (make.sh passes its own directory).
 import os
 import sys
 
-MTIME = 1700000000
-
-
-def octal(value, width):
-    return ("%0*o" % (width - 1, value)).encode() + b"\0"
-
-
-def header(name, flag, size, magic=b"ustar\x0000", extra=None):
-    h = bytearray(512)
-    h[0:len(name)] = name
-    h[100:108] = octal(0o644, 8)
-    h[108:116] = octal(0, 8)
-    h[116:124] = octal(0, 8)
-    h[124:136] = octal(size, 12)
-    h[136:148] = octal(MTIME, 12)
-    h[156:157] = flag
-    h[257:265] = magic
-    for at, data in (extra or {}).items():
-        h[at:at + len(data)] = data
-    h[148:156] = b" " * 8
-    h[148:156] = ("%06o\0 " % sum(h)).encode()
-    return bytes(h)
-
-
-def pad(data):
-    return data + b"\0" * (-len(data) % 512)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tarhead import OLD_GNU, header, octal, pad, pax_body  # noqa: E402
+from tarhead import pax as pax_named  # noqa: E402
 
 
 def pax(records):
-    body = b""
-    for key, value in records:
-        rest = b" " + key + b"=" + value + b"\n"
-        n = len(rest) + 1
-        while len(str(n)) + len(rest) != n:
-            n = len(str(n)) + len(rest)
-        body += str(n).encode() + rest
-    return header(b"PaxHeaders/x", b"x", len(body)) + pad(body)
+    return pax_named(b"PaxHeaders/x", pax_body(records))
 
 
 def regions_data(regions):
@@ -83,7 +53,7 @@ def old_gnu():
         # realsize, base-256: 0x80 then the value big-endian in 11 bytes.
         483: b"\x80" + real.to_bytes(11, "big"),
     }
-    out = header(b"handmade/odd.bin", b"S", len(data), b"ustar  \0", extra)
+    out = header(b"handmade/odd.bin", b"S", len(data), OLD_GNU, extra)
     ext = bytearray(512)
     ext[0:48] = b"".join(entry(o, n) for o, n in regions[4:])
     out += bytes(ext) + pad(data)

@@ -16,13 +16,28 @@ pub const FINDINGS: i32 = 1;
 /// end in a plain name (`/`, `.`, `..`), exists and is not a directory (a file, a symlink),
 /// or whose parent is missing or not a directory; given before anything runs.
 pub const USAGE: i32 = 2;
-/// Nothing ran (no producer or extractor available, or every capture of every pair was
-/// refused, so no case had an archive to judge) or an internal error of snapconf; for
-/// `hydrate`, `recover` and `check-archive`: [`IO_FAILURE`].
+/// Nothing ran, or less than was asked (`run`, `audit`, `lifecycle`, `fuzz`, `report
+/// merge`): no producer or extractor available; the temp directory (`TMPDIR`) unusable,
+/// said before any tool is probed; `--cases 0`, `--sequences 0`; a fuzz session of 0
+/// executions (`--time 0`); every capture of every pair refused, so no case had an archive
+/// to judge; the jail filesystem full (`ENOSPC`: the machine failed, not snapconf; said
+/// naming it); a tool asked for by name, by `all` or by a `--backend` file that is not
+/// available here (the others run and are reported; stderr and the report's notes name the
+/// missing ones and why); `report merge` of shards with one missing (without
+/// `--allow-partial`). It wins over [`FINDINGS`]: an incomplete run is said even when what
+/// did run found something. `replay`: the tool is missing. For `hydrate`, `recover` and
+/// `check-archive`: [`IO_FAILURE`].
 pub const NOTHING_RAN: i32 = 3;
+/// Less than was asked ran: the same code as [`NOTHING_RAN`], named for where a part ran.
+pub const INCOMPLETE: i32 = NOTHING_RAN;
 /// `hydrate`, `recover` and `check-archive`: an I/O failure of ours or of the target
 /// filesystem, not a property of the archive (reading the archive fails, `ENOSPC`,
 /// `EFBIG`, `EACCES` on an unwritable parent, a leftover that cannot be removed), or a
-/// listing tool that cannot be run (`check-archive --all-parsers`); the root is
-/// unchanged. The same code as [`NOTHING_RAN`]: the environment failed, not the archive.
+/// listing tool that cannot be run (`check-archive --all-parsers`), or any other error;
+/// the root is unchanged. The same code as [`NOTHING_RAN`]: the environment failed, not
+/// the archive.
 pub const IO_FAILURE: i32 = NOTHING_RAN;
+/// Every other command: snapconf failed while it ran, after its arguments were accepted:
+/// an internal error (a bug of snapconf), or an error it names on stderr that is not one
+/// of the above (say a report it cannot write). What was found may not be reported.
+pub const INTERNAL_ERROR: i32 = 4;

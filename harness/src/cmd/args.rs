@@ -116,7 +116,9 @@ pub struct LifecycleArgs {
 
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
-    /// The extractor under test (a built-in name, see `snapconf list`)
+    /// The extractor under test (a built-in name, see `snapconf list`); a comma-separated
+    /// list or `all` fuzzes each available one in turn, each for `--time` seconds, into one
+    /// report (one not available here: exit 3, after the others ran)
     #[arg(long, env = "SNAPCONF_FUZZ_EXTRACTOR")]
     pub extractor: Option<String>,
     /// Hunt for archives that the available parsers list differently instead
@@ -223,6 +225,10 @@ pub struct ReportMergeArgs {
     /// Baseline of known causes to check the merged report against
     #[arg(long, env = "SNAPCONF_BASELINE")]
     pub baseline: Option<PathBuf>,
+    /// Merge even when shards of the run are missing: the report says it is partial and
+    /// names them, and the exit code is the findings' (without it: exit 3)
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// Which pairs and which profile.

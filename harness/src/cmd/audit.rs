@@ -71,6 +71,7 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     progress.finish();
     report.audited = Some(a.dir.display().to_string());
     report.mode = snapconf_harness::report::Mode::Audit;
+    report.incomplete = s.incomplete;
     let code = finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
     if snapconf_harness::jail::cleanup::stop_requested() {
         eprintln!("snapconf: interrupted; partial report written");

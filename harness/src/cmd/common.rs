@@ -22,6 +22,57 @@ pub struct Setup {
     pub opts: RunOptions,
     /// The `--backend`s (also in `opts`), for their validator verdicts after the run.
     pub backends: Vec<snapconf_producers::Backend>,
+    /// The adapters asked for that are not available here ([`unavailable_asked`]), for the
+    /// report's `incomplete`.
+    pub incomplete: Vec<String>,
+}
+
+/// A [`NothingRan`](super::NothingRan) error unless a directory can be made (and removed)
+/// in the temp directory ([`std::env::temp_dir`], from `TMPDIR`): every external tool is
+/// probed and run there, and without it each would only look "unavailable". Call before
+/// probing any tool.
+///
+/// # Errors
+/// The message names the directory, `TMPDIR`, and the error.
+pub fn temp_dir_usable() -> Result<(), super::NothingRan> {
+    let dir = std::env::temp_dir();
+    let made = tempfile::Builder::new()
+        .prefix(".snapconf-probe")
+        .tempdir_in(&dir)
+        .and_then(tempfile::TempDir::close);
+    made.map_err(|e| {
+        let from = match std::env::var_os("TMPDIR") {
+            Some(v) if !v.is_empty() => "TMPDIR",
+            _ => "the default; TMPDIR is not set",
+        };
+        super::NothingRan(format!(
+            "nothing can run: the temp directory `{}` ({from}) is not usable: cannot make a \
+             directory in it: {e}; every external tool is probed and run there. Point TMPDIR \
+             at a writable directory",
+            dir.display()
+        ))
+    })
+}
+
+/// The adapters of one `kind` (`producer`, `extractor`) that were asked for and are not
+/// available here, each as a sentence with why: every skipped one when `wanted` names
+/// any (a name, `all`, `none`), else (the default set) only those of a `--backend` file.
+pub fn unavailable_asked(
+    kind: &str,
+    wanted: &[String],
+    skipped: &[snapconf_harness::report::SkippedAdapter],
+    backends: &[snapconf_producers::Backend],
+) -> Vec<String> {
+    skipped
+        .iter()
+        .filter(|s| !wanted.is_empty() || backends.iter().any(|b| b.name() == s.name))
+        .map(|s| {
+            format!(
+                "{kind} `{}` was asked for and is not available here: {} (install: {})",
+                s.name, s.reason, s.install_hint
+            )
+        })
+        .collect()
 }
 
 /// How long shrinking may take: steps and seconds per finding, seconds per run.
@@ -54,6 +105,8 @@ pub fn setup(
     super::stop_on_signals()?;
     // What killed snapconf processes left in the jail base goes first.
     snapconf_harness::jail::leftovers::sweep_at_start(pairs.jail_dir.as_deref());
+    // Before any tool is probed: in an unusable temp dir every one would look missing.
+    temp_dir_usable()?;
     let backends = backends::load(&pairs.backends)?;
     let profile = backends::profile(pairs.profile.as_deref(), &backends)?;
     if let Some(b) = &pairs.baseline {
@@ -65,6 +118,14 @@ pub fn setup(
         reference_policy(&profile, None),
         &backends,
     )?;
+    let mut incomplete =
+        unavailable_asked("producer", &pairs.producers, &producers.skipped, &backends);
+    incomplete.extend(unavailable_asked(
+        "extractor",
+        &pairs.extractors,
+        &extractors.skipped,
+        &backends,
+    ));
     let mut skipped = producers.skipped;
     skipped.extend(extractors.skipped);
     let mut tool_versions: std::collections::BTreeMap<String, String> =
@@ -115,12 +176,15 @@ pub fn setup(
                 .map_or_else(snapconf_harness::engine::pool::default_jobs, |j| j as usize),
         },
         backends,
+        incomplete,
     })
 }
 
 /// Apply the baseline (if any); write `report.json` (with the causes), `summary.md`,
 /// `junit.xml` and `index.html`; print the causes and the report path; return the exit
-/// code (1 only for new findings).
+/// code ([`ReportFile::exit_code`](snapconf_harness::report::ReportFile::exit_code): 3
+/// when something asked did not run or nothing ran, else 1 only for new findings). What
+/// did not run is said again last on stderr.
 /// Every mode ends here (`run`, `audit`, `fuzz`, `lifecycle`, `report merge`).
 pub fn finish(report: RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow::Result<i32> {
     let baseline = baseline
@@ -128,6 +192,9 @@ pub fn finish(report: RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow:
         .transpose()?;
     let file = write_report(report, dir, baseline.as_ref())?;
     outln!("{}", summary_text(&file, dir).trim_end());
+    for s in &file.run.incomplete {
+        eprintln!("snapconf: incomplete: {s}");
+    }
     Ok(file.exit_code())
 }
 
@@ -139,17 +206,25 @@ pub fn name_a_full_jail(e: anyhow::Error, jail_base: Option<&Path>) -> anyhow::E
     let said = e
         .chain()
         .any(|c| c.to_string().contains("is full (ENOSPC)"));
-    let full = e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(snapconf_producers::process::is_no_space)
-            || c.to_string().contains("(os error 28)")
-    });
-    if !full || said {
+    if !is_no_space(&e) || said {
         return e;
     }
     let base = jail_base.map_or_else(std::env::temp_dir, Path::to_path_buf);
     let message = snapconf_producers::process::full_filesystem(&base);
     e.context(message)
+}
+
+/// Whether one of `e`'s causes is `ENOSPC` (an [`std::io::Error`], or a tool's or
+/// reaper's stderr that prints `os error 28`, or a message that already names a full
+/// filesystem): the machine failed, not snapconf.
+pub fn is_no_space(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let text = c.to_string();
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(snapconf_producers::process::is_no_space)
+            || text.contains("(os error 28)")
+            || text.contains("is full (ENOSPC)")
+    })
 }
 
 /// Run external tools in a private mount namespace when the machine allows it; otherwise

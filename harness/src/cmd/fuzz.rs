@@ -123,20 +123,43 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         }
         Some(dir) => Some(read_replay(dir).map_err(|e| Usage(format!("--replay: {e}")))?),
     };
-    let Some(name) = a.extractor.clone() else {
+    let Some(asked) = a.extractor.clone() else {
         return Err(Usage("pass --extractor NAME or --parsers".into()).into());
     };
+    let names: Vec<String> = asked
+        .split(',')
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    // Before any tool is probed: in an unusable temp dir every one would look missing.
+    super::common::temp_dir_usable()?;
     let backends = super::backends::load(&a.backends)?;
     let profile = super::backends::profile(a.profile.as_deref(), &backends)?;
-    let chosen = adapters::extractors(
-        std::slice::from_ref(&name),
-        reference_policy(&profile, None),
-        &backends,
-    )?;
-    let Some(ex) = chosen.run.into_iter().next() else {
-        eprintln!("snapconf: extractor `{name}` is not available here; nothing ran");
+    let chosen = adapters::extractors(&names, reference_policy(&profile, None), &backends)?;
+    // Only what was asked: a `--backend`'s extractor is fuzzed when named (or with `all`).
+    let every = names.iter().any(|n| n == "all");
+    let exs: Vec<Box<dyn snapconf_producers::Extractor>> = chosen
+        .run
+        .into_iter()
+        .filter(|e| every || names.iter().any(|n| n == e.name()))
+        .collect();
+    let skipped: Vec<_> = chosen
+        .skipped
+        .into_iter()
+        .filter(|s| every || names.contains(&s.name))
+        .collect();
+    let incomplete = super::common::unavailable_asked("extractor", &names, &skipped, &backends);
+    if exs.is_empty() {
+        eprintln!("snapconf: extractor `{asked}` is not available here; nothing ran");
         return Ok(exit::NOTHING_RAN);
-    };
+    }
+    if a.replay.is_some() && (exs.len() > 1 || every) {
+        return Err(Usage(format!(
+            "--replay takes one --extractor, not `{asked}`: the one the finding names"
+        ))
+        .into());
+    }
+    let name = asked.clone();
     let bin = super::self_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
     let view = !a.no_view
         && match snapconf_harness::jail::view::probe(
@@ -152,14 +175,19 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             }
         };
     // In a view, the in-process reference runs as a child (`snapconf hydrate`) inside it.
-    let ex: Box<dyn snapconf_producers::Extractor> = if view && name == "reference" {
-        Box::new(snapconf_harness::engine::faults::ChildReference::new(
-            bin.clone(),
-            &reference_policy(&profile, None),
-        ))
-    } else {
-        ex
-    };
+    let exs: Vec<Box<dyn snapconf_producers::Extractor>> = exs
+        .into_iter()
+        .map(|ex| -> Box<dyn snapconf_producers::Extractor> {
+            if view && ex.name() == "reference" {
+                Box::new(snapconf_harness::engine::faults::ChildReference::new(
+                    bin.clone(),
+                    &reference_policy(&profile, None),
+                ))
+            } else {
+                ex
+            }
+        })
+        .collect();
     // A default directory is unique to this process (two sessions of one seed never share
     // one), as `run`'s is.
     let report_dir = a.report_dir.clone().unwrap_or_else(|| {
@@ -189,7 +217,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         known: baseline.clone().unwrap_or_default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
     };
-    if let (Some(dir), Some((file, bytes))) = (&a.replay, &replay) {
+    if let (Some(dir), Some((file, bytes)), [ex]) = (&a.replay, &replay, exs.as_slice()) {
         let canary = HostCanary::take();
         let hits = replay_archive(file, bytes, ex.as_ref(), &opts)?;
         canary.check().map_err(anyhow::Error::msg)?;
@@ -209,8 +237,81 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     super::not_interrupted()?;
     snapconf_harness::engine::report_dir::prepare_report_dir(&report_dir, a.report_dir.is_some())
         .map_err(Usage::from)?;
+    let mut summaries = Vec::with_capacity(exs.len());
+    for ex in &exs {
+        if snapconf_harness::jail::cleanup::stop_requested() {
+            break;
+        }
+        summaries.push((ex.name().to_owned(), session(ex.as_ref(), &opts, &a)?));
+    }
+    std::fs::create_dir_all(&report_dir)
+        .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
+    // One extractor: its summary, as it always was; several: one object, by name.
+    let json = match summaries.as_slice() {
+        [(_, one)] => serde_json::to_string_pretty(one)?,
+        many => serde_json::to_string_pretty(
+            &many
+                .iter()
+                .map(|(n, s)| (n.as_str(), s))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )?,
+    };
+    std::fs::write(report_dir.join("fuzz.json"), json)?;
+    let mut report: Option<snapconf_harness::report::RunReport> = None;
+    for (ex_name, summary) in &summaries {
+        let r = snapconf_harness::fuzz::fuzz_report(summary, ex_name, &opts.profile.name, seed);
+        match &mut report {
+            None => report = Some(r),
+            Some(all) => {
+                all.cases += r.cases;
+                all.pairs.extend(r.pairs);
+                all.findings.extend(r.findings);
+                for n in r.notes {
+                    if !all.notes.contains(&n) {
+                        all.notes.push(n);
+                    }
+                }
+            }
+        }
+    }
+    let Some(mut report) = report else {
+        // Stopped before the first session began.
+        return Err(super::Interrupted.into());
+    };
+    report.incomplete = incomplete;
+    let total: u64 = summaries.iter().map(|(_, s)| s.executions).sum();
+    for (ex_name, s) in &summaries {
+        if s.executions == 0 && total > 0 {
+            report
+                .incomplete
+                .push(format!("extractor `{ex_name}` ran 0 executions"));
+        }
+    }
+    // The same report as `run`'s; exit 1 only for a cause the baseline does not list, 3
+    // when nothing ran (0 executions) or an extractor asked for is not available.
+    let code = super::common::finish(report, &report_dir, a.baseline.as_deref())?;
+    if snapconf_harness::jail::cleanup::stop_requested() {
+        eprintln!("snapconf fuzz: interrupted; the findings so far are written");
+        return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
+    }
+    Ok(code)
+}
+
+/// One session of `ex` (see [`fuzz_session`]), its findings said as they come and its
+/// figures after, on stdout and stderr.
+///
+/// # Errors
+/// The session's error (a full jail filesystem named), or the host canary's: a session
+/// that reached the host is not a result.
+fn session(
+    ex: &dyn snapconf_producers::Extractor,
+    opts: &FuzzOptions,
+    a: &FuzzArgs,
+) -> anyhow::Result<snapconf_harness::fuzz::FuzzSummary> {
+    let name = ex.name();
     eprintln!(
-        "snapconf fuzz: extractor `{name}`, seed {seed}, {} s, {} base archives, {} worker(s)",
+        "snapconf fuzz: extractor `{name}`, seed {}, {} s, {} base archives, {} worker(s)",
+        opts.seed,
         a.time,
         opts.bases.len(),
         opts.jobs
@@ -218,7 +319,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     // A signal ends the session at the next execution, so no jail is left behind.
     let began = std::time::Instant::now();
     let canary = HostCanary::take();
-    let summary = fuzz_session(ex.as_ref(), &opts, &mut |e| match e {
+    let summary = fuzz_session(ex, opts, &mut |e| match e {
         FuzzEvent::Found(f) => eprintln!(
             "found {}{}: {} ({})",
             f.check,
@@ -234,22 +335,15 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(anyhow::Error::msg)?;
-    std::fs::create_dir_all(&report_dir)
-        .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
-    std::fs::write(
-        report_dir.join("fuzz.json"),
-        serde_json::to_string_pretty(&summary)?,
-    )?;
     let secs = began.elapsed().as_secs_f64().max(1e-3);
     outln!(
-        "{} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
+        "{name}: {} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s)",
         summary.executions,
         summary.executions as f64 / secs,
         summary.accepted,
         summary.refused,
         summary.skipped_unsafe_for_host,
         summary.findings.len(),
-        report_dir.display()
     );
     if summary.hangs_cut_short > 0 {
         eprintln!(
@@ -270,12 +364,5 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             p.lay_out, p.start, p.before, p.hydrate, p.judge, p.reset
         );
     }
-    // The same report as `run`'s; exit 1 only for a cause the baseline does not list.
-    let report = snapconf_harness::fuzz::fuzz_report(&summary, &name, &opts.profile.name, seed);
-    let code = super::common::finish(report, &report_dir, a.baseline.as_deref())?;
-    if snapconf_harness::jail::cleanup::stop_requested() {
-        eprintln!("snapconf fuzz: interrupted; the findings so far are written");
-        return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
-    }
-    Ok(code)
+    Ok(summary)
 }

@@ -43,6 +43,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
         total: Duration::from_secs(a.shrink.shrink_total),
     };
     let s = setup(&a.pairs, a.sequences, seed, limits, "lifecycle")?;
+    let incomplete = s.incomplete;
     let mut env = s.opts.env;
     env.faults = FaultOptions {
         kinds: faults,
@@ -94,6 +95,8 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     // 1 only for a cause the baseline does not list.
     let mut run = report.run_report();
     run.notes.extend(notes);
+    run.incomplete = incomplete;
+    run.shard = report.shard.clone();
     let code = finish(run, dir, a.pairs.baseline.as_deref())?;
     if stop_requested() {
         eprintln!("snapconf: interrupted; partial report written");

@@ -52,6 +52,12 @@ use snapconf_harness::exit;
 
 /// Run one subcommand and return its exit code; errors are printed here.
 pub fn dispatch(cli: Cli) -> i32 {
+    // `hydrate`, `recover` and `check-archive` keep their documented code for any failure
+    // that is not bad usage: an I/O failure, the archive's root untouched.
+    let archive_tool = matches!(
+        cli.command,
+        Command::Hydrate(_) | Command::Recover(_) | Command::CheckArchive(_)
+    );
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Audit(a) => audit::audit(a),
@@ -68,18 +74,34 @@ pub fn dispatch(cli: Cli) -> i32 {
     };
     match result {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
-            eprintln!("snapconf: {e}");
-            snapconf_harness::jail::cleanup::INTERRUPTED
-        }
         Err(e) => {
-            let code = match e.downcast_ref::<Usage>() {
-                Some(_) => exit::USAGE,
-                None => exit::NOTHING_RAN,
-            };
-            eprintln!("snapconf: error: {}", chain(&e));
+            let code = error_code(&e, archive_tool);
+            if code == snapconf_harness::jail::cleanup::INTERRUPTED {
+                eprintln!("snapconf: {e}");
+            } else {
+                eprintln!("snapconf: error: {}", chain(&e));
+            }
             code
         }
+    }
+}
+
+/// The exit code of a command that ended with `e`: 130 for [`Interrupted`],
+/// [`exit::USAGE`] for [`Usage`], [`exit::NOTHING_RAN`] for [`NothingRan`] and for a full
+/// filesystem (`ENOSPC`: the machine failed, not snapconf); any other
+/// error is [`exit::IO_FAILURE`] for the archive tools (`hydrate`, `recover`,
+/// `check-archive`: `archive_tool`) and [`exit::INTERNAL_ERROR`] for every other command.
+fn error_code(e: &anyhow::Error, archive_tool: bool) -> i32 {
+    if e.downcast_ref::<Interrupted>().is_some() {
+        snapconf_harness::jail::cleanup::INTERRUPTED
+    } else if e.downcast_ref::<Usage>().is_some() {
+        exit::USAGE
+    } else if e.downcast_ref::<NothingRan>().is_some() || common::is_no_space(e) {
+        exit::NOTHING_RAN
+    } else if archive_tool {
+        exit::IO_FAILURE
+    } else {
+        exit::INTERNAL_ERROR
     }
 }
 
@@ -129,6 +151,12 @@ pub fn not_interrupted() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The machine cannot run anything asked (exit 3), found before any work: e.g. an
+/// unusable temp directory, in which no tool can be probed or run.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NothingRan(pub String);
+
 /// A usage or configuration error (exit 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -142,6 +170,38 @@ impl From<snapconf_harness::engine::report_dir::ReportDirError> for Usage {
 
 #[cfg(test)]
 mod tests {
+    use snapconf_harness::exit;
+
+    /// Each kind of error has its documented code; an error of no known kind is an
+    /// internal error, except for the archive tools, whose failures are I/O failures.
+    #[test]
+    fn errors_map_to_their_documented_codes() {
+        let code = |e: anyhow::Error, archive_tool| super::error_code(&e, archive_tool);
+        assert_eq!(code(super::Usage("bad".into()).into(), false), exit::USAGE);
+        assert_eq!(code(super::Usage("bad".into()).into(), true), exit::USAGE);
+        assert_eq!(
+            code(super::NothingRan("TMPDIR".into()).into(), false),
+            exit::NOTHING_RAN
+        );
+        assert_eq!(
+            code(super::Interrupted.into(), false),
+            snapconf_harness::jail::cleanup::INTERRUPTED
+        );
+        let full = std::io::Error::from_raw_os_error(28);
+        assert_eq!(
+            code(anyhow::Error::new(full).context("jail"), false),
+            exit::NOTHING_RAN,
+            "ENOSPC: the machine failed"
+        );
+        let other = || anyhow::anyhow!("cannot write `report.json`");
+        assert_eq!(code(other(), false), exit::INTERNAL_ERROR);
+        assert_eq!(code(other(), true), exit::IO_FAILURE);
+        // A typed error keeps its code under added context.
+        let wrapped = anyhow::Error::from(super::Usage("bad".into())).context("while setting up");
+        assert_eq!(code(wrapped, false), exit::USAGE);
+        assert_ne!(exit::INTERNAL_ERROR, exit::NOTHING_RAN);
+    }
+
     /// A cause already printed by the error above it is not printed again; one that is not
     /// is.
     #[test]

@@ -15,6 +15,8 @@ use std::path::Path;
 
 /// Read every shard report, merge them (see [`snapconf_harness::report::merge`]), copy each
 /// kept finding's reproducer into `--out`, and write the merged report there as `run` does.
+/// Two reports of one shard: exit 2 naming both. Shards missing: the report is written
+/// marked partial, and the exit is 3 unless `--allow-partial`.
 pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
     if let Some(b) = &a.baseline {
         snapconf_harness::report::Baseline::load(b).map_err(Usage)?;
@@ -66,11 +68,25 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
             });
         }
         inputs.push(MergeInput {
+            dir: dir.display().to_string(),
             run: file.run,
             case_index,
         });
     }
-    let merged = merge_reports(&inputs).map_err(Usage)?;
+    let mut merged = merge_reports(&inputs).map_err(Usage)?;
+    if let Some(p) = &merged.run.partial {
+        if a.allow_partial {
+            eprintln!(
+                "snapconf: partial merge (--allow-partial): {}",
+                p.describe()
+            );
+        } else {
+            // Written all the same, marked partial; the exit code says it is incomplete.
+            let said = format!("{}; pass --allow-partial to accept", p.describe());
+            eprintln!("snapconf: incomplete: {said}");
+            merged.run.incomplete.push(said);
+        }
+    }
     prepare_report_dir(&a.out, true).map_err(Usage::from)?;
     let mut copied: Vec<&str> = Vec::new();
     for (f, &src) in merged.run.findings.iter().zip(&merged.source) {

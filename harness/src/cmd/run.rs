@@ -7,6 +7,7 @@ use anyhow::Context;
 use snapconf_harness::engine::faults::FaultOptions;
 use snapconf_harness::engine::progress::Progress;
 use snapconf_harness::engine::report_dir::clock_seed;
+use snapconf_harness::engine::shard::Shard;
 use snapconf_harness::exit;
 use snapconf_harness::jail::cleanup::{stop_requested, INTERRUPTED};
 use snapconf_harness::model::fault::FaultKind;
@@ -58,6 +59,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     progress.finish();
     backends::print_notes(&s.backends);
     report.notes.extend(notes);
+    report.incomplete = s.incomplete;
+    report.shard = (s.opts.shard != Shard::ALL).then(|| s.opts.shard.to_string());
     let code = finish(report, &s.opts.report_dir, a.pairs.baseline.as_deref())?;
     if stop_requested() {
         eprintln!("snapconf: interrupted; partial report written");

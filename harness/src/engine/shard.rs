@@ -32,6 +32,16 @@ impl Shard {
         Ok(Shard { k, n })
     }
 
+    /// `K`, this shard's number (1-based).
+    pub fn k(self) -> u64 {
+        self.k
+    }
+
+    /// `N`, the shard count of the run.
+    pub fn n(self) -> u64 {
+        self.n
+    }
+
     /// True if case `index` (0-based) belongs to this shard.
     pub fn contains(self, index: u64) -> bool {
         index % self.n == self.k - 1

@@ -11,9 +11,22 @@ use std::path::Path;
 /// the baseline`, or `every pair conforms`; pairs that ran no case (every capture
 /// refused) are named instead of counted as conforming.
 pub fn verdict(file: &ReportFile) -> String {
+    let shortfall = file.run.shortfall();
+    let v = findings_verdict(file);
+    if shortfall.is_empty() {
+        return v;
+    }
+    format!("INCOMPLETE ({}); {v}", shortfall.join("; "))
+}
+
+/// [`verdict`] without what the report lacks.
+fn findings_verdict(file: &ReportFile) -> String {
     let report = &file.run;
     if !report.has_findings() {
         let idle = report.idle_pairs();
+        if report.nothing_ran() && report.pairs.iter().all(|p| p.cases == 0) {
+            return format!("nothing ran: 0 {}", report.mode.unit());
+        }
         if report.nothing_ran() {
             return "no pair ran a case: every capture was refused (see the capture refusals)"
                 .to_string();

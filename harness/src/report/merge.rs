@@ -6,18 +6,45 @@
 //! finding is the one with the lowest case index over the shards (the one the unsharded run
 //! would have found first; on a tie, or when an index is unknown, the earlier input). The
 //! causes, the JUnit report and the baseline check follow from the merged findings.
+//!
+//! Each report says which shard it is ([`RunReport::shard`], `K/N`; a report without it is
+//! the whole run, `1/1`; one written before the field existed is read from its
+//! `shard K/N: ...` note). Two reports of one shard are refused (they would count its
+//! cases twice); shards of another `N` are not of the same run; missing shards are
+//! recorded in the merged report's [`RunReport::partial`].
 
-use super::{FaultRow, FindingRecord, PairReport, RefusalCount, RunReport, SkippedAdapter};
+use super::{
+    FaultRow, FindingRecord, MissingShards, PairReport, RefusalCount, RunReport, SkippedAdapter,
+};
 use crate::checks::Check;
+use crate::engine::shard::Shard;
 use std::collections::BTreeMap;
 
 /// One report to merge: the run, and for each of its findings (same order) the index of
 /// the generated case it was found in (`None` when unknown, e.g. an audit).
 pub struct MergeInput {
+    /// Where the report was read from (its directory), as messages name it.
+    pub dir: String,
     /// A shard's report.
     pub run: RunReport,
     /// The case index of each of its findings, in order.
     pub case_index: Vec<Option<u64>>,
+}
+
+/// The shard `run` covers: [`RunReport::shard`]; else, for a report written before that
+/// field, its `shard K/N: ...` note; else the whole run ([`Shard::ALL`]).
+///
+/// # Errors
+/// The text of a `shard` field that is not `K/N`.
+pub fn shard_of(run: &RunReport) -> Result<Shard, String> {
+    if let Some(s) = &run.shard {
+        return s.parse().map_err(|e| format!("shard field: {e}"));
+    }
+    let from_note = run.notes.iter().find_map(|n| {
+        let (k_n, _) = n.strip_prefix("shard ")?.split_once(':')?;
+        k_n.parse::<Shard>().ok()
+    });
+    Ok(from_note.unwrap_or(Shard::ALL))
 }
 
 /// The merged run, and for each of its findings the input (position in the slice) whose
@@ -30,8 +57,10 @@ pub struct Merged {
 }
 
 /// Merge `inputs` (at least one). `Err` says which input does not belong to the first's run:
-/// a different mode (`run` and `lifecycle` shards do not mix), seed, profile or audited
-/// directory.
+/// a different mode (`run` and `lifecycle` shards do not mix), seed, profile, audited
+/// directory or shard count; or names the two directories of one shard given twice.
+/// Shards missing are in the merged report's `partial`; each input's `incomplete`
+/// sentences carry over.
 pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
     let Some(first) = inputs.first() else {
         return Err("no report to merge".into());
@@ -71,12 +100,14 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
             ));
         }
     }
+    let partial = missing_shards(inputs)?;
     let mut pairs: BTreeMap<(String, String), PairReport> = BTreeMap::new();
     let mut cells: BTreeMap<(String, String, Check), (u64, usize, FindingRecord)> = BTreeMap::new();
     let mut refusals: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut skipped: Vec<SkippedAdapter> = Vec::new();
     let mut faults: Vec<FaultRow> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    let mut incomplete: Vec<String> = Vec::new();
     let (mut cases, mut skipped_entries) = (0, 0);
     for (i, m) in inputs.iter().enumerate() {
         let r = &m.run;
@@ -137,6 +168,11 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
                 None => faults.push(row.clone()),
             }
         }
+        for n in &r.incomplete {
+            if !incomplete.contains(n) {
+                incomplete.push(n.clone());
+            }
+        }
         for n in &r.notes {
             // A shard's own note ("shard 1/2: 10 of 20 cases") does not describe the whole.
             if !n.starts_with("shard ") && !notes.contains(n) {
@@ -169,9 +205,46 @@ pub fn merge(inputs: &[MergeInput]) -> Result<Merged, String> {
             faults,
             notes,
             audited: base.audited.clone(),
+            shard: None,
+            incomplete,
+            partial,
         },
         source,
     })
+}
+
+/// The shards of the run that no input covers (`None` when every one is there).
+///
+/// # Errors
+/// Two inputs of one shard (naming both directories), or inputs of different shard counts.
+fn missing_shards(inputs: &[MergeInput]) -> Result<Option<MissingShards>, String> {
+    let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
+    let mut of = None;
+    for m in inputs {
+        let shard = shard_of(&m.run).map_err(|e| format!("`{}`: {e}", m.dir))?;
+        match of {
+            None => of = Some((shard.n(), m.dir.as_str())),
+            Some((n, first)) if n != shard.n() => {
+                return Err(format!(
+                    "`{}` is shard {shard}, `{first}` one of {n}: not shards of one run",
+                    m.dir
+                ));
+            }
+            Some(_) => {}
+        }
+        if let Some(other) = seen.insert(shard.k(), &m.dir) {
+            return Err(format!(
+                "`{other}` and `{}` are both shard {shard} of one run (seed {}): each shard \
+                 counts once; pass one of them",
+                m.dir, m.run.seed
+            ));
+        }
+    }
+    let Some((n, _)) = of else {
+        return Ok(None);
+    };
+    let missing: Vec<u64> = (1..=n).filter(|k| !seen.contains_key(k)).collect();
+    Ok((!missing.is_empty()).then_some(MissingShards { of: n, missing }))
 }
 
 #[cfg(test)]
@@ -179,7 +252,9 @@ mod tests {
     use super::*;
     use crate::report::ShrinkEnd;
 
-    fn run(seed: u64, cases: u64, findings: Vec<FindingRecord>) -> RunReport {
+    /// Shard `k` of 2 of a run of `seed`, `cases` of its cases, written before reports had
+    /// a `shard` field (the shard is in its note) when `k` is odd, with it when even.
+    fn run(seed: u64, k: u64, cases: u64, findings: Vec<FindingRecord>) -> RunReport {
         let mut pair = PairReport::new("p", "e");
         pair.cases = cases;
         pair.passed = cases - findings.iter().map(|f| f.count).sum::<u64>();
@@ -189,7 +264,8 @@ mod tests {
         RunReport {
             pairs: vec![pair],
             findings,
-            notes: vec![format!("shard 1/2: {cases} of 20 cases")],
+            notes: vec![format!("shard {k}/2: {cases} of 20 cases")],
+            shard: (k % 2 == 0).then(|| format!("{k}/2")),
             ..RunReport::empty(Default::default(), seed, cases, "default")
         }
     }
@@ -214,14 +290,8 @@ mod tests {
     /// Counts add up; the cell keeps the finding of the lowest case index, from any input.
     #[test]
     fn shards_sum_and_keep_the_first_case() {
-        let a = MergeInput {
-            run: run(7, 10, vec![rec(2, 5)]),
-            case_index: vec![Some(9)],
-        };
-        let b = MergeInput {
-            run: run(7, 10, vec![rec(3, 1)]),
-            case_index: vec![Some(4)],
-        };
+        let a = input("a", run(7, 1, 10, vec![rec(2, 5)]), vec![Some(9)]);
+        let b = input("b", run(7, 2, 10, vec![rec(3, 1)]), vec![Some(4)]);
         let m = merge(&[a, b]).expect("merges");
         assert_eq!(m.run.cases, 20);
         assert_eq!(m.run.pairs[0].cases, 20);
@@ -233,18 +303,61 @@ mod tests {
         assert!(!m.run.findings[0].known, "the baseline is applied afresh");
         assert_eq!(m.source, [1]);
         assert_eq!(m.run.notes, ["merged from 2 shard report(s)"]);
+        assert_eq!(m.run.partial, None, "both shards are there");
+    }
+
+    fn input(dir: &str, run: RunReport, case_index: Vec<Option<u64>>) -> MergeInput {
+        MergeInput {
+            dir: dir.into(),
+            run,
+            case_index,
+        }
+    }
+
+    /// Two reports of one shard (by field or by note) are refused, naming both; a
+    /// missing shard is recorded, not hidden; a whole run given twice is a duplicate.
+    #[test]
+    fn duplicate_shards_are_refused_and_missing_ones_recorded() {
+        for k in [1, 2] {
+            let a = input("a", run(7, k, 10, vec![]), vec![]);
+            let b = input("b", run(7, k, 10, vec![]), vec![]);
+            let err = merge(&[a, b]).err().expect("one shard twice");
+            assert!(
+                err.contains("`a` and `b` are both shard") && err.contains(&format!("{k}/2")),
+                "{err}"
+            );
+        }
+        let m = merge(&[input("b", run(7, 2, 10, vec![]), vec![])]).expect("merges");
+        assert_eq!(
+            m.run.partial,
+            Some(MissingShards {
+                of: 2,
+                missing: vec![1]
+            })
+        );
+        assert!(m.run.shortfall()[0].contains("shard(s) 1 of 2 missing"));
+        let whole = || {
+            let mut r = run(7, 1, 20, vec![]);
+            r.notes.clear();
+            r
+        };
+        let err = merge(&[input("x", whole(), vec![]), input("y", whole(), vec![])])
+            .err()
+            .expect("a whole run twice");
+        assert!(err.contains("`x` and `y` are both shard 1/1"), "{err}");
+        let err = merge(&[
+            input("x", whole(), vec![]),
+            input("s", run(7, 2, 10, vec![]), vec![]),
+        ])
+        .err()
+        .expect("a whole run and a shard");
+        assert!(err.contains("not shards of one run"), "{err}");
     }
 
     #[test]
     fn reports_of_different_runs_do_not_merge() {
-        let a = MergeInput {
-            run: run(7, 10, vec![]),
-            case_index: vec![],
-        };
-        let b = MergeInput {
-            run: run(8, 10, vec![]),
-            case_index: vec![],
-        };
+        let a = input("a", run(7, 1, 10, vec![]), vec![]);
+        let b = input("b", run(8, 2, 10, vec![]), vec![]);
         let err = merge(&[a, b]).err().expect("different seeds");
         assert!(err.contains("seed 8") && err.contains("report 2"), "{err}");
         assert!(merge(&[]).is_err());

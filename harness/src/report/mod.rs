@@ -25,8 +25,8 @@ pub use junit::{junit_xml, write_junit, JunitError};
 pub use markdown::{summary_markdown, verdict};
 pub use merge::{merge, MergeInput, Merged};
 pub use model::{
-    FindingRecord, Mode, PairReport, RefusalCount, ReportFile, RunReport, SkippedAdapter,
-    FUZZ_PRODUCER, REPORT_SCHEMA,
+    FindingRecord, MissingShards, Mode, PairReport, RefusalCount, ReportFile, RunReport,
+    SkippedAdapter, FUZZ_PRODUCER, REPORT_SCHEMA,
 };
 pub use shrink_end::ShrinkEnd;
 pub use text::summary_text;

@@ -91,6 +91,36 @@ pub struct RunReport {
     /// The directory `snapconf audit` ran on (absent for `snapconf run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audited: Option<String>,
+    /// The shard this report covers, `K/N` (`run`/`lifecycle --shard`; absent for a whole
+    /// run); `report merge` reads it to find duplicate and missing shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// What was asked and did not run, one sentence each (a tool asked for that is not
+    /// available here, shards missing from a merge): the report covers less than was
+    /// asked, and the command exits [`crate::exit::INCOMPLETE`]. Empty when all ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
+    /// `report merge` of shards with some missing: which (1-based) of how many. Set with
+    /// and without `--allow-partial`; the exit code differs (see [`crate::exit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<MissingShards>,
+}
+
+/// The shards a merged report lacks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingShards {
+    /// The shard count of the run (`N` of `--shard K/N`).
+    pub of: u64,
+    /// The missing shard numbers (`K`, 1-based), ascending.
+    pub missing: Vec<u64>,
+}
+
+impl MissingShards {
+    /// `shard(s) 2, 4 of 4 missing`.
+    pub fn describe(&self) -> String {
+        let list: Vec<String> = self.missing.iter().map(u64::to_string).collect();
+        format!("shard(s) {} of {} missing", list.join(", "), self.of)
+    }
 }
 
 impl RunReport {
@@ -113,6 +143,9 @@ impl RunReport {
             faults: Vec::new(),
             notes: Vec::new(),
             audited: None,
+            shard: None,
+            incomplete: Vec::new(),
+            partial: None,
         }
     }
 
@@ -172,9 +205,28 @@ impl RunReport {
             .collect()
     }
 
-    /// True if there were pairs and none of them ran a case ([`RunReport::idle_pairs`]).
+    /// True if there were pairs and none of them ran a case: each is idle
+    /// ([`RunReport::idle_pairs`]) or ran none at all (a fuzz session of 0 executions).
     pub fn nothing_ran(&self) -> bool {
-        !self.pairs.is_empty() && self.idle_pairs().len() == self.pairs.len()
+        let idle = self.idle_pairs();
+        !self.pairs.is_empty()
+            && self
+                .pairs
+                .iter()
+                .all(|p| p.cases == 0 || idle.iter().any(|i| std::ptr::eq(*i, p)))
+    }
+
+    /// What this report lacks, one sentence each: [`RunReport::incomplete`], then
+    /// [`RunReport::partial`] (said even when `--allow-partial` accepted it).
+    pub fn shortfall(&self) -> Vec<String> {
+        let mut out = self.incomplete.clone();
+        if let Some(p) = &self.partial {
+            let said = p.describe();
+            if !out.iter().any(|s| s.contains(&said)) {
+                out.push(format!("partial: {said}"));
+            }
+        }
+        out
     }
 }
 
@@ -318,10 +370,14 @@ impl ReportFile {
         ReportFile { run, causes }
     }
 
-    /// The exit code of the command that wrote this file: [`crate::exit::FINDINGS`] when a
-    /// finding is new (not in the baseline), else [`crate::exit::OK`].
+    /// The exit code of the command that wrote this file: [`crate::exit::INCOMPLETE`] when
+    /// something asked did not run ([`RunReport::incomplete`]), else
+    /// [`crate::exit::FINDINGS`] when a finding is new (not in the baseline), else
+    /// [`crate::exit::NOTHING_RAN`] when no pair ran a case, else [`crate::exit::OK`].
     pub fn exit_code(&self) -> i32 {
-        if self.run.has_new_findings() {
+        if !self.run.incomplete.is_empty() {
+            crate::exit::INCOMPLETE
+        } else if self.run.has_new_findings() {
             crate::exit::FINDINGS
         } else if self.run.nothing_ran() {
             crate::exit::NOTHING_RAN

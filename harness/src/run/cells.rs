@@ -186,6 +186,9 @@ impl Cells {
             faults: self.fault_rows.into_rows(),
             notes,
             audited: None,
+            shard: None,
+            incomplete: Vec::new(),
+            partial: None,
         }
     }
 }

@@ -82,6 +82,9 @@ fn report() -> RunReport {
         faults: vec![],
         notes: vec![],
         audited: None,
+        shard: None,
+        incomplete: Vec::new(),
+        partial: None,
     }
 }
 

@@ -81,6 +81,9 @@ fn sample() -> RunReport {
         faults: vec![],
         notes: vec![],
         audited: None,
+        shard: None,
+        incomplete: Vec::new(),
+        partial: None,
     }
 }
 

@@ -13,6 +13,7 @@ mod canaries;
 mod cli_hydrate;
 mod cli_usage;
 mod corpus;
+mod exit_codes;
 mod faults;
 mod full_jail;
 mod fuzz_cli;

@@ -21,7 +21,8 @@ pub const USAGE: i32 = 2;
 /// said before any tool is probed; `--cases 0`, `--sequences 0`; a fuzz session of 0
 /// executions (`--time 0`); every capture of every pair refused, so no case had an archive
 /// to judge; the jail filesystem full (`ENOSPC`: the machine failed, not snapconf; said
-/// naming it); a tool asked for by name, by `all` or by a `--backend` file that is not
+/// naming it); a host canary that changed during a fuzz session (its results void); a tool
+/// asked for by name, by `all` or by a `--backend` file that is not
 /// available here (the others run and are reported; stderr and the report's notes name the
 /// missing ones and why); `report merge` of shards with one missing (without
 /// `--allow-partial`). It wins over [`FINDINGS`]: an incomplete run is said even when what

@@ -27,14 +27,14 @@ pub struct Setup {
     pub incomplete: Vec<String>,
 }
 
-/// A [`NothingRan`](super::NothingRan) error unless a directory can be made (and removed)
+/// An [`Environment`](super::Environment) error (exit 3) unless a directory can be made (and removed)
 /// in the temp directory ([`std::env::temp_dir`], from `TMPDIR`): every external tool is
 /// probed and run there, and without it each would only look "unavailable". Call before
 /// probing any tool.
 ///
 /// # Errors
 /// The message names the directory, `TMPDIR`, and the error.
-pub fn temp_dir_usable() -> Result<(), super::NothingRan> {
+pub fn temp_dir_usable() -> Result<(), super::Environment> {
     let dir = std::env::temp_dir();
     let made = tempfile::Builder::new()
         .prefix(".snapconf-probe")
@@ -45,7 +45,7 @@ pub fn temp_dir_usable() -> Result<(), super::NothingRan> {
             Some(v) if !v.is_empty() => "TMPDIR",
             _ => "the default; TMPDIR is not set",
         };
-        super::NothingRan(format!(
+        super::Environment(format!(
             "nothing can run: the temp directory `{}` ({from}) is not usable: cannot make a \
              directory in it: {e}; every external tool is probed and run there. Point TMPDIR \
              at a writable directory",

@@ -220,7 +220,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     if let (Some(dir), Some((file, bytes)), [ex]) = (&a.replay, &replay, exs.as_slice()) {
         let canary = HostCanary::take();
         let hits = replay_archive(file, bytes, ex.as_ref(), &opts)?;
-        canary.check().map_err(anyhow::Error::msg)?;
+        canary.check().map_err(super::Environment)?;
         if hits.is_empty() {
             outln!(
                 "fixed: `{}` no longer shows a finding with `{name}`",
@@ -334,7 +334,7 @@ fn session(
     })
     .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     // Before anything is reported: a session that reached the host is not a result.
-    canary.check().map_err(anyhow::Error::msg)?;
+    canary.check().map_err(super::Environment)?;
     let secs = began.elapsed().as_secs_f64().max(1e-3);
     outln!(
         "{name}: {} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s)",

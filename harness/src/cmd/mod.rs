@@ -87,7 +87,7 @@ pub fn dispatch(cli: Cli) -> i32 {
 }
 
 /// The exit code of a command that ended with `e`: 130 for [`Interrupted`],
-/// [`exit::USAGE`] for [`Usage`], [`exit::NOTHING_RAN`] for [`NothingRan`] and for a full
+/// [`exit::USAGE`] for [`Usage`], [`exit::NOTHING_RAN`] for [`Environment`] and for a full
 /// filesystem (`ENOSPC`: the machine failed, not snapconf); any other
 /// error is [`exit::IO_FAILURE`] for the archive tools (`hydrate`, `recover`,
 /// `check-archive`: `archive_tool`) and [`exit::INTERNAL_ERROR`] for every other command.
@@ -96,7 +96,7 @@ fn error_code(e: &anyhow::Error, archive_tool: bool) -> i32 {
         snapconf_harness::jail::cleanup::INTERRUPTED
     } else if e.downcast_ref::<Usage>().is_some() {
         exit::USAGE
-    } else if e.downcast_ref::<NothingRan>().is_some() || common::is_no_space(e) {
+    } else if e.downcast_ref::<Environment>().is_some() || common::is_no_space(e) {
         exit::NOTHING_RAN
     } else if archive_tool {
         exit::IO_FAILURE
@@ -151,11 +151,12 @@ pub fn not_interrupted() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The machine cannot run anything asked (exit 3), found before any work: e.g. an
-/// unusable temp directory, in which no tool can be probed or run.
+/// The machine, not snapconf, failed (exit 3): an unusable temp directory, in which no
+/// tool can be probed or run (found before any work), or a host canary that changed
+/// during a fuzz session (its results are void).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct NothingRan(pub String);
+pub struct Environment(pub String);
 
 /// A usage or configuration error (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -180,7 +181,7 @@ mod tests {
         assert_eq!(code(super::Usage("bad".into()).into(), false), exit::USAGE);
         assert_eq!(code(super::Usage("bad".into()).into(), true), exit::USAGE);
         assert_eq!(
-            code(super::NothingRan("TMPDIR".into()).into(), false),
+            code(super::Environment("TMPDIR".into()).into(), false),
             exit::NOTHING_RAN
         );
         assert_eq!(

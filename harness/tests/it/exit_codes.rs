@@ -74,17 +74,41 @@ fn an_unusable_tmpdir_is_said_before_anything_runs() {
         let rd = tmp.path().join("report");
         let modes: [&[&str]; 3] = [
             &["run", "--cases", "2", "--seed", "1", "--report-dir", s(&rd)],
-            &["lifecycle", "--sequences", "1", "--seed", "1", "--report-dir", s(&rd)],
-            &["fuzz", "--extractor", "all", "--time", "1", "--report-dir", s(&rd)],
+            &[
+                "lifecycle",
+                "--sequences",
+                "1",
+                "--seed",
+                "1",
+                "--report-dir",
+                s(&rd),
+            ],
+            &[
+                "fuzz",
+                "--extractor",
+                "all",
+                "--time",
+                "1",
+                "--report-dir",
+                s(&rd),
+            ],
         ];
         for args in modes {
             let (code, stdout, err) = Snapconf::new().args(args).env("TMPDIR", bad).run();
-            assert_eq!(code, 3, "{args:?} with TMPDIR={}: {stdout}{err}", bad.display());
+            assert_eq!(
+                code,
+                3,
+                "{args:?} with TMPDIR={}: {stdout}{err}",
+                bad.display()
+            );
             assert!(
                 err.contains("TMPDIR") && err.contains(&format!("`{}`", bad.display())),
                 "{args:?}: {err}"
             );
-            assert!(!err.contains("skipping"), "said before any tool is probed: {err}");
+            assert!(
+                !err.contains("skipping"),
+                "said before any tool is probed: {err}"
+            );
             assert!(!rd.exists(), "{args:?}: nothing written");
         }
     }
@@ -177,6 +201,44 @@ fn run_of_a_list_with_a_tool_missing_is_incomplete() {
         "the default set never asked for bsdtar: {code}: {stdout}{err}"
     );
     assert!(report(&default).get("incomplete").is_none());
+}
+
+/// Every tool asked for unavailable: `run` and `fuzz` run nothing, exit 3, and say which
+/// tool and why.
+#[test]
+fn every_tool_asked_for_unavailable_is_nothing_ran() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = broken_tool(tmp.path(), "bsdtar");
+    let rd = tmp.path().join("report");
+    let modes: [&[&str]; 2] = [
+        &[
+            "run",
+            "--cases",
+            "2",
+            "--producers",
+            "tar-rs",
+            "--extractors",
+            "bsdtar",
+        ],
+        &["fuzz", "--extractor", "bsdtar", "--time", "1"],
+    ];
+    for args in modes {
+        let (code, stdout, err) = Snapconf::new()
+            .args(args)
+            .args(["--report-dir", s(&rd)])
+            .env("PATH", &path)
+            .run();
+        assert_eq!(code, 3, "{args:?}: {stdout}{err}");
+        assert!(
+            err.contains("skipping extractor `bsdtar`: `bsdtar --version` failed"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("nothing ran") || err.contains("nothing to run"),
+            "{err}"
+        );
+        assert!(!rd.join("report.json").exists(), "{args:?}");
+    }
 }
 
 /// `audit` of a workspace whose every capture is refused (the only producer's `gzip` is
@@ -277,7 +339,11 @@ fn report_merge_refuses_a_shard_given_twice() {
     let (code, stdout, err) = merge(&[&one, &two, &copy], &out, &[]);
     assert_eq!(code, 2, "{stdout}{err}");
     assert!(
-        err.contains(&format!("`{}` and `{}` are both shard 1/2", s(&one), s(&copy))),
+        err.contains(&format!(
+            "`{}` and `{}` are both shard 1/2",
+            s(&one),
+            s(&copy)
+        )),
         "{err}"
     );
     assert!(!out.join("report.json").exists(), "nothing written");

@@ -265,7 +265,7 @@ mod tests {
             pairs: vec![pair],
             findings,
             notes: vec![format!("shard {k}/2: {cases} of 20 cases")],
-            shard: (k % 2 == 0).then(|| format!("{k}/2")),
+            shard: k.is_multiple_of(2).then(|| format!("{k}/2")),
             ..RunReport::empty(Default::default(), seed, cases, "default")
         }
     }

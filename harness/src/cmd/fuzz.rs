@@ -191,7 +191,8 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     // A default directory is unique to this process (two sessions of one seed never share
     // one), as `run`'s is.
     let report_dir = a.report_dir.clone().unwrap_or_else(|| {
-        snapconf_harness::engine::report_dir::default_report_dir(&format!("fuzz-{name}"), seed)
+        let label = format!("fuzz-{}", names.join("+"));
+        snapconf_harness::engine::report_dir::default_report_dir(&label, seed)
     });
     let opts = FuzzOptions {
         bases: if a.replay.is_some() {

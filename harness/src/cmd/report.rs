@@ -82,8 +82,8 @@ pub fn merge(a: ReportMergeArgs) -> anyhow::Result<i32> {
             );
         } else {
             // Written all the same, marked partial; the exit code says it is incomplete.
+            // `finish` says it on stderr, last.
             let said = format!("{}; pass --allow-partial to accept", p.describe());
-            eprintln!("snapconf: incomplete: {said}");
             merged.run.incomplete.push(said);
         }
     }

@@ -310,7 +310,13 @@ impl Progress {
             .filter(|_| self.unit != "fuzz")
             .map(|d| format!(", ETA {}", clock(d)))
             .unwrap_or_default();
-        say(&format!("[{phase} {done}/{total}{eta}] {msg}"));
+        let count = if self.unit == "fuzz" {
+            let secs = |n: u64| clock(Duration::from_secs(n));
+            format!("{} of {}", secs(done), secs(total))
+        } else {
+            format!("{done}/{total}")
+        };
+        say(&format!("[{phase} {count}{eta}] {msg}"));
     }
 
     /// Remove the bar.

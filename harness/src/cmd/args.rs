@@ -306,20 +306,24 @@ pub struct RunArgs {
 /// cargo's and cargo-nextest's conventions.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// No progress and no notes on stderr: only the final summary and errors
-    #[arg(short, long, conflicts_with = "verbose")]
+    /// No progress and no notes on stderr: only the final summary and errors (not with -v)
+    #[arg(short, long, env = "SNAPCONF_QUIET",
+          value_parser = clap::builder::FalseyValueParser::new())]
     pub quiet: bool,
     /// Also a line on stderr for each finding as it is found and each shrink
-    #[arg(short, long)]
+    #[arg(short, long, env = "SNAPCONF_VERBOSE",
+          value_parser = clap::builder::FalseyValueParser::new())]
     pub verbose: bool,
     /// Colour the terminal output: auto (when the stream is a terminal, `TERM` is not
     /// `dumb` and `NO_COLOR` is unset or empty; `CLICOLOR_FORCE` forces it), always, never.
     /// Report files are never coloured
-    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN",
+          env = "SNAPCONF_COLOR")]
     pub color: ColorWhen,
     /// Form of stdout: human (the summary) or json (one JSON event per line, see
     /// docs/events.md; progress stays on stderr)
-    #[arg(long, value_enum, default_value_t = MessageFormatArg::Human, value_name = "FMT")]
+    #[arg(long, value_enum, default_value_t = MessageFormatArg::Human, value_name = "FMT",
+          env = "SNAPCONF_MESSAGE_FORMAT")]
     pub message_format: MessageFormatArg,
     /// Seconds between plain progress lines (stderr not a terminal, or `TERM=dumb`); 0
     /// prints one per event

@@ -12,7 +12,7 @@ use snapconf_harness::workspace::describe::spec_from_dir;
 use std::time::Duration;
 
 pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
-    let out = super::output::set(&a.output);
+    let out = super::output::set(&a.output)?;
     if !a.dir.is_dir() {
         let why = match (
             std::fs::symlink_metadata(&a.dir),

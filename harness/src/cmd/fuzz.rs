@@ -88,7 +88,7 @@ fn replay_args(a: &FuzzArgs) -> String {
 }
 
 pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
-    let out = super::output::set(&a.output);
+    let out = super::output::set(&a.output)?;
     // From the start: a signal while tools are probed leaves no probe's scratch behind.
     super::stop_on_signals()?;
     // What killed snapconf processes left in the jail base goes first.

@@ -24,7 +24,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &a.replay {
         return replay(&a, dir);
     }
-    let out = super::output::set(&a.output);
+    let out = super::output::set(&a.output)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let shard: Shard = a

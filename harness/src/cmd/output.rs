@@ -4,6 +4,7 @@
 //! event and the final summary (coloured text, or the `summary` event).
 
 use super::args::{ColorWhen, MessageFormatArg, OutputArgs};
+use super::Usage;
 use snapconf_harness::engine::events::{emit, style, JsonEvent, MessageFormat, Output, Verbosity};
 use snapconf_harness::report::{summary_text, ReportFile};
 use std::io::Write as _;
@@ -15,7 +16,15 @@ static OUTPUT: OnceLock<Output> = OnceLock::new();
 
 /// Take `a` as this process's output settings (the first call wins) and set `anstream`'s
 /// colour choice from `--color`; the settings.
-pub fn set(a: &OutputArgs) -> Output {
+///
+/// # Errors
+/// [`Usage`] for `-q` with `-v` (flags or `SNAPCONF_QUIET`/`SNAPCONF_VERBOSE`), as cargo.
+pub fn set(a: &OutputArgs) -> Result<Output, Usage> {
+    if a.quiet && a.verbose {
+        return Err(Usage(
+            "-q/--quiet and -v/--verbose cannot be used together".into(),
+        ));
+    }
     let choice = match a.color {
         ColorWhen::Auto => anstream::ColorChoice::Auto,
         ColorWhen::Always => anstream::ColorChoice::Always,
@@ -34,7 +43,7 @@ pub fn set(a: &OutputArgs) -> Output {
         },
         progress_every: Duration::from_secs(a.progress_every),
     };
-    *OUTPUT.get_or_init(|| out)
+    Ok(*OUTPUT.get_or_init(|| out))
 }
 
 /// The settings [`set`] took (the defaults when no command set them: `report merge`).

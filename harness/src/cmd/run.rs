@@ -14,7 +14,7 @@ use snapconf_harness::run::matrix::run as run_matrix;
 use std::time::Duration;
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
-    let out = super::output::set(&a.output);
+    let out = super::output::set(&a.output)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let limits = ShrinkLimits {

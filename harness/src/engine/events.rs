@@ -73,8 +73,8 @@ impl Output {
 
 /// The events of `--message-format json`, one JSON object per line on stdout, tagged by
 /// `type` (kebab-case). Optional fields are left out when they do not apply. The order:
-/// `run-started` first, `summary` last; in between `case-started`/`case-finished` (and
-/// `finding` for each new failing cell, after its case's `case-finished` is due), then
+/// `run-started` first, `summary` last; in between `case-started`/`case-finished` (and a
+/// `finding` for each new failing cell right after its case's `case-finished`), then
 /// `shrink-started`/`shrink-finished`; `fuzz` has `progress` ticks, `finding` and
 /// `fuzz-finished` instead of cases and shrinks.
 #[derive(Clone, Debug, Serialize)]

@@ -67,6 +67,15 @@ fn quiet_prints_no_progress_and_no_notes() {
 }
 
 #[test]
+fn quiet_and_verbose_together_are_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, err) = run(&dir.path().join("r"), &["-q"], &[("SNAPCONF_VERBOSE", "1")]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("-q/--quiet and -v/--verbose"), "{err}");
+    assert!(!dir.path().join("r").exists(), "nothing ran");
+}
+
+#[test]
 fn verbose_tells_each_finding_and_shrink_as_it_happens() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (code, _, err) = run(&dir.path().join("r"), &["-v"], &[]);
@@ -74,14 +83,19 @@ fn verbose_tells_each_finding_and_shrink_as_it_happens() {
     let found: Vec<&str> = err.lines().filter(|l| l.starts_with("found ")).collect();
     assert_eq!(found.len(), 1, "{err}");
     assert!(found[0].contains("(tar-rs x tar-rs, case "), "{}", found[0]);
-    assert!(err.contains("shrinking roundtrip for tar-rs x tar-rs (1/1)"), "{err}");
+    assert!(
+        err.contains("shrinking roundtrip for tar-rs x tar-rs (1/1)"),
+        "{err}"
+    );
     assert!(err.contains("shrink ended (1/1)"), "{err}");
 }
 
 #[test]
 fn color_follows_the_flag_then_no_color_then_clicolor_force() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(&[&str], &[(&str, &str)], bool); 5] = [
+    /// Flags, environment, whether stdout is coloured.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], bool);
+    let cases: [Case; 5] = [
         (&["--color", "always"], &[], true),
         (&["--color", "always"], &[("NO_COLOR", "1")], true),
         (&["--color", "never"], &[("CLICOLOR_FORCE", "1")], false),
@@ -133,7 +147,10 @@ fn json_events_parse_and_come_in_order() {
     assert_eq!(types.last(), Some(&"summary"), "{out}");
     assert_eq!(evs[0]["mode"], "run");
     assert_eq!(evs[0]["total"], 20);
-    assert_eq!(evs[0]["extractors"], serde_json::json!(["reference", "tar-rs"]));
+    assert_eq!(
+        evs[0]["extractors"],
+        serde_json::json!(["reference", "tar-rs"])
+    );
 
     // Each case starts before it finishes; they finish in case order.
     let started: Vec<(usize, u64)> = evs
@@ -240,7 +257,10 @@ fn lifecycle_and_audit_write_the_same_stream() {
         let types = kinds(&evs);
         assert_eq!(evs[0]["type"], "run-started");
         assert_eq!(evs[0]["mode"], mode);
-        assert_eq!(types.iter().filter(|t| **t == "case-finished").count(), cases);
+        assert_eq!(
+            types.iter().filter(|t| **t == "case-finished").count(),
+            cases
+        );
         assert_eq!(types.last(), Some(&"summary"));
         assert_eq!(evs.last().expect("summary")["mode"], mode);
     }
@@ -296,11 +316,17 @@ fn fuzz_shows_executions_rate_findings_and_time_left() {
         .iter()
         .map(|p| p["executions"].as_u64().expect("executions"))
         .collect();
-    assert!(executions.windows(2).all(|w| w[0] <= w[1]), "{executions:?}");
+    assert!(
+        executions.windows(2).all(|w| w[0] <= w[1]),
+        "{executions:?}"
+    );
     assert!(progress.iter().all(|p| p["left"].as_f64() <= Some(3.0)));
     let finished = &evs[types.len() - 2];
     assert!(finished["executions"].as_u64() >= executions.last().copied());
-    assert_eq!(evs.last().expect("summary")["cases"], finished["executions"]);
+    assert_eq!(
+        evs.last().expect("summary")["cases"],
+        finished["executions"]
+    );
 }
 
 /// `script` (util-linux) runs `snapconf ARGS` on a pseudo-terminal with `TERM` set to

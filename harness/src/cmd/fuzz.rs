@@ -99,6 +99,13 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             .map(|d| d.as_secs())
             .unwrap_or(0)
     });
+    if out.json() && (a.parsers || a.replay.is_some()) {
+        return Err(Usage(
+            "--message-format json applies to `--extractor` sessions, not --parsers or --replay"
+                .into(),
+        )
+        .into());
+    }
     if a.parsers {
         if a.baseline.is_some() {
             return Err(Usage(

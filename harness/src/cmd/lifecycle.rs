@@ -21,10 +21,13 @@ use snapconf_harness::model::policy_map::reference_policy;
 use std::time::Duration;
 
 pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
+    let out = super::output::set(&a.output)?;
     if let Some(dir) = &a.replay {
+        if out.json() {
+            return Err(Usage("--message-format json applies to runs, not --replay".into()).into());
+        }
         return replay(&a, dir);
     }
-    let out = super::output::set(&a.output)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let shard: Shard = a

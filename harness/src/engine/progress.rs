@@ -144,11 +144,6 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Progress of a run of `total` cases, with the default [`Output`].
-    pub fn new(total: u64) -> Self {
-        Progress::counting(total, "cases", Output::default())
-    }
-
     /// Progress of `total` items of the first phase, named `unit` in the plural
     /// (`sequences` for `snapconf lifecycle`, whose items are sequences × pairs; `fuzz`
     /// for a fuzz session, whose items are its seconds), shown as `out` asks.
@@ -468,5 +463,55 @@ mod tests {
         assert_eq!(clock(Duration::from_secs(7)), "7s");
         assert_eq!(clock(Duration::from_secs(185)), "3m05s");
         assert_eq!(clock(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn a_finding_line_names_where_it_was_found() {
+        let f = FindingEvent {
+            check: Check::CONTAINMENT,
+            producer: Some("gnu-tar".into()),
+            extractor: Some("bsdtar".into()),
+            case: Some(7),
+            case_dir: None,
+            known: None,
+            message: "wrote outside".into(),
+        };
+        let line = found_line(&f);
+        assert!(line.starts_with("found "), "{line}");
+        assert!(line.contains("containment"), "{line}");
+        assert!(
+            line.ends_with("(gnu-tar x bsdtar, case 7): wrote outside"),
+            "{line}"
+        );
+        let fuzz = FindingEvent {
+            producer: None,
+            case: None,
+            case_dir: Some("cases/x".into()),
+            known: Some(true),
+            ..f
+        };
+        let line = found_line(&fuzz);
+        assert!(line.contains("(known: in the baseline)"), "{line}");
+        assert!(line.ends_with("(bsdtar, cases/x): wrote outside"), "{line}");
+    }
+
+    #[test]
+    fn the_json_stream_leaves_out_the_display_only_events() {
+        let done = Event::CaseDone {
+            done: 1,
+            total: 2,
+            findings: 0,
+        };
+        assert!(json_event(&done).is_none());
+        let tick = Event::Executions {
+            executions: 30,
+            findings: 1,
+            elapsed: Duration::from_secs(3),
+            time: Duration::from_secs(10),
+        };
+        let v = serde_json::to_value(json_event(&tick).expect("an event")).expect("json");
+        assert_eq!(v["type"], "progress");
+        assert_eq!(v["rate"], 10.0);
+        assert_eq!(v["left"], 7.0);
     }
 }

@@ -112,6 +112,8 @@ pub struct LifecycleArgs {
     pub shrink: ShrinkArgs,
     #[command(flatten)]
     pub pairs: PairArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +188,8 @@ pub struct FuzzArgs {
     /// may use)
     #[arg(short = 'j', long, env = "SNAPCONF_JOBS", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -300,6 +304,57 @@ pub struct RunArgs {
     pub faults: Vec<String>,
     #[command(flatten)]
     pub pairs: PairArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What a command that runs cases prints, and how (`run`, `audit`, `lifecycle`, `fuzz`):
+/// cargo's and cargo-nextest's conventions.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// No progress and no notes on stderr: only the final summary and errors (not with -v)
+    #[arg(short, long, env = "SNAPCONF_QUIET",
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub quiet: bool,
+    /// Also a line on stderr for each finding as it is found and each shrink
+    #[arg(short, long, env = "SNAPCONF_VERBOSE",
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub verbose: bool,
+    /// Colour the terminal output: auto (when the stream is a terminal, `TERM` is not
+    /// `dumb` and `NO_COLOR` is unset or empty; `CLICOLOR_FORCE` forces it), always, never.
+    /// Report files are never coloured
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN",
+          env = "SNAPCONF_COLOR")]
+    pub color: ColorWhen,
+    /// Form of stdout: human (the summary) or json (one JSON event per line, see
+    /// docs/events.md; progress stays on stderr)
+    #[arg(long, value_enum, default_value_t = MessageFormatArg::Human, value_name = "FMT",
+          env = "SNAPCONF_MESSAGE_FORMAT")]
+    pub message_format: MessageFormatArg,
+    /// Seconds between plain progress lines (stderr not a terminal, or `TERM=dumb`); 0
+    /// prints one per event
+    #[arg(
+        long,
+        default_value_t = 5,
+        env = "SNAPCONF_PROGRESS_EVERY",
+        hide = true
+    )]
+    pub progress_every: u64,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `--message-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MessageFormatArg {
+    Human,
+    Json,
 }
 
 /// How long shrinking may take (`run` and `audit`).
@@ -329,6 +384,8 @@ pub struct AuditArgs {
     pub shrink: ShrinkArgs,
     #[command(flatten)]
     pub pairs: PairArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

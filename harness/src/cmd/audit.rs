@@ -12,6 +12,7 @@ use snapconf_harness::workspace::describe::spec_from_dir;
 use std::time::Duration;
 
 pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
+    let out = super::output::set(&a.output)?;
     if !a.dir.is_dir() {
         let why = match (
             std::fs::symlink_metadata(&a.dir),
@@ -52,12 +53,13 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     if let Some(code) = nothing_to_run(&s.opts.producers, &s.opts.extractors) {
         return Ok(code);
     }
-    eprintln!(
+    super::output::note(&format!(
         "snapconf: auditing `{}` ({} entries) with profile `{}`",
         a.dir.display(),
         spec.entries.len(),
         s.opts.env.profile.name
-    );
+    ));
+    super::output::event(super::run::run_started("audit", &s.opts));
     let case = Case {
         spec,
         prior: WorkspaceSpec::default(),
@@ -65,7 +67,7 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     // SIGINT/SIGTERM (caught since `setup`) end the audit after the steps running, with
     // the jails removed and what was found written, as for `run`.
     super::not_interrupted()?;
-    let mut progress = Progress::new(1);
+    let mut progress = Progress::counting(1, "cases", out);
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();

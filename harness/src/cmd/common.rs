@@ -11,7 +11,7 @@ use snapconf_harness::engine::shrink::ShrinkBudget;
 use snapconf_harness::gen::GenConfig;
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::model::policy_map::reference_policy;
-use snapconf_harness::report::{summary_text, write_report, Baseline, RunReport};
+use snapconf_harness::report::{write_report, Baseline, RunReport};
 use snapconf_harness::run::matrix::RunOptions;
 use snapconf_producers::process::limits::{probe_private_mounts, set_private_mounts};
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ pub fn finish(report: RunReport, dir: &Path, baseline: Option<&Path>) -> anyhow:
         .map(|path| Baseline::load(path).map_err(Usage))
         .transpose()?;
     let file = write_report(report, dir, baseline.as_ref())?;
-    outln!("{}", summary_text(&file, dir).trim_end());
+    super::output::summary(&file, dir);
     for s in &file.run.incomplete {
         eprintln!("snapconf: incomplete: {s}");
     }

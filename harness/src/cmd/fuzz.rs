@@ -4,6 +4,8 @@
 use super::adapters;
 use super::args::FuzzArgs;
 use super::Usage;
+use snapconf_harness::engine::events::{JsonEvent, Output};
+use snapconf_harness::engine::progress::{Event, FindingEvent, Progress};
 use snapconf_harness::exit;
 use snapconf_harness::fuzz::{
     fuzz as fuzz_session, read_replay, replay_archive, FuzzEvent, FuzzOptions,
@@ -86,6 +88,7 @@ fn replay_args(a: &FuzzArgs) -> String {
 }
 
 pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
+    let out = super::output::set(&a.output)?;
     // From the start: a signal while tools are probed leaves no probe's scratch behind.
     super::stop_on_signals()?;
     // What killed snapconf processes left in the jail base goes first.
@@ -96,6 +99,13 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             .map(|d| d.as_secs())
             .unwrap_or(0)
     });
+    if out.json() && (a.parsers || a.replay.is_some()) {
+        return Err(Usage(
+            "--message-format json applies to `--extractor` sessions, not --parsers or --replay"
+                .into(),
+        )
+        .into());
+    }
     if a.parsers {
         if a.baseline.is_some() {
             return Err(Usage(
@@ -238,12 +248,23 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     super::not_interrupted()?;
     snapconf_harness::engine::report_dir::prepare_report_dir(&report_dir, a.report_dir.is_some())
         .map_err(Usage::from)?;
+    super::output::event(JsonEvent::RunStarted {
+        mode: "fuzz".into(),
+        seed,
+        profile: opts.profile.name.clone(),
+        producers: Vec::new(),
+        extractors: exs.iter().map(|e| e.name().to_owned()).collect(),
+        jobs: opts.jobs,
+        total: None,
+        seconds: Some(a.time * exs.len() as u64),
+        report_dir: report_dir.display().to_string(),
+    });
     let mut summaries = Vec::with_capacity(exs.len());
     for ex in &exs {
         if snapconf_harness::jail::cleanup::stop_requested() {
             break;
         }
-        summaries.push((ex.name().to_owned(), session(ex.as_ref(), &opts, &a)?));
+        summaries.push((ex.name().to_owned(), session(ex.as_ref(), &opts, &a, out)?));
     }
     std::fs::create_dir_all(&report_dir)
         .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;
@@ -308,62 +329,89 @@ fn session(
     ex: &dyn snapconf_producers::Extractor,
     opts: &FuzzOptions,
     a: &FuzzArgs,
+    out: Output,
 ) -> anyhow::Result<snapconf_harness::fuzz::FuzzSummary> {
     let name = ex.name();
-    eprintln!(
+    super::output::note(&format!(
         "snapconf fuzz: extractor `{name}`, seed {}, {} s, {} base archives, {} worker(s)",
         opts.seed,
         a.time,
         opts.bases.len(),
         opts.jobs
-    );
+    ));
     // A signal ends the session at the next execution, so no jail is left behind.
     let began = std::time::Instant::now();
     let canary = HostCanary::take();
-    let summary = fuzz_session(ex, opts, &mut |e| match e {
-        FuzzEvent::Found(f) => eprintln!(
-            "found {}{}: {} ({})",
-            f.check,
-            if f.known {
-                " (known: in the baseline)"
-            } else {
-                ""
-            },
-            f.message,
-            f.case_dir
-        ),
-    })
+    let mut progress = Progress::counting(a.time, "fuzz", out);
+    let summary = fuzz_session(ex, opts, &mut |e| progress.event(&fuzz_event(e, opts)))
     .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
+    progress.finish();
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(super::Environment)?;
     let secs = began.elapsed().as_secs_f64().max(1e-3);
-    outln!(
-        "{name}: {} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s)",
-        summary.executions,
-        summary.executions as f64 / secs,
-        summary.accepted,
-        summary.refused,
-        summary.skipped_unsafe_for_host,
-        summary.findings.len(),
-    );
-    if summary.hangs_cut_short > 0 {
-        eprintln!(
-            "snapconf fuzz: {} execution(s) ended as further hangs at a shortened timeout (ten times the slowest that finished, at least 1 s), once a `hang` was pending or found",
-            summary.hangs_cut_short
+    if out.json() {
+        super::output::event(JsonEvent::FuzzFinished {
+            executions: summary.executions,
+            rate: summary.executions as f64 / secs,
+            accepted: summary.accepted,
+            refused: summary.refused,
+            skipped_unsafe_for_host: summary.skipped_unsafe_for_host,
+        });
+    } else {
+        outln!(
+            "{name}: {} executions ({:.0}/s; {} accepted, {} refused, {} mutants skipped as unsafe for the host); {} finding kind(s); report in `{}`",
+            summary.executions,
+            summary.executions as f64 / secs,
+            summary.accepted,
+            summary.refused,
+            summary.skipped_unsafe_for_host,
+            summary.findings.len(),
+            opts.report_dir.display()
         );
     }
+    if summary.hangs_cut_short > 0 {
+        super::output::note(&format!(
+            "snapconf fuzz: {} execution(s) ended as further hangs at a shortened timeout (ten times the slowest that finished, at least 1 s), once a `hang` was pending or found",
+            summary.hangs_cut_short
+        ));
+    }
     if summary.server_starts > 0 {
-        eprintln!(
+        super::output::note(&format!(
             "snapconf fuzz: {} persistent server start(s); {} change(s) outside the root restored, {} view(s) laid out again",
             summary.server_starts,
             summary.view_restores - summary.view_rebuilds.min(summary.view_restores),
             summary.view_rebuilds
-        );
+        ));
         let p = &summary.phases;
-        eprintln!(
+        super::output::note(&format!(
             "snapconf fuzz: seconds per phase (all workers): lay out {:.2}, server start {:.2}, before {:.2}, hydrate {:.2}, judge {:.2}, reset {:.2}",
             p.lay_out, p.start, p.before, p.hydrate, p.judge, p.reset
-        );
+        ));
     }
     Ok(summary)
+}
+
+/// The progress event of a fuzz session's event (`opts`: the session's options).
+fn fuzz_event(e: FuzzEvent, opts: &FuzzOptions) -> Event {
+    match e {
+        FuzzEvent::Found(f) => Event::Finding(Box::new(FindingEvent {
+            check: f.check,
+            producer: None,
+            extractor: Some(f.extractor.clone()),
+            case: None,
+            case_dir: Some(f.case_dir.clone()),
+            known: Some(f.known),
+            message: f.message.clone(),
+        })),
+        FuzzEvent::Tick {
+            executions,
+            findings,
+            elapsed,
+        } => Event::Executions {
+            executions,
+            findings,
+            elapsed,
+            time: opts.time,
+        },
+    }
 }

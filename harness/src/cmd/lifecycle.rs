@@ -21,7 +21,11 @@ use snapconf_harness::model::policy_map::reference_policy;
 use std::time::Duration;
 
 pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
+    let out = super::output::set(&a.output)?;
     if let Some(dir) = &a.replay {
+        if out.json() {
+            return Err(Usage("--message-format json applies to runs, not --replay".into()).into());
+        }
         return replay(&a, dir);
     }
     let seed = a.seed.unwrap_or_else(clock_seed);
@@ -71,7 +75,7 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     if let Some(code) = nothing_to_run(&opts.producers, &opts.extractors) {
         return Ok(code);
     }
-    eprintln!(
+    super::output::note(&format!(
         "snapconf: lifecycle: {} sequence(s) of up to {} turn(s) per pair, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",
         opts.sequences,
         opts.max_turns,
@@ -79,9 +83,28 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
         opts.producers.len(),
         opts.extractors.len(),
         opts.jobs
-    );
+    ));
     let units = opts.shard_len() * (opts.producers.len() * opts.extractors.len()) as u64;
-    let mut progress = Progress::counting(units, "sequences");
+    super::output::event(snapconf_harness::engine::events::JsonEvent::RunStarted {
+        mode: "lifecycle".into(),
+        seed,
+        profile: opts.env.profile.name.clone(),
+        producers: opts
+            .producers
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        extractors: opts
+            .extractors
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect(),
+        jobs: opts.jobs,
+        total: Some(units),
+        seconds: None,
+        report_dir: opts.report_dir.display().to_string(),
+    });
+    let mut progress = Progress::counting(units, "sequences", out);
     let report = run_lifecycle(&opts, &mut |ev| progress.event(&ev))
         .map_err(|e| super::common::name_a_full_jail(e.into(), opts.env.jail_base.as_deref()))
         .context("the lifecycle run failed")?;
@@ -90,7 +113,9 @@ pub fn lifecycle(a: LifecycleArgs) -> anyhow::Result<i32> {
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
     std::fs::write(dir.join("lifecycle.json"), json + "\n")
         .with_context(|| format!("cannot write `{}`", dir.join("lifecycle.json").display()))?;
-    print_summary(&report, dir);
+    if !out.json() {
+        print_summary(&report, dir);
+    }
     // The same report as `run`'s (`report.json`, `summary.md`, ...), and its exit code:
     // 1 only for a cause the baseline does not list.
     let mut run = report.run_report();

@@ -19,6 +19,7 @@ mod fuzz;
 mod hydrate;
 mod lifecycle;
 mod list;
+mod output;
 mod parsers;
 mod policy_flags;
 mod replay;

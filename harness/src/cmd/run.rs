@@ -15,6 +15,7 @@ use snapconf_harness::run::matrix::run as run_matrix;
 use std::time::Duration;
 
 pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+    let out = super::output::set(&a.output)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let faults = FaultKind::parse_list(&a.faults).map_err(|e| Usage(e.to_string()))?;
     let limits = ShrinkLimits {
@@ -43,15 +44,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     if let Some(code) = nothing_to_run(&s.opts.producers, &s.opts.extractors) {
         return Ok(code);
     }
-    eprintln!(
+    super::output::note(&format!(
         "snapconf: {} cases, seed {seed}, profile `{}`, {} producer(s) x {} extractor(s), {} worker(s) (-j)",
         a.cases,
         s.opts.env.profile.name,
         s.opts.producers.len(),
         s.opts.extractors.len(),
         s.opts.jobs
-    );
-    let mut progress = Progress::new(a.cases);
+    ));
+    super::output::event(run_started("run", &s.opts));
+    let mut progress = Progress::counting(shard_cases(&s.opts), "cases", out);
     let jail_base = s.opts.env.jail_base.clone();
     let mut report = run_matrix(&s.opts, &mut |ev| progress.event(&ev))
         .map_err(|e| name_a_full_jail(e.into(), jail_base.as_deref()))
@@ -67,4 +69,35 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         return Ok(INTERRUPTED);
     }
     Ok(code)
+}
+
+/// The `run-started` event of a `run` or `audit` (`mode`) of `opts`.
+pub fn run_started(
+    mode: &str,
+    opts: &snapconf_harness::run::matrix::RunOptions,
+) -> snapconf_harness::engine::events::JsonEvent {
+    snapconf_harness::engine::events::JsonEvent::RunStarted {
+        mode: mode.to_string(),
+        seed: opts.seed,
+        profile: opts.env.profile.name.clone(),
+        producers: opts
+            .producers
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        extractors: opts
+            .extractors
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect(),
+        jobs: opts.jobs,
+        total: Some(shard_cases(opts)),
+        seconds: None,
+        report_dir: opts.report_dir.display().to_string(),
+    }
+}
+
+/// The cases of `opts` in its shard.
+fn shard_cases(opts: &snapconf_harness::run::matrix::RunOptions) -> u64 {
+    (0..opts.cases).filter(|i| opts.shard.contains(*i)).count() as u64
 }

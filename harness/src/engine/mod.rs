@@ -4,6 +4,7 @@
 //! the one reproducer writer ([`repro::ReproDir`]) and the report directory with its lock.
 
 pub mod case;
+pub mod events;
 pub mod faults;
 pub mod phases;
 pub mod pool;

@@ -42,11 +42,13 @@ pub enum InOrder<R> {
     Next(usize, R),
     /// A unit finished (on any worker), after the results it freed were handed over.
     Arrived,
+    /// A worker's note ([`Event::CaseStarted`]), as it is sent.
+    Note(Event),
 }
 
 /// Runs `work` on every unit on `jobs` workers (a stop request skips the units not yet
-/// started) and calls `on` on the calling thread with each result in unit order, and with
-/// [`InOrder::Arrived`] each time a unit finishes.
+/// started) and calls `on` on the calling thread with each result in unit order, with
+/// [`InOrder::Arrived`] each time a unit finishes, and with each note a worker sends.
 ///
 /// # Errors
 /// The error of the lowest-numbered unit that failed (see [`run_pool`]).
@@ -54,7 +56,7 @@ pub fn run_in_order<T, R>(
     jobs: usize,
     env: &Env,
     units: &[T],
-    work: &Work<'_, T, R, ()>,
+    work: &Work<'_, T, R, Event>,
     on: &mut dyn FnMut(InOrder<R>),
 ) -> Result<(), HarnessError>
 where
@@ -65,7 +67,10 @@ where
     let mut waiting: BTreeMap<usize, R> = BTreeMap::new();
     let mut next = 0;
     run_pool(jobs, Until::Stop, env, units, work, &mut |d| {
-        let Delivered::Done(i, r) = d else { return };
+        let (i, r) = match d {
+            Delivered::Done(i, r) => (i, r),
+            Delivered::Note(ev) => return on(InOrder::Note(ev)),
+        };
         waiting.insert(i, r);
         while let Some(r) = waiting.remove(&next) {
             on(InOrder::Next(next, r));
@@ -210,6 +215,7 @@ mod tests {
             run_in_order(jobs, &env(), &items, &|x, _, _| Ok(*x), &mut |o| match o {
                 InOrder::Next(i, r) => seen.push((i, r)),
                 InOrder::Arrived => arrived += 1,
+                InOrder::Note(_) => {}
             })
             .expect("no error");
             let want: Vec<(usize, u64)> = items.iter().map(|&x| (x as usize, x)).collect();

@@ -16,7 +16,20 @@ use std::time::Instant;
 pub enum FuzzEvent {
     /// A new finding kind was found and written.
     Found(Box<FuzzFinding>),
+    /// About once a second ([`TICK`]): the executions of every worker so far (shrinking
+    /// not counted), the findings written so far, and the time since the session began.
+    Tick {
+        /// Executions so far.
+        executions: u64,
+        /// Findings written so far.
+        findings: usize,
+        /// Since the session began.
+        elapsed: std::time::Duration,
+    },
 }
+
+/// How often a session tells [`FuzzEvent::Tick`] at most.
+pub const TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The end of a session.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -69,6 +82,7 @@ pub fn fuzz(
     let start = Instant::now();
     let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
     let failed = std::sync::atomic::AtomicBool::new(false);
+    let executions = std::sync::atomic::AtomicU64::new(0);
     let workers = opts.jobs.max(1);
     let mut summary = FuzzSummary::default();
     let mut first_error = None;
@@ -78,6 +92,7 @@ pub fn fuzz(
         bases: &bases,
         causes: &causes,
         failed: &failed,
+        executions: &executions,
         start,
     };
     std::thread::scope(|scope| {
@@ -96,7 +111,21 @@ pub fn fuzz(
             });
         }
         drop(tx);
-        for note in rx {
+        let mut ticked = Instant::now();
+        loop {
+            if ticked.elapsed() >= TICK {
+                ticked = Instant::now();
+                on_event(FuzzEvent::Tick {
+                    executions: executions.load(std::sync::atomic::Ordering::Relaxed),
+                    findings: summary.findings.len(),
+                    elapsed: start.elapsed(),
+                });
+            }
+            let note = match rx.recv_timeout(TICK.saturating_sub(ticked.elapsed())) {
+                Ok(note) => note,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             match note {
                 WorkerNote::Found(f) => {
                     on_event(FuzzEvent::Found(f.clone()));

@@ -37,6 +37,8 @@ pub(super) struct Shared<'a> {
     pub(super) causes: &'a std::sync::Mutex<Causes>,
     /// Set by a worker that failed: the others stop.
     pub(super) failed: &'a std::sync::atomic::AtomicBool,
+    /// Executions of every worker so far, for the campaign's progress ticks.
+    pub(super) executions: &'a std::sync::atomic::AtomicU64,
     /// When the campaign began (its time budget counts from here).
     pub(super) start: Instant,
 }
@@ -56,6 +58,7 @@ pub(super) fn worker(
         causes,
         failed,
         start,
+        ..
     } = shared;
     let seed = opts.seed.wrapping_add(k);
     let mut rng = Rng::new(seed);
@@ -98,6 +101,9 @@ pub(super) fn worker(
             }
         }
         summary.executions += 1;
+        shared
+            .executions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if accepted {
             summary.accepted += 1;
         } else {

@@ -10,7 +10,7 @@ use crate::engine::case::{Env, Finding};
 use crate::engine::phases::{
     run_in_order, shrink_in_groups, units, InOrder, ShrinkDeadline, ShrinkPhase, Started, Unit,
 };
-use crate::engine::progress::Event;
+use crate::engine::progress::{Event, FindingEvent};
 use crate::engine::repro::{
     read_finding, read_repro_text, FindingFile, ReplayConditions, ReproDir, ReproMode, Script,
     FINDING_JSON,
@@ -264,8 +264,14 @@ pub fn run(
     let total = units.len() as u64;
     let work = |u: &Unit,
                 env: &Env,
-                _: &dyn Fn(())|
+                note: &dyn Fn(Event)|
      -> Result<(Sequence, SequenceOutcome, f64), HarnessError> {
+        let (p, x) = pairs[u.part];
+        note(Event::CaseStarted {
+            index: u.index,
+            producer: opts.producers[p].name().to_string(),
+            extractor: Some(opts.extractors[x].name().to_string()),
+        });
         let seq = draw_sequence(&opts.gen, opts.seed, u.index, opts.max_turns)
             .map_err(HarnessError::Other)?;
         let t = Instant::now();
@@ -289,6 +295,7 @@ pub fn run(
     run_in_order(opts.jobs, &opts.env, &units, &work, &mut |o| {
         let (i, (seq, out, secs)) = match o {
             InOrder::Next(i, r) => (i, r),
+            InOrder::Note(ev) => return on_event(ev),
             InOrder::Arrived => {
                 done += 1;
                 on_event(Event::CaseDone {
@@ -305,8 +312,18 @@ pub fn run(
             return;
         };
         row.add(&out, secs);
+        let mut new = Vec::new();
         for f in &out.findings {
             if seen.insert((pair.0, pair.1, f.check), ()).is_none() {
+                new.push(FindingEvent {
+                    check: f.check,
+                    producer: Some(row.producer.clone()),
+                    extractor: Some(row.extractor.clone()),
+                    case: Some(u.index),
+                    case_dir: None,
+                    known: None,
+                    message: f.message.clone(),
+                });
                 pending.push(Pending {
                     index: u.index,
                     pair,
@@ -314,6 +331,15 @@ pub fn run(
                     finding: f.clone(),
                 });
             }
+        }
+        on_event(Event::CaseFinished {
+            index: u.index,
+            producer: row.producer.clone(),
+            extractor: Some(row.extractor.clone()),
+            new_findings: new.len(),
+        });
+        for f in new {
+            on_event(Event::Finding(Box::new(f)));
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();

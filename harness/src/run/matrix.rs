@@ -7,7 +7,7 @@ use crate::engine::case::{run_case, CaseOutcome, Env, Finding};
 use crate::engine::phases::{
     run_in_order, shrink_in_groups, units, InOrder, ShrinkPhase, Started, Unit,
 };
-use crate::engine::progress::Event;
+use crate::engine::progress::{Event, FindingEvent};
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
 use crate::error::HarnessError;
@@ -116,20 +116,37 @@ where
     let units = units(cases, opts.shard, opts.producers.len());
     let total = (0..cases).filter(|i| opts.shard.contains(*i)).count() as u64;
     let per_case = opts.producers.len().max(1);
-    let work = |u: &Unit, env: &Env, _: &dyn Fn(())| -> Result<(Case, CaseOutcome), HarnessError> {
-        let case = draw(u.index)?;
-        let p = opts.producers[u.part].as_ref();
-        let outcome = run_case(&case, p, &extractors, env, None)?;
-        Ok((case, outcome))
-    };
+    let work =
+        |u: &Unit, env: &Env, note: &dyn Fn(Event)| -> Result<(Case, CaseOutcome), HarnessError> {
+            let case = draw(u.index)?;
+            let p = opts.producers[u.part].as_ref();
+            note(Event::CaseStarted {
+                index: u.index,
+                producer: p.name().to_string(),
+                extractor: None,
+            });
+            let outcome = run_case(&case, p, &extractors, env, None)?;
+            Ok((case, outcome))
+        };
     let mut done = 0;
     run_in_order(opts.jobs, &opts.env, &units, &work, &mut |o| {
-        let InOrder::Next(i, (case, outcome)) = o else {
-            return;
+        let (i, (case, outcome)) = match o {
+            InOrder::Next(i, r) => (i, r),
+            InOrder::Note(ev) => return on_event(ev),
+            InOrder::Arrived => return,
         };
         let u = &units[i];
         let p = opts.producers[u.part].as_ref();
-        found.add(&mut cells, u.index, &case, p, &extractors, outcome);
+        let new = found.add(&mut cells, u.index, &case, p, &extractors, outcome);
+        on_event(Event::CaseFinished {
+            index: u.index,
+            producer: p.name().to_string(),
+            extractor: None,
+            new_findings: new.len(),
+        });
+        for f in new {
+            on_event(Event::Finding(Box::new(f)));
+        }
         if (i + 1) % per_case == 0 {
             done += 1;
             on_event(Event::CaseDone {
@@ -160,7 +177,7 @@ struct Found {
 impl Found {
     /// Adds the outcome of case `index` through `producer` to `cells`, and a shrink job
     /// for the first finding of each new cell (a capture-side finding shares the job of
-    /// the producer's first extractor).
+    /// the producer's first extractor). Returns the first finding of each new cell.
     fn add(
         &mut self,
         cells: &mut Cells,
@@ -169,9 +186,10 @@ impl Found {
         producer: &dyn Producer,
         extractors: &[&dyn Extractor],
         outcome: CaseOutcome,
-    ) {
+    ) -> Vec<FindingEvent> {
         cells.add_outcome(case, producer, &outcome);
         let mut new: Vec<(usize, Finding)> = Vec::new();
+        let mut cells_hit = Vec::new();
         for (x, e) in extractors.iter().enumerate() {
             for f in cells.add_pair(producer.name(), e.name(), &outcome) {
                 let cell = (producer.name().to_string(), e.name().to_string(), f.check);
@@ -186,6 +204,15 @@ impl Found {
                     }
                 };
                 cells.insert(cell, job, f.extractor.is_none());
+                cells_hit.push(FindingEvent {
+                    check: f.check,
+                    producer: Some(producer.name().to_string()),
+                    extractor: Some(e.name().to_string()),
+                    case: Some(index),
+                    case_dir: None,
+                    known: None,
+                    message: f.message.clone(),
+                });
             }
         }
         for (x, finding) in new {
@@ -207,6 +234,7 @@ impl Found {
                 fault,
             });
         }
+        cells_hit
     }
 }
 

@@ -11,6 +11,7 @@ mod all_parsers;
 mod backends;
 mod canaries;
 mod cli_hydrate;
+mod cli_output;
 mod cli_usage;
 mod corpus;
 mod exit_codes;

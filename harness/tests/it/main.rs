@@ -28,6 +28,7 @@ mod leftovers;
 mod lifecycle;
 mod main_job;
 mod ordinary_user;
+mod python_discovery;
 mod reference_roundtrip;
 mod report_cli;
 mod report_formats;

@@ -11,8 +11,6 @@ use std::time::Duration;
 /// The interpreter name tried first on `PATH` (then `python3.13`, `python3.12`, …, see
 /// [`interpreter`]).
 pub const PYTHON_PROGRAM: &str = "python3";
-/// How to install Python on Debian and Ubuntu.
-pub const PYTHON_INSTALL_HINT: &str = "apt-get install python3";
 /// What to do when no Python with the PEP 706 filters is found, in general words (the
 /// unavailable adapters name the exact command, [`setup_command`]).
 pub const FILTERS_HINT: &str =
@@ -250,7 +248,7 @@ pub fn python_availability() -> Availability {
             f.exe.to_string_lossy()
         )
     } else {
-        PYTHON_INSTALL_HINT.to_owned()
+        format!("{}; or pass --python PATH", setup_command())
     };
     let version = probe_version(&f.exe, &["--version"], &install_hint);
     match version {
@@ -265,11 +263,7 @@ pub fn python_availability() -> Availability {
                     ", and no Python 3.12 was found on PATH, by uv or pyenv"
                 }
             ),
-            install_hint: if f.named {
-                install_hint
-            } else {
-                format!("{}; or pass --python PATH", setup_command())
-            },
+            install_hint,
         },
         other => other,
     }

@@ -84,7 +84,11 @@ fn which(name: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|d| d.join(name)).collect::<Vec<_>>())
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default()
         .into_iter()
         .chain(fallback)
@@ -191,7 +195,12 @@ fn discover() -> Found {
     }
     let exe = match probe_version(
         PYTHON_PROGRAM,
-        &["-I", "-S", "-c", "import sys; sys.stdout.write(sys.executable)"],
+        &[
+            "-I",
+            "-S",
+            "-c",
+            "import sys; sys.stdout.write(sys.executable)",
+        ],
         "",
     ) {
         Availability::Available { version } => version.into(),

@@ -72,52 +72,9 @@ pub fn reference_policy(profile: &Profile, original_root: Option<&[u8]>) -> rx::
     }
 }
 
-/// `policy` as the `snapconf hydrate` (and `check-archive`) flags that give it, every
-/// policy flag spelled out (`--hardlinks reject --absolute-symlinks keep …`), then
-/// `--allow-empty`, `--original-root` and the decompression limits when `policy` has them:
-/// what a reproducer prints so that `hydrate` reaches the matrix's verdict. A root that is
-/// not UTF-8 is written lossily.
-pub fn hydrate_flags(policy: &rx::Policy) -> Vec<String> {
-    /// A variant's name as clap spells a `ValueEnum` value: `DataFilter` → `data-filter`.
-    fn kebab(v: impl std::fmt::Debug) -> String {
-        let mut out = String::new();
-        for (i, c) in format!("{v:?}").chars().enumerate() {
-            if c.is_ascii_uppercase() && i > 0 {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        }
-        out
-    }
-    let mut flags: Vec<String> = [
-        ("--hardlinks", kebab(policy.hardlinks)),
-        ("--absolute-symlinks", kebab(policy.absolute_symlinks)),
-        ("--escaping-symlinks", kebab(policy.escaping_symlinks)),
-        ("--special-files", kebab(policy.special_files)),
-        ("--duplicates", kebab(policy.duplicates)),
-        ("--modes", kebab(policy.modes)),
-    ]
-    .into_iter()
-    .flat_map(|(flag, value)| [flag.to_string(), value])
-    .collect();
-    if policy.allow_empty {
-        flags.push("--allow-empty".into());
-    }
-    if let Some(root) = &policy.original_root {
-        flags.push("--original-root".into());
-        flags.push(String::from_utf8_lossy(root).into_owned());
-    }
-    let default = rx::Limits::default();
-    if policy.limits.decompressed_bytes != default.decompressed_bytes {
-        flags.push("--max-decompressed-bytes".into());
-        flags.push(policy.limits.decompressed_bytes.to_string());
-    }
-    if policy.limits.compression_ratio != default.compression_ratio {
-        flags.push("--max-compression-ratio".into());
-        flags.push(policy.limits.compression_ratio.to_string());
-    }
-    flags
-}
+/// `policy` as `snapconf hydrate` flags: [`snapconf_producers::adapters::reference::hydrate_flags`]
+/// (kept with the reference adapter, whose listing names its policy by them).
+pub use snapconf_producers::adapters::reference::hydrate_flags;
 
 #[cfg(test)]
 mod tests {

@@ -32,5 +32,6 @@ mod python_discovery;
 mod reference_roundtrip;
 mod report_cli;
 mod report_formats;
+mod repro_hydrate;
 mod sandbox_tar;
 mod toy_check;

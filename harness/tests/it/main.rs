@@ -7,6 +7,7 @@
 
 mod support;
 
+mod action_yml;
 mod all_parsers;
 mod backends;
 mod canaries;

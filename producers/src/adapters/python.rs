@@ -214,7 +214,7 @@ fn discover() -> Found {
     }
 }
 
-/// The interpreter the Python adapters run, found once per process ([`discover`]).
+/// The interpreter the Python adapters run, found once per process: as [`interpreter`] says.
 pub fn found() -> &'static Found {
     static FOUND: std::sync::OnceLock<Found> = std::sync::OnceLock::new();
     FOUND.get_or_init(discover)

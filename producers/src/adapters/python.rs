@@ -135,39 +135,55 @@ fn uv_python_dir() -> Option<PathBuf> {
         .or_else(|| home(".local/share/uv/python"))
 }
 
-/// The candidates in search order, each with how it was found: `python3`, `python3.13`,
-/// `python3.12` on `PATH` (and in `~/.local/bin`, where `uv python install` links them);
-/// `uv python find '>=3.12'` when uv is there; the Pythons uv installed; pyenv's versions
+/// The candidates in search order, each with how it was found, each group looked for only
+/// when the ones before it had none with the filters: `python3`, `python3.13`, `python3.12`
+/// on `PATH` (and in `~/.local/bin`, where `uv python install` links them); `uv python
+/// find '>=3.12'` when uv is there; the Pythons uv installed; pyenv's versions
 /// (`$PYENV_ROOT` or `~/.pyenv`); an active venv (`$VIRTUAL_ENV`).
-fn candidates() -> Vec<(OsString, String)> {
-    let mut out: Vec<(OsString, String)> = Vec::new();
-    for name in [PYTHON_PROGRAM, "python3.13", "python3.12"] {
-        if let Some(p) = which(name, home(&format!(".local/bin/{name}"))) {
-            out.push((p.into(), format!("{name} on PATH")));
-        }
-    }
-    if let Some(uv) = uv() {
-        if let Availability::Available { version } =
-            probe_version(&uv, &["python", "find", ">=3.12"], "")
-        {
-            out.push((version.into(), "uv python find".into()));
-        }
-    }
-    if let Some(dir) = uv_python_dir() {
-        for p in installed_under(&dir) {
-            out.push((p.into(), "installed by uv".into()));
-        }
-    }
-    let pyenv = env_dir("PYENV_ROOT").or_else(|| home(".pyenv"));
-    if let Some(root) = pyenv {
-        for p in installed_under(&root.join("versions")) {
-            out.push((p.into(), "pyenv".into()));
-        }
-    }
-    if let Some(venv) = env_dir("VIRTUAL_ENV") {
-        out.push((venv.join("bin/python3").into(), "the active venv".into()));
-    }
-    out
+fn candidates() -> impl Iterator<Item = (OsString, String)> {
+    type Group = fn() -> Vec<(OsString, String)>;
+    let on_path: Group = || {
+        [PYTHON_PROGRAM, "python3.13", "python3.12"]
+            .into_iter()
+            .filter_map(|name| {
+                let p = which(name, home(&format!(".local/bin/{name}")))?;
+                Some((p.into(), format!("{name} on PATH")))
+            })
+            .collect()
+    };
+    let uv_find: Group =
+        || match uv().map(|uv| probe_version(uv, &["python", "find", ">=3.12"], "")) {
+            Some(Availability::Available { version }) => {
+                vec![(version.into(), "uv python find".into())]
+            }
+            _ => Vec::new(),
+        };
+    let uv_installed: Group = || {
+        uv_python_dir()
+            .map(|d| installed_under(&d))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| (p.into(), "installed by uv".into()))
+            .collect()
+    };
+    let pyenv: Group = || {
+        env_dir("PYENV_ROOT")
+            .or_else(|| home(".pyenv"))
+            .map(|root| installed_under(&root.join("versions")))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| (p.into(), "pyenv".into()))
+            .collect()
+    };
+    let venv: Group = || {
+        env_dir("VIRTUAL_ENV")
+            .map(|v| (v.join("bin/python3").into(), "the active venv".into()))
+            .into_iter()
+            .collect()
+    };
+    [on_path, uv_find, uv_installed, pyenv, venv]
+        .into_iter()
+        .flat_map(|group| group())
 }
 
 /// Find the interpreter: the named one ([`use_python`], then `SNAPCONF_PYTHON`), else the

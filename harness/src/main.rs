@@ -33,6 +33,9 @@ fn main() {
         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
     );
     let cli = cmd::Cli::parse();
+    if let Some(python) = &cli.python {
+        snapconf_producers::adapters::python::use_python(python);
+    }
     // Every external tool runs under a reaper of its own, which kills and names the
     // processes it leaves behind; steps may then run in parallel threads. This process is
     // also a subreaper, so that an orphan of a reaper killed from outside still ends here.

@@ -19,6 +19,12 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "snapconf", version, about, long_about = None)]
 pub struct Cli {
+    /// The Python the Python adapters run (it needs `tarfile`'s PEP 706 filters: 3.12, or
+    /// 3.11.4 and later); default: `SNAPCONF_PYTHON`, else the first such Python among
+    /// `python3`, `python3.13`, `python3.12` on PATH, `uv python find`, uv's and pyenv's
+    /// installations and an active venv
+    #[arg(long, global = true, value_name = "PATH")]
+    pub python: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }

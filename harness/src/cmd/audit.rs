@@ -60,6 +60,7 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         s.opts.env.profile.name
     ));
     super::output::event(super::run::run_started("audit", &s.opts));
+    let unreadable = unreadable_by_owner(&spec);
     let case = Case {
         spec,
         prior: WorkspaceSpec::default(),
@@ -71,6 +72,27 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
     let mut report =
         audit_matrix(&s.opts, &case, &mut |ev| progress.event(&ev)).context("the audit failed")?;
     progress.finish();
+    // A producer that refused every capture says which path and why (the tool's own
+    // words, e.g. a mode-000 directory an ordinary user's `tar` cannot open).
+    let refused = report
+        .notes
+        .iter()
+        .any(|n| n.starts_with("every capture by"));
+    let euid = rustix::process::geteuid();
+    if refused && !euid.is_root() && !unreadable.is_empty() {
+        report.notes.push(format!(
+            "as uid {}, the producers run as you and cannot read {} (EACCES, Permission denied): audit as root, or `chmod u+rx` the directories (`u+r` the files)",
+            euid.as_raw(),
+            unreadable.join(", ")
+        ));
+    }
+    for n in report
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("every capture by") || n.contains("the producers run as you"))
+    {
+        eprintln!("snapconf: {n}");
+    }
     report.audited = Some(a.dir.display().to_string());
     report.mode = snapconf_harness::report::Mode::Audit;
     report.incomplete = s.incomplete;
@@ -80,4 +102,23 @@ pub fn audit(a: AuditArgs) -> anyhow::Result<i32> {
         return Ok(snapconf_harness::jail::cleanup::INTERRUPTED);
     }
     Ok(code)
+}
+
+/// The entries of `spec` their owner cannot read as they are (a directory without `u+r`
+/// or `u+x`, a file without `u+r`), as `` `PATH` (mode NNN) ``: what an ordinary user's
+/// producers refuse (snapconf itself reads them by lending the owner's bits for the moment).
+fn unreadable_by_owner(spec: &WorkspaceSpec) -> Vec<String> {
+    use snapconf_harness::model::spec::EntryKind;
+    spec.entries
+        .iter()
+        .filter(|e| {
+            let m = e.effective_mode();
+            match e.kind {
+                EntryKind::Dir => m & 0o500 != 0o500,
+                EntryKind::File { .. } => m & 0o400 == 0,
+                _ => false,
+            }
+        })
+        .map(|e| format!("`{}` (mode {:03o})", e.path, e.effective_mode()))
+        .collect()
 }

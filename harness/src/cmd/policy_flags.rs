@@ -128,4 +128,49 @@ mod tests {
         let t = T::try_parse_from(["t"]).expect("defaults parse");
         assert_eq!(policy(&t.p), rx::Policy::default());
     }
+
+    /// What a reproducer prints (`policy_map::hydrate_flags`) parses back to the policy it
+    /// was made from, for the matrix's strict policy of every profile key value and for
+    /// policies with a root and limits.
+    #[test]
+    fn hydrate_flags_parse_back_to_their_policy() {
+        use clap::Parser;
+        use snapconf_harness::model::policy_map::{hydrate_flags, reference_policy};
+        use snapconf_harness::model::profile::{HardlinkRule, Profile};
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            p: PolicyArgs,
+        }
+        let mut policies = vec![rx::Policy::default()];
+        for h in [
+            HardlinkRule::Copy,
+            HardlinkRule::RefuseAtCapture,
+            HardlinkRule::RefuseExcludedAlias,
+            HardlinkRule::Preserve,
+        ] {
+            let mut profile = Profile::default_profile();
+            profile.hardlinks = h;
+            policies.push(reference_policy(&profile, Some(b"/work/space")));
+        }
+        policies.push(rx::Policy {
+            duplicates: rx::Duplicates::LastWins,
+            modes: rx::Modes::Exact,
+            absolute_symlinks: rx::AbsoluteSymlinks::Rebase,
+            escaping_symlinks: rx::EscapingSymlinks::Reject,
+            special_files: rx::SpecialFiles::Reject,
+            limits: rx::Limits {
+                decompressed_bytes: 7,
+                compression_ratio: 3,
+                ..rx::Limits::default()
+            },
+            ..rx::Policy::default()
+        });
+        for p in policies {
+            let flags = hydrate_flags(&p);
+            let t = T::try_parse_from(std::iter::once("t".to_string()).chain(flags.clone()))
+                .unwrap_or_else(|e| panic!("{flags:?} parse: {e}"));
+            assert_eq!(policy(&t.p), p, "{flags:?}");
+        }
+    }
 }

@@ -368,7 +368,37 @@ impl ReproDir {
     /// # Errors
     /// [`HarnessError::Io`] naming the file.
     pub fn write_script(&self, check: Check, s: &Script<'_>) -> Result<(), HarnessError> {
+        self.write_script_text(&repro_script(
+            check, s.pair, s.tools, s.bin, s.backends, s.command,
+        ))
+    }
+
+    /// Write the executable `repro.sh` of a run's finding through the `reference`
+    /// extractor (under `policy`, the matrix's): as [`ReproDir::write_script`], but before
+    /// the replay it prints and runs `snapconf hydrate` with the flags that give `policy`
+    /// ([`hydrate_flags`](crate::model::policy_map::hydrate_flags)) on the case's
+    /// `archive.tar`, into a temporary root it removes, and prints its exit code: the
+    /// matrix's verdict, reproduced with `hydrate` alone.
+    ///
+    /// # Errors
+    /// [`HarnessError::Io`] naming the file.
+    pub fn write_reference_script(
+        &self,
+        check: Check,
+        s: &Script<'_>,
+        policy: &snapconf_extract::Policy,
+    ) -> Result<(), HarnessError> {
         let text = repro_script(check, s.pair, s.tools, s.bin, s.backends, s.command);
+        let hydrate = hydrate_lines(policy);
+        let text = match text.rfind("exec \"$SNAPCONF\"") {
+            Some(at) => format!("{}{hydrate}{}", &text[..at], &text[at..]),
+            None => text,
+        };
+        self.write_script_text(&text)
+    }
+
+    /// Write `text` as the executable `repro.sh`.
+    fn write_script_text(&self, text: &str) -> Result<(), HarnessError> {
         self.write("repro.sh", text.as_bytes())?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(
@@ -408,6 +438,38 @@ pub fn repro_script(
         },
         bin = shell_word(&bin.display().to_string()),
         backend_args = backend_args(backends),
+    )
+}
+
+/// The lines of a `repro.sh` that print and run `snapconf hydrate FLAGS "$here/archive.tar"
+/// ROOT` (FLAGS those of `policy`, ROOT a fresh temporary directory, removed after) and
+/// print its exit code.
+fn hydrate_lines(policy: &snapconf_extract::Policy) -> String {
+    let flags: Vec<String> = crate::model::policy_map::hydrate_flags(policy)
+        .iter()
+        .map(|f| {
+            let plain = !f.is_empty()
+                && f.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=".contains(&b));
+            if plain {
+                f.clone()
+            } else {
+                shell_word(f)
+            }
+        })
+        .collect();
+    format!(
+        "# The matrix's `reference` is `snapconf hydrate` with these policy flags (hydrate's\n\
+         # own defaults copy hardlinks and refuse an empty archive). Its verdict on this\n\
+         # case's archive, into a temporary ROOT:\n\
+         hydrate_tmp=$(mktemp -d)\n\
+         set -- {flags} \"$here/archive.tar\" \"$hydrate_tmp/root\"\n\
+         echo \"+ snapconf hydrate $*\"\n\
+         \"$SNAPCONF\" hydrate \"$@\"\n\
+         echo \"snapconf hydrate exited $? (0 accepted, 1 refused)\"\n\
+         rm -rf \"$hydrate_tmp\"\n\
+         set --\n",
+        flags = flags.join(" "),
     )
 }
 

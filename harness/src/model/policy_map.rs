@@ -72,6 +72,10 @@ pub fn reference_policy(profile: &Profile, original_root: Option<&[u8]>) -> rx::
     }
 }
 
+/// `policy` as `snapconf hydrate` flags: [`snapconf_producers::adapters::reference::hydrate_flags`]
+/// (kept with the reference adapter, whose listing names its policy by them).
+pub use snapconf_producers::adapters::reference::hydrate_flags;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,8 @@ pub(super) struct Cells {
     pairs: BTreeMap<(String, String), PairReport>,
     first: BTreeMap<Cell, FirstFinding>,
     refusals: BTreeMap<(String, String), u64>,
+    /// Each producer's first capture refusal message, and its captures and refusals.
+    first_refusal: BTreeMap<String, (String, u64, u64)>,
     skipped_entries: u64,
     fault_rows: FaultRows,
 }
@@ -46,6 +48,7 @@ impl Cells {
             pairs,
             first: BTreeMap::new(),
             refusals: BTreeMap::new(),
+            first_refusal: BTreeMap::new(),
             skipped_entries: 0,
             fault_rows: FaultRows::default(),
         }
@@ -63,7 +66,16 @@ impl Cells {
         for t in &outcome.faults {
             self.fault_rows.add(t);
         }
-        if let Capture::Refused { .. } = outcome.capture {
+        let tally = self
+            .first_refusal
+            .entry(producer.name().to_string())
+            .or_insert_with(|| (String::new(), 0, 0));
+        tally.1 += 1;
+        if let Capture::Refused { message } = &outcome.capture {
+            tally.2 += 1;
+            if tally.0.is_empty() {
+                tally.0 = one_line(message);
+            }
             for f in features(&case.spec) {
                 *self
                     .refusals
@@ -171,6 +183,8 @@ impl Cells {
         findings.sort_by(|a, b| {
             (&a.producer, &a.extractor, a.check).cmp(&(&b.producer, &b.extractor, b.check))
         });
+        let mut notes = notes;
+        notes.extend(refused_every_capture(&self.first_refusal));
         RunReport {
             schema: crate::report::REPORT_SCHEMA,
             mode: Default::default(),
@@ -190,5 +204,32 @@ impl Cells {
             incomplete: Vec::new(),
             partial: None,
         }
+    }
+}
+
+/// A note for each producer that refused every capture it was given, naming what it said
+/// the first time (the tool's own words: which path, and why, e.g. `Permission denied`),
+/// so that a run or audit that ran no case says which producer refused what.
+fn refused_every_capture(tally: &BTreeMap<String, (String, u64, u64)>) -> Vec<String> {
+    tally
+        .iter()
+        .filter(|(_, (_, captures, refused))| *captures > 0 && refused == captures)
+        .map(|(producer, (message, captures, _))| {
+            format!("every capture by `{producer}` ({captures}) was refused; the first: {message}")
+        })
+        .collect()
+}
+
+/// `message` on one line (lines joined with ` | `), at most 600 characters.
+fn one_line(message: &str) -> String {
+    let joined = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ");
+    match joined.char_indices().nth(600) {
+        Some((i, _)) => format!("{}…", &joined[..i]),
+        None => joined,
     }
 }

@@ -82,16 +82,38 @@ pub(super) fn write_finding(
     repro.write("spec.json", min.spec.to_json().as_bytes())?;
     repro.write("prior.json", min.prior.to_json().as_bytes())?;
     repro.write_finding_evidence(&shrunk)?;
-    repro.write_script(
-        check,
-        &Script {
-            pair: &meta.pair(),
-            tools: &tools,
-            bin: &opts.bin,
-            backends: &opts.backend_files,
-            command: "replay \"$here\"",
-        },
-    )?;
+    // A Python pair found with `--python PATH` replays with that Python.
+    let python = snapconf_producers::adapters::python::found();
+    let command = if python.how == "--python"
+        && std::iter::once(producer.name())
+            .chain(extractors.iter().map(|e| e.name()))
+            .any(|n| n.starts_with("python-"))
+    {
+        format!(
+            "--python {} replay \"$here\"",
+            crate::engine::repro::shell_word(&python.exe.to_string_lossy())
+        )
+    } else {
+        "replay \"$here\"".to_string()
+    };
+    let script = Script {
+        pair: &meta.pair(),
+        tools: &tools,
+        bin: &opts.bin,
+        backends: &opts.backend_files,
+        command: &command,
+    };
+    // A finding through the matrix's `reference` (the strict policy of the profile, see
+    // `reference_policy`) also shows the `snapconf hydrate` flags that reach its verdict.
+    if mode == ReproMode::Run
+        && finding.extractor.as_deref() == Some("reference")
+        && dir.join("archive.tar").is_file()
+    {
+        let policy = crate::model::policy_map::reference_policy(&opts.env.profile, None);
+        repro.write_reference_script(check, &script, &policy)?;
+    } else {
+        repro.write_script(check, &script)?;
+    }
     Ok(FindingRecord {
         check,
         producer: producer.name().to_string(),

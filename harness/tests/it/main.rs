@@ -7,6 +7,7 @@
 
 mod support;
 
+mod action_yml;
 mod all_parsers;
 mod backends;
 mod canaries;
@@ -30,8 +31,10 @@ mod leftovers;
 mod lifecycle;
 mod main_job;
 mod ordinary_user;
+mod python_discovery;
 mod reference_roundtrip;
 mod report_cli;
 mod report_formats;
+mod repro_hydrate;
 mod sandbox_tar;
 mod toy_check;

@@ -226,6 +226,34 @@ fn audit_as_an_ordinary_user_gives_modes_back() {
         refused.contains(&"gnu-tar") && refused.contains(&"tar-rs"),
         "both producers' refusals are counted: {report:#}"
     );
+    // Which producer refused what, and why (issue 27): each producer's own words name the
+    // path and the errno, and the audit names the entries the user cannot read.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for producer in ["gnu-tar", "tar-rs"] {
+        let said = format!("every capture by `{producer}` (1) was refused; the first: ");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&said))
+            .unwrap_or_else(|| panic!("{producer}'s refusal is named on stderr:\n{stderr}"));
+        assert!(
+            line.contains("locked") && line.contains("Permission denied"),
+            "the path and the errno: {line}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains(&said)),
+            "and in the report's notes: {notes:?}"
+        );
+    }
+    assert!(
+        stderr.contains(&format!("as uid {UID}, the producers run as you and cannot read `locked` (mode 000), `ro/secret` (mode 000) (EACCES")),
+        "the unreadable entries are named: {stderr}"
+    );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("(5 entries)"),
         "every entry was read: {}",

@@ -66,9 +66,17 @@ impl Extractor for ReferenceExtractor {
         "reference"
     }
 
+    /// [`REFERENCE_VERSION`], and when the policy is not `snapconf hydrate`'s default, the
+    /// flags that make `hydrate` apply it (the matrix's strict reference:
+    /// `snapconf-extract 0.1.0, strict: hydrate --hardlinks reject --allow-empty`).
     fn availability(&self) -> Availability {
+        let beyond = flags_beyond_default(&self.policy);
         Availability::Available {
-            version: REFERENCE_VERSION.to_owned(),
+            version: if beyond.is_empty() {
+                REFERENCE_VERSION.to_owned()
+            } else {
+                format!("{REFERENCE_VERSION}, strict: hydrate {}", beyond.join(" "))
+            },
         }
     }
 
@@ -141,6 +149,77 @@ pub fn refusal_message(e: &HydrateError) -> String {
     }
 }
 
+/// `policy` as the `snapconf hydrate` (and `check-archive`) flags that give it, every
+/// policy flag spelled out (`--hardlinks reject --absolute-symlinks keep …`), then
+/// `--allow-empty`, `--original-root` and the decompression limits when `policy` has them:
+/// what a reproducer prints so that `hydrate` reaches the matrix's verdict. A root that is
+/// not UTF-8 is written lossily.
+pub fn hydrate_flags(policy: &snapconf_extract::Policy) -> Vec<String> {
+    /// A variant's name as clap spells a `ValueEnum` value: `DataFilter` → `data-filter`.
+    fn kebab(v: impl std::fmt::Debug) -> String {
+        let mut out = String::new();
+        for (i, c) in format!("{v:?}").chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+    let mut flags: Vec<String> = [
+        ("--hardlinks", kebab(policy.hardlinks)),
+        ("--absolute-symlinks", kebab(policy.absolute_symlinks)),
+        ("--escaping-symlinks", kebab(policy.escaping_symlinks)),
+        ("--special-files", kebab(policy.special_files)),
+        ("--duplicates", kebab(policy.duplicates)),
+        ("--modes", kebab(policy.modes)),
+    ]
+    .into_iter()
+    .flat_map(|(flag, value)| [flag.to_string(), value])
+    .collect();
+    if policy.allow_empty {
+        flags.push("--allow-empty".into());
+    }
+    if let Some(root) = &policy.original_root {
+        flags.push("--original-root".into());
+        flags.push(String::from_utf8_lossy(root).into_owned());
+    }
+    let default = snapconf_extract::Limits::default();
+    if policy.limits.decompressed_bytes != default.decompressed_bytes {
+        flags.push("--max-decompressed-bytes".into());
+        flags.push(policy.limits.decompressed_bytes.to_string());
+    }
+    if policy.limits.compression_ratio != default.compression_ratio {
+        flags.push("--max-compression-ratio".into());
+        flags.push(policy.limits.compression_ratio.to_string());
+    }
+    flags
+}
+
+/// The [`hydrate_flags`] of `policy` that `snapconf hydrate`'s defaults
+/// (`Policy::default()`) do not give: each flag with its value, `--allow-empty`, …
+pub fn flags_beyond_default(policy: &Policy) -> Vec<String> {
+    let ours = pairs(&hydrate_flags(policy));
+    let default = pairs(&hydrate_flags(&Policy::default()));
+    ours.into_iter().filter(|f| !default.contains(f)).collect()
+}
+
+/// `flags` with each value joined to its flag (`--hardlinks reject`); a flag without a
+/// value stands alone.
+fn pairs(flags: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in flags {
+        match out.last_mut() {
+            Some(last) if !f.starts_with("--") => {
+                last.push(' ');
+                last.push_str(f);
+            }
+            _ => out.push(f.clone()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::refusal_message;
@@ -152,6 +231,23 @@ mod tests {
         assert!(
             manifest.contains("version.workspace = true"),
             "snapconf-extract no longer uses the workspace version; fix REFERENCE_VERSION"
+        );
+    }
+
+    /// The matrix's strict policy names what `snapconf hydrate` needs beyond its defaults;
+    /// the default policy needs nothing.
+    #[test]
+    fn the_strict_policy_is_named_by_its_hydrate_flags() {
+        use super::{flags_beyond_default, Policy};
+        assert!(flags_beyond_default(&Policy::default()).is_empty());
+        let strict = Policy {
+            hardlinks: snapconf_extract::Hardlinks::Reject,
+            allow_empty: true,
+            ..Policy::default()
+        };
+        assert_eq!(
+            flags_beyond_default(&strict),
+            ["--hardlinks reject", "--allow-empty"]
         );
     }
 

@@ -108,6 +108,13 @@ impl Snapconf {
         self
     }
 
+    /// Clears the environment (as `env -i`): only what the test sets with
+    /// [`Snapconf::env`] afterwards is passed.
+    pub fn env_clear(&mut self) -> &mut Self {
+        self.cmd.env_clear();
+        self
+    }
+
     /// Removes an environment variable.
     pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut Self {
         self.cmd.env_remove(key);

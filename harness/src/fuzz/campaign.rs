@@ -47,8 +47,8 @@ pub struct FuzzSummary {
     /// execution was one-shot).
     pub phases: super::persist::Phases,
     /// Each distinct cause found ([`FuzzFinding::cause`]; at most
-    /// [`FuzzOptions::causes_per_check`] new ones per check, and the known ones besides),
-    /// in order of discovery.
+    /// [`FuzzOptions::causes_per_check`] new ones per check and attack class, and the known
+    /// ones besides), in order of discovery, with its hits over the whole session.
     pub findings: Vec<FuzzFinding>,
     /// Executions (shrinking not included) with a hit of each check, by check id.
     #[serde(default)]
@@ -69,6 +69,7 @@ pub fn fuzz(
     let start = Instant::now();
     let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
     let failed = std::sync::atomic::AtomicBool::new(false);
+    let executions = std::sync::atomic::AtomicU64::new(0);
     let workers = opts.jobs.max(1);
     let mut summary = FuzzSummary::default();
     let mut first_error = None;
@@ -79,6 +80,7 @@ pub fn fuzz(
         causes: &causes,
         failed: &failed,
         start,
+        executions: &executions,
     };
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();
@@ -126,6 +128,19 @@ pub fn fuzz(
             }
         }
     });
+    // Hits counted after a cause's finding was written belong to it too.
+    let causes = causes.into_inner().unwrap_or_else(|e| e.into_inner());
+    for f in &mut summary.findings {
+        if let Some(k) = causes
+            .kept()
+            .iter()
+            .find(|k| k.check == f.check && k.cause == f.cause)
+        {
+            f.hits = k.hits;
+            f.first_seen = k.first;
+            f.classes = k.origins.iter().cloned().collect();
+        }
+    }
     match first_error {
         Some(e) => Err(e),
         None => Ok(summary),

@@ -12,7 +12,16 @@ use snapconf_tarbytes::Rng;
 /// Draw one attack archive: `(tar bytes, class, a short human description of the members)`.
 /// The class is drawn by [`AttackClass::weight`]; the same RNG state gives the same bytes.
 pub fn attack(rng: &mut Rng) -> (Vec<u8>, AttackClass, String) {
-    let class = AttackClass::draw(rng);
+    attack_lowered(rng, |_| 0)
+}
+
+/// [`attack`] with each class's weight halved `halvings(class)` times
+/// ([`AttackClass::draw_by`]): what a session draws once it has kept causes.
+pub fn attack_lowered(
+    rng: &mut Rng,
+    halvings: impl Fn(AttackClass) -> u32,
+) -> (Vec<u8>, AttackClass, String) {
+    let class = AttackClass::draw_by(rng, halvings);
     let (bytes, description) = attack_of(class, rng);
     (bytes, class, description)
 }

@@ -56,6 +56,10 @@ pub struct FuzzSummary {
     /// Executions with a hit of any check.
     #[serde(default)]
     pub failing: u64,
+    /// Hits shrunk: one per new cause estimate (a hit whose cause was kept already is
+    /// counted into it instead, [`FuzzFinding::hits`]).
+    #[serde(default)]
+    pub shrinks: u64,
 }
 
 /// Run a fuzz session against `ex` on `opts.jobs` workers. Findings are in the order they
@@ -117,6 +121,7 @@ pub fn fuzz(
                         summary.hangs_cut_short += part.hangs_cut_short;
                         summary.phases.add(&part.phases);
                         summary.failing += part.failing;
+                        summary.shrinks += part.shrinks;
                         for (check, n) in part.hits {
                             *summary.hits.entry(check).or_default() += n;
                         }

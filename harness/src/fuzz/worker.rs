@@ -177,6 +177,7 @@ pub(super) fn worker(
             }
             let p = pending.remove(0);
             let began = Instant::now();
+            summary.shrinks += 1;
             let written = shrink_and_write(shared, &mut persist, p, seed)?;
             shrinking += began.elapsed();
             if let Some(finding) = written {

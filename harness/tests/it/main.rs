@@ -15,6 +15,7 @@ mod cli_usage;
 mod corpus;
 mod faults;
 mod full_jail;
+mod fuzz_causes;
 mod fuzz_cli;
 mod fuzz_server;
 mod fuzz_view;

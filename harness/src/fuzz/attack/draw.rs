@@ -80,9 +80,14 @@ pub(super) fn members_of(class: AttackClass, rng: &mut Rng) -> Seq {
     seq
 }
 
-/// Draw and encode one attack of `class`.
+/// Draw and encode one attack of `class`. One draw in three of a link class other than
+/// `path-max-chain` spells its escaping targets through a PATH_MAX chain
+/// ([`chain::through_chain`]): the shape in which those classes beat a `realpath` check.
 pub(super) fn build(class: AttackClass, rng: &mut Rng) -> Built {
-    let attack = members_of(class, rng).members;
+    let mut attack = members_of(class, rng).members;
+    if class.escapes() && class != AttackClass::PathMaxChain && one_in(rng, 3) {
+        attack = chain::through_chain(rng, attack);
+    }
     let members = surround(attack, rng);
     let encoded = encode(&members, rng);
     // The record-dropping shrinker needs one record per header written.

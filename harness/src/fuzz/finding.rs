@@ -192,8 +192,9 @@ pub(super) fn shrink_and_write(
     let known = opts
         .known
         .knows_key(&crate::report::CauseKey::of_fuzz_cause(hit.check, &cause));
+    let charged = effect(&hit, &min).and(class);
     let mut causes = lock();
-    let Some(n) = causes.resolve(hit.check, &estimate, &cause, class, known) else {
+    let Some(n) = causes.resolve(hit.check, &estimate, &cause, charged, known) else {
         return Ok(None);
     };
     let stats = causes
@@ -222,7 +223,7 @@ pub(super) fn shrink_and_write(
         reference: judge_safety(&min, &opts.profile).verdict,
         records: Records::parse(&min).records.len(),
         cause,
-        class: class_word(class).to_string(),
+        class: class_word(charged).to_string(),
         hits,
         first_seen,
         classes,

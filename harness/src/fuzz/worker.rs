@@ -143,7 +143,9 @@ pub(super) fn worker(
                 continue;
             }
             let queued = pending.iter().filter(|p| p.hit.check == hit.check).count();
-            let charged = class.or_else(|| super::recognise::recognise(&bytes));
+            // Slots are per check and class where causes name a class, else per check.
+            let charged = super::effect::effect(&hit, &bytes)
+                .and(class.or_else(|| super::recognise::recognise(&bytes)));
             let is = lock().hit(
                 hit.check,
                 &key.1,

@@ -18,7 +18,7 @@ use support::skip::skip;
 
 /// `python3` running `tarfile.open(ARCHIVE).extractall(ROOT)` with no protection: the
 /// `fully_trusted` filter where the interpreter has filters, no filter where it has none.
-pub(crate) struct Unprotected;
+struct Unprotected;
 
 const SCRIPT: &str = "import sys, tarfile\n\
 t = tarfile.open(sys.argv[1])\n\
@@ -49,11 +49,7 @@ impl Extractor for Unprotected {
 
 /// The options of a session over `bases`, in a view; `None` (after a skip) when the view
 /// or Python is missing here.
-pub(crate) fn options(
-    bases: Vec<(String, Vec<u8>)>,
-    report: &Path,
-    time: u64,
-) -> Option<FuzzOptions> {
+fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<FuzzOptions> {
     let base = snapconf_harness::jail::default_jail_base();
     if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
         skip(

@@ -174,7 +174,8 @@ impl Causes {
     /// baseline lists it): its number among the check's new causes (1 for the first) or,
     /// when `known`, among its known causes, if it is kept now; `None` for a cause kept
     /// already (which takes the estimate's hits) or past its slots. A known cause gives the
-    /// shrink that found it back. Every kept cause halves its class's draw weight.
+    /// shrink that found it back. Every kept cause charged to a class (not a `hang`) halves
+    /// that class's draw weight.
     pub(super) fn resolve(
         &mut self,
         check: Check,
@@ -250,7 +251,7 @@ impl Causes {
         self.estimates
             .entry((check, cause.to_owned()))
             .or_insert(Estimate::Cause(i));
-        if let Some(c) = class {
+        if let Some(c) = slot.1 {
             *self.lowered.entry(c).or_default() += 1;
         }
         Some(number)

@@ -60,8 +60,8 @@ pub struct FuzzSummary {
     /// execution was one-shot).
     pub phases: super::persist::Phases,
     /// Each distinct cause found ([`FuzzFinding::cause`]; at most
-    /// [`FuzzOptions::causes_per_check`] new ones per check, and the known ones besides),
-    /// in order of discovery.
+    /// [`FuzzOptions::causes_per_check`] new ones per check and attack class, and the known
+    /// ones besides), in order of discovery, with its hits over the whole session.
     pub findings: Vec<FuzzFinding>,
     /// Executions (shrinking not included) with a hit of each check, by check id.
     #[serde(default)]
@@ -69,6 +69,10 @@ pub struct FuzzSummary {
     /// Executions with a hit of any check.
     #[serde(default)]
     pub failing: u64,
+    /// Hits shrunk: one per new cause estimate (a hit whose cause was kept already is
+    /// counted into it instead, [`FuzzFinding::hits`]).
+    #[serde(default)]
+    pub shrinks: u64,
 }
 
 /// Run a fuzz session against `ex` on `opts.jobs` workers. Findings are in the order they
@@ -92,8 +96,8 @@ pub fn fuzz(
         bases: &bases,
         causes: &causes,
         failed: &failed,
-        executions: &executions,
         start,
+        executions: &executions,
     };
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();
@@ -144,6 +148,7 @@ pub fn fuzz(
                         summary.hangs_cut_short += part.hangs_cut_short;
                         summary.phases.add(&part.phases);
                         summary.failing += part.failing;
+                        summary.shrinks += part.shrinks;
                         for (check, n) in part.hits {
                             *summary.hits.entry(check).or_default() += n;
                         }
@@ -155,6 +160,19 @@ pub fn fuzz(
             }
         }
     });
+    // Hits counted after a cause's finding was written belong to it too.
+    let causes = causes.into_inner().unwrap_or_else(|e| e.into_inner());
+    for f in &mut summary.findings {
+        if let Some(k) = causes
+            .kept()
+            .iter()
+            .find(|k| k.check == f.check && k.cause == f.cause)
+        {
+            f.hits = k.hits;
+            f.first_seen = k.first;
+            f.classes = k.origins.iter().cloned().collect();
+        }
+    }
     match first_error {
         Some(e) => Err(e),
         None => Ok(summary),

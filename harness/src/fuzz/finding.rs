@@ -1,7 +1,8 @@
 //! From a hit to a finding: shrink its archive, confirm it, key its cause, and write its
 //! reproducer (`cases/<id>/`, mode `fuzz`).
 
-use super::causes::cause_of;
+use super::causes::FirstSeen;
+use super::effect::{class_word, effect, fuzz_cause};
 use super::execute::{execute, hang_cut, runnable, Hit};
 use super::mutate::Mutation;
 use super::options::FuzzOptions;
@@ -47,10 +48,27 @@ pub struct FuzzFinding {
     pub reference: String,
     /// Records (headers, extension headers included) in the shrunk archive.
     pub records: usize,
-    /// The cause: the signature of the shrunk archive ([`super::signature`]), or for
-    /// `atomic-hydration` `prior: ` and the message (what the failure did to the prior);
-    /// findings of one check with the same cause are one.
+    /// The cause: the attack class and the kind of effect (`path-max-chain: a decoy gained
+    /// a hardlink, through a link`; see `fuzz/effect.rs`), for `atomic-hydration` `prior: `
+    /// and the message (what the failure did to the prior), for a check with no effect
+    /// kinds the signature of the shrunk archive ([`super::signature`]); findings of one
+    /// check with the same cause are one.
     pub cause: String,
+    /// The attack class the cause is charged to: the class that generated the input, else
+    /// the one recognised from the shrunk archive, else `unclassified`.
+    #[serde(default)]
+    pub class: String,
+    /// Executions with a hit of this cause in the session (repeats are counted, not
+    /// shrunk), the one shrunk included.
+    #[serde(default)]
+    pub hits: u64,
+    /// The cause's first hit: seconds into the session and execution number.
+    #[serde(default)]
+    pub first_seen: FirstSeen,
+    /// Where its hits came from: generating attack classes, and `mutant` for mutants of
+    /// seed archives.
+    #[serde(default)]
+    pub classes: Vec<String>,
     /// `cases/<id>` relative to the report directory.
     pub case_dir: String,
     /// The baseline ([`FuzzOptions::known`]) lists the cause: reported, not failing the
@@ -63,12 +81,13 @@ pub struct FuzzFinding {
     pub shrink: ShrinkEnd,
 }
 
-/// The smallest archive that still gives a hit of `check` ([`super::shrink::shrink_archive`]:
-/// members, then records, then the tail), within `opts.shrink_runs` runs and the session's
-/// time; and how the shrink ended (`minimal` unless a budget or a stop cut it short).
+/// The smallest archive that still gives a hit of `check` with the effect `kind` (when the
+/// check has effect kinds, [`effect`]) ([`super::shrink::shrink_archive`]: members, then
+/// records, then the tail), within `opts.shrink_runs` runs and the session's time; and how
+/// the shrink ended (`minimal` unless a budget or a stop cut it short).
 fn shrink(
     bytes: &[u8],
-    check: Check,
+    (check, kind): (Check, Option<&str>),
     ex: &dyn Extractor,
     opts: &FuzzOptions,
     persist: &mut Persist,
@@ -99,14 +118,15 @@ fn shrink(
                 && execute(b, ex, opts, persist)?
                     .0
                     .iter()
-                    .any(|h| h.check == check),
+                    .any(|h| h.check == check && effect(h, b).as_deref() == kind),
         ))
     })?;
     Ok((min, end))
 }
 
-/// Shrinks `p` (if its check has room for another cause) and writes its reproducer when
-/// its cause is new; the finding written, if any.
+/// Shrinks `p` (a hit whose estimated cause was new, [`super::causes::Causes::hit`]) and
+/// writes its reproducer when the shrunk archive's cause is new; the finding written, if
+/// any. A cause kept before takes the hit's count instead.
 pub(super) fn shrink_and_write(
     shared: &Shared,
     persist: &mut Persist,
@@ -127,18 +147,39 @@ pub(super) fn shrink_and_write(
         label,
         mutations,
         iteration,
+        class,
+        estimate,
     } = p;
-    if start.elapsed() > opts.time || !lock().may_shrink(hit.check) {
+    if start.elapsed() > opts.time {
+        lock().abandon(hit.check, &estimate);
         return Ok(None);
     }
+    let kind = effect(&hit, &bytes);
     // Every run of a shrink under the cut: a candidate that hangs is not the smaller
     // reproducer of another check, and one that hangs is a hang.
     persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
-    let shrunk = shrink(&bytes, hit.check, ex, opts, persist, *start + opts.time);
+    let shrunk = shrink(
+        &bytes,
+        (hit.check, kind.as_deref()),
+        ex,
+        opts,
+        persist,
+        *start + opts.time,
+    );
     persist.cut = None;
-    let (mut min, mut end) = shrunk?;
+    let (mut min, mut end) = match shrunk {
+        Ok(s) => s,
+        Err(e) => {
+            lock().abandon(hit.check, &estimate);
+            return Err(e);
+        }
+    };
     let (again, _) = execute(&min, ex, opts, persist)?;
-    let confirmed = again.into_iter().find(|h| h.check == hit.check);
+    let same = |h: &Hit| h.check == hit.check && effect(h, &min) == kind;
+    let confirmed = match again.iter().position(same) {
+        Some(i) => Some(again[i].clone()),
+        None => again.into_iter().find(|h| h.check == hit.check),
+    };
     // A hang shrunk under the cut may only have been slow: the archive found at the full
     // timeout is kept instead.
     if confirmed.is_none() && hit.check == Check::HANG {
@@ -146,13 +187,23 @@ pub(super) fn shrink_and_write(
         end = crate::report::ShrinkEnd::NotShrunk;
     }
     let hit = confirmed.unwrap_or(hit);
-    let cause = cause_of(hit.check, &min, &hit.message);
+    let class = class.or_else(|| super::recognise::recognise(&min));
+    let cause = fuzz_cause(&hit, &min, class);
     let known = opts
         .known
         .knows_key(&crate::report::CauseKey::of_fuzz_cause(hit.check, &cause));
-    let Some(n) = lock().keep(hit.check, &cause, known) else {
+    let charged = effect(&hit, &min).and(class);
+    let mut causes = lock();
+    let Some(n) = causes.resolve(hit.check, &estimate, &cause, charged, known) else {
         return Ok(None);
     };
+    let stats = causes
+        .kept()
+        .iter()
+        .find(|k| k.check == hit.check && k.cause == cause)
+        .map(|k| (k.hits, k.first, k.origins.iter().cloned().collect()));
+    drop(causes);
+    let (hits, first_seen, classes) = stats.unwrap_or_default();
     let id = match (known, n) {
         (false, 1) => format!("{}__fuzz__{}", hit.check.id(), ex.name()),
         (false, _) => format!("{}__fuzz__{}__{n}", hit.check.id(), ex.name()),
@@ -172,6 +223,10 @@ pub(super) fn shrink_and_write(
         reference: judge_safety(&min, &opts.profile).verdict,
         records: Records::parse(&min).records.len(),
         cause,
+        class: class_word(charged).to_string(),
+        hits,
+        first_seen,
+        classes,
         case_dir: format!("cases/{id}"),
         known,
         shrink: end,

@@ -2,9 +2,10 @@
 //! them, queue the hits and shrink the most severe; and [`verdicts`], its first draws
 //! without shrinking, for tests.
 
-use super::attack::attack;
+use super::attack::{attack_lowered, AttackClass};
 use super::campaign::FuzzSummary;
-use super::causes::Causes;
+use super::causes::{Causes, FirstSeen, HitIs};
+use super::effect::fuzz_cause;
 use super::execute::{execute, hang_cut, runnable, Hit};
 use super::finding::{shrink_and_write, FuzzFinding};
 use super::mutate::{mutate, Mutation};
@@ -37,10 +38,11 @@ pub(super) struct Shared<'a> {
     pub(super) causes: &'a std::sync::Mutex<Causes>,
     /// Set by a worker that failed: the others stop.
     pub(super) failed: &'a std::sync::atomic::AtomicBool,
-    /// Executions of every worker so far, for the campaign's progress ticks.
-    pub(super) executions: &'a std::sync::atomic::AtomicU64,
     /// When the campaign began (its time budget counts from here).
     pub(super) start: Instant,
+    /// Executions so far, over every worker: numbers each cause's first sighting and
+    /// feeds the campaign's progress ticks.
+    pub(super) executions: &'a std::sync::atomic::AtomicU64,
 }
 
 /// Worker `k` of a campaign sharing `shared`: draws from `opts.seed + k` until the
@@ -58,8 +60,9 @@ pub(super) fn worker(
         causes,
         failed,
         start,
-        ..
+        executions,
     } = shared;
+    let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
     let seed = opts.seed.wrapping_add(k);
     let mut rng = Rng::new(seed);
     let mut summary = FuzzSummary::default();
@@ -76,7 +79,20 @@ pub(super) fn worker(
     };
     while go() {
         iteration += 1;
-        let (label, bytes, mutations) = draw(&mut rng, bases, opts);
+        let halvings: Vec<u32> = {
+            let c = lock();
+            AttackClass::ALL.iter().map(|&k| c.halvings(k)).collect()
+        };
+        let lowered = |k: AttackClass| {
+            let i = AttackClass::ALL.iter().position(|&c| c == k);
+            i.map_or(0, |i| halvings[i])
+        };
+        let Drawn {
+            label,
+            bytes,
+            mutations,
+            class,
+        } = draw(&mut rng, bases, opts, lowered);
         if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
@@ -88,10 +104,7 @@ pub(super) fn worker(
             // Past the cut: a hang, or only slow. Told at the full timeout while a hang
             // could still become the session's finding; else counted and left.
             let wanted = !pending.iter().any(|p| p.hit.check == Check::HANG)
-                && causes
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .room(Check::HANG);
+                && lock().room(Check::HANG, None);
             if wanted {
                 (hits, accepted) = execute(&bytes, ex, opts, &mut persist)?;
             }
@@ -101,9 +114,10 @@ pub(super) fn worker(
             }
         }
         summary.executions += 1;
-        shared
-            .executions
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let at = FirstSeen {
+            secs: start.elapsed().as_secs_f64(),
+            execution: executions.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+        };
         if accepted {
             summary.accepted += 1;
         } else {
@@ -119,17 +133,40 @@ pub(super) fn worker(
                 *summary.hits.entry(h.check.id().to_string()).or_default() += 1;
             }
         }
+        // Each hit is counted into its cause (estimated from the archive as drawn); only a
+        // hit whose estimate is new is queued for its shrink.
+        let origin = class.map_or("mutant", AttackClass::id);
+        let mut counted: Vec<(Check, String)> = Vec::new();
         for hit in hits {
+            let estimate = fuzz_cause(&hit, &bytes, class);
+            let key = (hit.check, estimate);
+            if counted.contains(&key) {
+                continue;
+            }
             let queued = pending.iter().filter(|p| p.hit.check == hit.check).count();
-            if queued < PENDING_PER_CHECK {
+            // Slots are per check and class where causes name a class, else per check.
+            let charged = super::effect::effect(&hit, &bytes)
+                .and(class.or_else(|| super::recognise::recognise(&bytes)));
+            let is = lock().hit(
+                hit.check,
+                &key.1,
+                charged,
+                origin,
+                at,
+                queued < PENDING_PER_CHECK,
+            );
+            if is == HitIs::New {
                 pending.push(Pending {
                     hit,
                     bytes: bytes.clone(),
                     label: label.clone(),
                     mutations: mutations.clone(),
                     iteration: iteration - 1,
+                    class,
+                    estimate: key.1.clone(),
                 });
             }
+            counted.push(key);
         }
         // The most severe hit waiting is shrunk now if it is an escape (`containment`,
         // `escaping-link`), or if shrinking has had less than half of the session so far;
@@ -143,6 +180,7 @@ pub(super) fn worker(
             }
             let p = pending.remove(0);
             let began = Instant::now();
+            summary.shrinks += 1;
             let written = shrink_and_write(shared, &mut persist, p, seed)?;
             shrinking += began.elapsed();
             if let Some(finding) = written {
@@ -160,32 +198,55 @@ pub(super) fn worker(
     Ok(summary)
 }
 
-/// The next input of a worker drawing from `rng`: its label, bytes and the mutations
-/// applied. Half the inputs (a quarter without a view, where most attacks cannot run) are
-/// drawn from the attack classes, sometimes mutated further; the rest are structural
-/// mutations of a base archive. Depends on `rng` and `opts.view` alone, never on timing
-/// or outcomes, so a seed always gives the same sequence.
+/// One input a worker drew ([`draw`]).
+struct Drawn {
+    /// The base's label, or the attack class and what it built.
+    label: String,
+    /// The archive.
+    bytes: Vec<u8>,
+    /// The mutations applied.
+    mutations: Vec<Mutation>,
+    /// The attack class that generated it (kept through its mutation); `None` for a
+    /// mutant of a base archive.
+    class: Option<AttackClass>,
+}
+
+/// The next input of a worker drawing from `rng`, with each attack class's weight halved
+/// `halvings(class)` times (the causes the session kept of it). Half the inputs (a quarter
+/// without a view, where most attacks cannot run) are drawn from the attack classes,
+/// sometimes mutated further; the rest are structural mutations of a base archive. Depends
+/// on `rng`, `opts.view` and the halvings alone, so a seed gives the same sequence until
+/// the session keeps a cause.
 fn draw(
     rng: &mut Rng,
     bases: &[(String, Records)],
     opts: &FuzzOptions,
-) -> (String, Vec<u8>, Vec<Mutation>) {
+    halvings: impl Fn(AttackClass) -> u32,
+) -> Drawn {
     let attack_share = if opts.view { 2 } else { 4 };
     if rng.below(attack_share) == 0 {
-        let (drawn, class, description) = attack(rng);
+        let (drawn, class, description) = attack_lowered(rng, halvings);
         let label = format!("attack/{}: {description}", class.id());
-        match rng.below(3) {
-            0 => {
-                let (b, m) = mutate(&Records::parse(&drawn), rng, 1);
-                (label, b, m)
-            }
-            _ => (label, drawn, Vec::new()),
+        let (bytes, mutations) = match rng.below(3) {
+            0 => mutate(&Records::parse(&drawn), rng, 1),
+            _ => (drawn, Vec::new()),
+        };
+        Drawn {
+            label,
+            bytes,
+            mutations,
+            class: Some(class),
         }
     } else {
         let (label, base) = &bases[rng.below(bases.len())];
         let n = 1 + rng.below(4);
-        let (b, m) = mutate(base, rng, n);
-        (label.clone(), b, m)
+        let (bytes, mutations) = mutate(base, rng, n);
+        Drawn {
+            label: label.clone(),
+            bytes,
+            mutations,
+            class: None,
+        }
     }
 }
 
@@ -217,7 +278,7 @@ pub fn verdicts(
     let mut persist = Persist::new(ex, opts);
     let mut out = Vec::new();
     for _ in 0..n {
-        let (_, bytes, _) = draw(&mut rng, &bases, opts);
+        let Drawn { bytes, .. } = draw(&mut rng, &bases, opts, |_| 0);
         if !runnable(&bytes, ex, opts) {
             continue;
         }
@@ -250,8 +311,8 @@ pub struct Verdicts {
     pub view_rebuilds: u64,
 }
 
-/// Hits of one check that may wait for their shrink in one worker.
-const PENDING_PER_CHECK: usize = 2;
+/// Hits of one check with new causes that may wait for their shrink in one worker.
+const PENDING_PER_CHECK: usize = 4;
 
 /// A hit waiting for its shrink, with what made it.
 pub(super) struct Pending {
@@ -265,4 +326,8 @@ pub(super) struct Pending {
     pub(super) mutations: Vec<Mutation>,
     /// The 0-based iteration that drew it.
     pub(super) iteration: u64,
+    /// The attack class that generated it, if any.
+    pub(super) class: Option<AttackClass>,
+    /// Its cause as estimated from the unshrunk archive ([`fuzz_cause`]).
+    pub(super) estimate: String,
 }

@@ -46,6 +46,13 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
             let _ = writeln!(s, "   {l}");
         }
     }
+    // A fuzz session's notes: per cause, when it was first seen, its hits and classes.
+    if report.mode == super::Mode::Fuzz && !report.notes.is_empty() {
+        let _ = writeln!(s);
+        for n in &report.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+    }
     if report.has_findings() {
         let _ = writeln!(
             s,

@@ -18,6 +18,7 @@ mod corpus;
 mod exit_codes;
 mod faults;
 mod full_jail;
+mod fuzz_causes;
 mod fuzz_cli;
 mod fuzz_server;
 mod fuzz_view;

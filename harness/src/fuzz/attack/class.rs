@@ -244,15 +244,21 @@ impl AttackClass {
         )
     }
 
-    /// One class drawn by [`AttackClass::weight`].
-    pub(super) fn draw(rng: &mut Rng) -> AttackClass {
-        let total: usize = AttackClass::ALL.iter().map(|c| c.weight()).sum();
+    /// One class drawn by [`AttackClass::weight`] halved `halvings(class)` times: a session
+    /// lowers a class once per cause it has kept of it, so its draws go to other bugs. The
+    /// weight never reaches 0 (at least 1/64 of the lowest base weight). With no class
+    /// lowered the draw is by the weights alone, as before any cause was kept.
+    pub(super) fn draw_by(rng: &mut Rng, halvings: impl Fn(AttackClass) -> u32) -> AttackClass {
+        let lowered = AttackClass::ALL.iter().any(|&c| halvings(c) > 0);
+        let scale = if lowered { 6 } else { 0 };
+        let weight = |c: AttackClass| ((c.weight() << scale) >> halvings(c).min(12)).max(1);
+        let total: usize = AttackClass::ALL.iter().map(|&c| weight(c)).sum();
         let mut at = rng.below(total);
         for class in AttackClass::ALL {
-            if at < class.weight() {
+            if at < weight(class) {
                 return class;
             }
-            at -= class.weight();
+            at -= weight(class);
         }
         AttackClass::DirToSymlink
     }

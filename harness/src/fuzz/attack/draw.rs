@@ -12,7 +12,16 @@ use snapconf_tarbytes::Rng;
 /// Draw one attack archive: `(tar bytes, class, a short human description of the members)`.
 /// The class is drawn by [`AttackClass::weight`]; the same RNG state gives the same bytes.
 pub fn attack(rng: &mut Rng) -> (Vec<u8>, AttackClass, String) {
-    let class = AttackClass::draw(rng);
+    attack_lowered(rng, |_| 0)
+}
+
+/// [`attack`] with each class's weight halved `halvings(class)` times
+/// ([`AttackClass::draw_by`]): what a session draws once it has kept causes.
+pub fn attack_lowered(
+    rng: &mut Rng,
+    halvings: impl Fn(AttackClass) -> u32,
+) -> (Vec<u8>, AttackClass, String) {
+    let class = AttackClass::draw_by(rng, halvings);
     let (bytes, description) = attack_of(class, rng);
     (bytes, class, description)
 }
@@ -71,9 +80,24 @@ pub(super) fn members_of(class: AttackClass, rng: &mut Rng) -> Seq {
     seq
 }
 
-/// Draw and encode one attack of `class`.
+/// Draw and encode one attack of `class`. About one draw in three of a link class other
+/// than `path-max-chain` spells its escaping targets through a PATH_MAX chain
+/// ([`chain::through_chain`]): the shape in which those classes beat a `realpath` check.
+/// Which draws, and the chain's own draws, come from `rng`'s next value (peeked, not
+/// taken) mixed with a digest of the members, so the rest of a seed's sequence is what it
+/// was without the chain.
 pub(super) fn build(class: AttackClass, rng: &mut Rng) -> Built {
-    let attack = members_of(class, rng).members;
+    let mut attack = members_of(class, rng).members;
+    let digest = attack.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, m| {
+        m.name
+            .iter()
+            .chain(&m.link)
+            .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    });
+    let mut side = Rng::new(rng.clone().next_u64() ^ digest);
+    if class.escapes() && class != AttackClass::PathMaxChain && one_in(&mut side, 3) {
+        attack = chain::through_chain(&mut side, attack);
+    }
     let members = surround(attack, rng);
     let encoded = encode(&members, rng);
     // The record-dropping shrinker needs one record per header written.

@@ -22,4 +22,4 @@ mod tests;
 mod view_model;
 
 pub use class::AttackClass;
-pub use draw::{attack, attack_of};
+pub use draw::{attack, attack_lowered, attack_of};

@@ -208,6 +208,7 @@ mod tests {
             known: true,
             shrink: ShrinkEnd::Minimal,
             cause: None,
+            trigger: Default::default(),
         }
     }
 

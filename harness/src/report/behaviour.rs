@@ -13,7 +13,7 @@
 //!   message with names abstracted ([`super::shape`]);
 //! - the *trigger* ([`Trigger`]): the features of the shrunk reproducer's workspace, through
 //!   the feature detector ([`crate::model::expected::features`]), with FIFOs, sockets and
-//!   devices as one class, `special-file`.
+//!   devices as one class, `special-file` ([`Trigger::key_features`]).
 
 use super::fingerprint::shape;
 use super::FindingRecord;
@@ -62,12 +62,15 @@ impl Trigger {
         self.features.is_empty() && self.diff.is_empty()
     }
 
-    /// The features as the key uses them: FIFOs, sockets and character devices as one
-    /// class `special-file` (a tool that mishandles one mishandles the others), sorted.
+    /// The features as the key uses them, sorted: FIFOs, sockets and character devices as
+    /// one class `special-file` (a tool that mishandles one mishandles the others), and
+    /// without `empty-dir`, which shrinking leaves behind wherever it removed a
+    /// directory's children, so it tells more about the shrink than about the cause.
     pub fn key_features(&self) -> Vec<String> {
         let set: BTreeSet<&str> = self
             .features
             .iter()
+            .filter(|f| f.as_str() != Feature::EmptyDir.name())
             .map(|f| match f.as_str() {
                 "fifo" | "socket" | "char-device" => "special-file",
                 other => other,

@@ -28,7 +28,7 @@
 //! the most severe check they show as ([`crate::checks::CheckDef::severity`]), then new
 //! before known, then by how many cases they failed.
 
-use super::behaviour::behaviour;
+use super::behaviour::{behaviour, kind};
 use super::fingerprint::{behaviour_fingerprint, cause_fingerprint, shape};
 use super::{FindingRecord, RunReport};
 use crate::checks::Check;
@@ -229,6 +229,27 @@ impl Cause {
         seen.join(", ")
     }
 
+    /// The symptoms folded into this cause, in words, or `None` without one:
+    /// `late-failure (refused: hardlink-target-missing; …) in 10 pairs; atomic-hydration
+    /// (cleared-root) in 5 pairs`.
+    pub fn symptoms_text(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .members
+            .iter()
+            .skip(1)
+            .map(|m| {
+                let n = m.pairs.len();
+                format!(
+                    "{} ({}) in {n} pair{}",
+                    m.check.id(),
+                    m.behaviour,
+                    if n == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// The pairs in words: `python-tarfile × every extractor` for a fault of producers,
     /// else `a × b, c × d` (more than `most` pairs are cut with `and N more`).
     pub fn pairs_text(&self, most: usize) -> String {
@@ -355,7 +376,13 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
     let mut groups: Vec<Group<'_>> = by_key
         .into_iter()
         .map(|(key, findings)| {
-            let features = findings[0].trigger.key_features();
+            // The trigger's features, when the key holds them (not for a cleared root).
+            let f0 = findings[0];
+            let features = if kind(f0.check, &f0.message, &f0.trigger).1 {
+                f0.trigger.key_features()
+            } else {
+                Vec::new()
+            };
             let all = findings.iter().all(|f| {
                 f.cause.is_none()
                     && !f.capture_side
@@ -580,5 +607,119 @@ mod tests {
         assert_eq!(rt.cases, 9);
         assert_eq!(rt.pairs_text(1), "gnu-tar × busybox-tar and 1 more");
         assert_eq!(rt.counts_text(), "2 pairs, 9 failures (cases × pairs)");
+    }
+
+    fn with(mut f: FindingRecord, features: &[&str], diff: &[&str]) -> FindingRecord {
+        f.trigger = crate::report::Trigger {
+            features: features.iter().map(|s| s.to_string()).collect(),
+            diff: diff.iter().map(|s| s.to_string()).collect(),
+        };
+        f
+    }
+
+    /// One behaviour with other names, another tool's wording, another first diff line or
+    /// another special file shares a key; another refusal class, another difference or
+    /// another triggering feature does not.
+    #[test]
+    fn one_behaviour_one_key_two_behaviours_two_keys() {
+        let key = |f: &FindingRecord| CauseKey::of(f);
+        let lf = |e: &str, msg: &str, feats: &[&str]| {
+            with(rec(Check::LATE_FAILURE, "python-tarfile", e, msg, 1, 2), feats, &[])
+        };
+        let h2 = ["excluded-alias", "shared-inode"];
+        let gnu = lf(
+            "gnu-tar",
+            "capture succeeded but hydration into an empty root was refused: `tar -xf x` \
+             exited with status 2: tar: ./x y/a: Cannot hard link to ‘./store/a’: No such file",
+            &h2,
+        );
+        let bb = lf(
+            "busybox-tar",
+            "capture succeeded but hydration into an empty root was refused: `busybox tar -xf \
+             y` exited with status 1: tar: can't create hardlink './node_modules/a' to './a'",
+            &h2,
+        );
+        assert_eq!(key(&gnu), key(&bb));
+        let refused = lf(
+            "reference",
+            "capture succeeded but hydration into an empty root was refused: \
+             hardlink-not-allowed: member `./mod.py/f` (hardlink members are refused by policy)",
+            &h2,
+        );
+        assert_ne!(key(&gnu), key(&refused), "another refusal class");
+        let mut h1 = bb.clone();
+        h1.trigger.features = vec!["shared-inode".into()];
+        assert_ne!(key(&bb), key(&h1), "another trigger");
+
+        // The adapter emptied the root: whatever the first line and the trigger.
+        let cleared = |first: &str, feats: &[&str]| {
+            let msg = format!(
+                "refused hydration changed the prior workspace: {first} (snapconf's \
+                 `python-data` adapter emptied the root before the tool ran: clear then extract)"
+            );
+            with(rec(Check::ATOMIC_HYDRATION, "a", "python-data", &msg, 1, 1), feats, &[])
+        };
+        let a = cleared("- ----------  51  sha256:b9f55b23  a", &["char-device"]);
+        let b = cleared("- drwxr-xr-x  d0_ddddddd/", &["absolute-symlink"]);
+        let c = cleared("+ lrwxrwxrwx  b -> foo", &["fifo"]);
+        assert_eq!(key(&a), key(&b));
+        assert_eq!(key(&a), key(&c));
+
+        // Tree differences by kind, not by which line came first.
+        let rt = |first: &str, feats: &[&str], diff: &[&str]| {
+            let msg = format!("hydration into an empty root differs from the expected tree: {first}");
+            with(rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", &msg, 1, 1), feats, diff)
+        };
+        let dev = rt("+ c?????????  1,3  a", &["char-device"], &["extra special"]);
+        let fifo = rt("+ p?????????  zz", &["fifo"], &["extra special"]);
+        assert_eq!(key(&dev), key(&fifo), "special files are one class");
+        let two = rt("- d?????????  a/", &["exclusion"], &["missing dir", "missing file"]);
+        let swapped = rt("- -?????????  0  sha256:e3b0  b", &["exclusion"], &["missing dir", "missing file"]);
+        assert_eq!(key(&two), key(&swapped));
+        let file = rt("+ -??-??????  0  sha256:e3b0c442  a", &["char-device"], &["extra file"]);
+        assert_ne!(key(&dev), key(&file), "another difference");
+        assert_ne!(key(&two), key(&dev));
+    }
+
+    /// The symptoms of a producer's fault fold into it, the capture-side root first; the
+    /// reference's `roundtrip` makes a producer fault; an extractor's own fault stays apart.
+    #[test]
+    fn symptoms_fold_into_the_root_cause() {
+        let h2 = ["excluded-alias", "shared-inode"];
+        let dl = "hardlink member `x y/a` names `store/a`, which is not an earlier member (1 such member(s))";
+        let lf = "capture succeeded but hydration into an empty root was refused: `tar -xf a` \
+                  exited with status 2: tar: ./x y/a: Cannot hard link to ‘./store/a’: No such";
+        let ah = "refused hydration changed the prior workspace: - drwxr-xr-x  data.bin/ \
+                  (snapconf's `gnu-tar` adapter emptied the root before the tool ran: clear then extract)";
+        let rt = "hydration into an empty root differs from the expected tree: - d?????????  a/";
+        let report = RunReport {
+            schema: 1,
+            findings: vec![
+                with(rec(Check::LATE_FAILURE, "python-tarfile", "gnu-tar", lf, 3, 2), &h2, &[]),
+                with(rec(Check::ATOMIC_HYDRATION, "python-tarfile", "gnu-tar", ah, 2, 2), &h2, &[]),
+                with(rec(Check::DANGLING_LINK, "python-tarfile", "gnu-tar", dl, 4, 2), &h2, &[]),
+                with(rec(Check::DANGLING_LINK, "python-tarfile", "reference", dl, 4, 2), &h2, &[]),
+                with(rec(Check::ROUNDTRIP, "busybox-tar", "python-data", rt, 2, 1), &["exclusion"], &["missing dir"]),
+                with(rec(Check::ROUNDTRIP, "busybox-tar", "reference", rt, 3, 1), &["exclusion"], &["missing dir"]),
+                with(rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", "hydration into an empty root differs from the expected tree: + c?????????  1,3  a", 5, 1), &["char-device"], &["extra special"]),
+            ],
+            ..RunReport::empty(Default::default(), 1, 20, "default")
+        };
+        let cs = causes(&report);
+        assert_eq!(cs.len(), 4, "{cs:#?}");
+        let h2 = cs.iter().find(|c| c.pairs[0].producer == "python-tarfile" && c.check != Check::ATOMIC_HYDRATION).expect("h2");
+        assert_eq!(h2.check, Check::DANGLING_LINK, "the root comes first: {cs:#?}");
+        assert_eq!(h2.side, Side::Capture);
+        assert_eq!(h2.checks_text(), "dangling-link, late-failure");
+        assert_eq!(h2.members.len(), 2);
+        assert_eq!(h2.pairs_text(4), "python-tarfile × every extractor");
+        // The cleared root is the extractors' own behaviour, whatever set it off.
+        let cleared = cs.iter().find(|c| c.check == Check::ATOMIC_HYDRATION);
+        assert_eq!(cleared.map(|c| c.side), Some(Side::Hydration), "{cs:#?}");
+        let bb = cs.iter().find(|c| c.pairs[0].producer == "busybox-tar").expect("busybox");
+        assert_eq!(bb.side, Side::Capture, "the reference restores what the archive holds");
+        assert_eq!(bb.pairs.len(), 2);
+        let dev = cs.iter().find(|c| c.pairs[0].producer == "gnu-tar").expect("gnu-tar");
+        assert_eq!(dev.side, Side::Hydration);
     }
 }

@@ -10,6 +10,7 @@ mod support;
 mod all_parsers;
 mod backends;
 mod canaries;
+mod cause_identity;
 mod cli_hydrate;
 mod cli_usage;
 mod corpus;

@@ -378,10 +378,23 @@ impl Baseline {
     }
 
     /// Mark each finding of `report` known or new, and list the baseline entries not seen
-    /// (none of their keys found).
+    /// (none of their keys found). A finding is known when the baseline knows it or any
+    /// other finding of its cause ([`causes()`]): a new symptom of a known root cause is
+    /// not a new cause.
     pub fn apply(&self, report: &mut RunReport) {
+        let mut known_keys: Vec<CauseKey> = Vec::new();
+        for c in causes(report) {
+            let keys = c.keys();
+            let any = report
+                .findings
+                .iter()
+                .any(|f| keys.contains(&CauseKey::of(f)) && self.knows(f));
+            if any {
+                known_keys.extend(keys);
+            }
+        }
         for f in &mut report.findings {
-            f.known = self.knows(f);
+            f.known = self.knows(f) || known_keys.contains(&CauseKey::of(f));
         }
         let mut fixed: Vec<BaselineEntry> = self
             .known

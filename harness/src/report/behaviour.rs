@@ -62,12 +62,20 @@ impl Trigger {
         self.features.is_empty() && self.diff.is_empty()
     }
 
-    /// The features as the key uses them, sorted: FIFOs, sockets and character devices as
-    /// one class `special-file` (a tool that mishandles one mishandles the others), and
-    /// without `empty-dir`, which shrinking leaves behind wherever it removed a
-    /// directory's children, so it tells more about the shrink than about the cause.
+    /// The features as the key uses them, sorted; what a shrunk case holds besides its
+    /// trigger is left out:
+    /// - FIFOs, sockets and character devices are one class, `special-file` (a tool that
+    ///   mishandles one mishandles the others);
+    /// - `empty-dir` is dropped: shrinking leaves a directory empty wherever it removed its
+    ///   children;
+    /// - what a feature implies is dropped: `shared-inode` beside `excluded-alias` or
+    ///   `hardlink-to-symlink`, and the link's own target (`dangling-symlink`,
+    ///   `symlink-loop`) beside `hardlink-to-symlink`;
+    /// - a name feature (`long-name`, `non-utf8-name`, `control-char-name`) is kept only
+    ///   when no other feature is left: the shrinker shortens names but does not make them
+    ///   plain, so an awkward name rides along in many reproducers of other causes.
     pub fn key_features(&self) -> Vec<String> {
-        let set: BTreeSet<&str> = self
+        let mut set: BTreeSet<&str> = self
             .features
             .iter()
             .filter(|f| f.as_str() != Feature::EmptyDir.name())
@@ -76,6 +84,27 @@ impl Trigger {
                 other => other,
             })
             .collect();
+        let has = |set: &BTreeSet<&str>, f: Feature| set.contains(f.name());
+        if has(&set, Feature::HardlinkToSymlink) {
+            for f in [
+                Feature::SharedInode,
+                Feature::DanglingSymlink,
+                Feature::SymlinkLoop,
+            ] {
+                set.remove(f.name());
+            }
+        }
+        if has(&set, Feature::ExcludedAlias) {
+            set.remove(Feature::SharedInode.name());
+        }
+        let names = [
+            Feature::LongName.name(),
+            Feature::NonUtf8Name.name(),
+            Feature::ControlCharName.name(),
+        ];
+        if set.iter().any(|f| !names.contains(f)) {
+            set.retain(|f| !names.contains(f));
+        }
         set.into_iter().map(str::to_string).collect()
     }
 }
@@ -323,6 +352,30 @@ mod tests {
             "special-file-refused"
         );
         assert_eq!(error_kind("boom: ValueError: x"), "ValueError");
+    }
+
+    /// What a shrunk case holds besides its trigger is not part of the key.
+    #[test]
+    fn key_features_keep_the_trigger() {
+        let t = |f: &[&str]| Trigger {
+            features: f.iter().map(|s| s.to_string()).collect(),
+            diff: Vec::new(),
+        };
+        assert_eq!(
+            t(&["empty-dir", "exclusion", "non-utf8-name"]).key_features(),
+            ["exclusion"]
+        );
+        assert_eq!(t(&["empty-dir", "non-utf8-name"]).key_features(), ["non-utf8-name"]);
+        assert_eq!(t(&["fifo", "socket"]).key_features(), ["special-file"]);
+        assert_eq!(
+            t(&["dangling-symlink", "hardlink-to-symlink", "shared-inode"]).key_features(),
+            ["hardlink-to-symlink"]
+        );
+        assert_eq!(
+            t(&["excluded-alias", "shared-inode"]).key_features(),
+            ["excluded-alias"]
+        );
+        assert_eq!(t(&["shared-inode"]).key_features(), ["shared-inode"]);
     }
 
     /// The kinds of a diff do not depend on names or on which line comes first.

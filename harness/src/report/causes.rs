@@ -13,8 +13,10 @@
 //!   check and side is the key's `fingerprint`.
 //!
 //! Findings with one key form a group. Groups fold into one [`Cause`] when they are the
-//! symptoms of one fault of a producer: a hydration-side group whose findings have the same
-//! trigger features as a *producer fault* of the same producers folds into it. A producer
+//! symptoms of one fault: a hydration-side group whose findings have the same trigger
+//! features as a *producer fault* of the same producers folds into it, and one whose pairs
+//! and trigger are those of an earlier stage of the extractors (what a refusal left
+//! behind, after the refusal) folds into that. A producer
 //! fault is a capture-side check (`dangling-link`, `exclusion-leak`), a `roundtrip` finding
 //! of the `reference` extractor (it restores exactly what the archive holds, so a wrong
 //! tree is a wrong archive), or a trigger that every extractor paired with a producer fails
@@ -335,6 +337,13 @@ impl Group<'_> {
     fn producers(&self) -> BTreeSet<&str> {
         self.findings.iter().map(|f| f.producer.as_str()).collect()
     }
+
+    fn pairs(&self) -> BTreeSet<(&str, &str)> {
+        self.findings
+            .iter()
+            .map(|f| (f.producer.as_str(), f.extractor.as_str()))
+            .collect()
+    }
 }
 
 /// The (producer, trigger features) that every extractor paired with the producer in
@@ -413,12 +422,15 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
             continue;
         }
         let mine = g.producers();
+        let my_pairs: BTreeSet<(&str, &str)> = g.pairs();
         let root = (0..i).find(|&j| {
             let r = &groups[j];
-            root_of[j] == j
-                && r.fault
-                && r.features == g.features
-                && mine.is_subset(&r.producers())
+            let of_producer = r.fault && mine.is_subset(&r.producers());
+            let of_extractor = !r.fault
+                && !g.fault
+                && stage(&r.key) < stage(&g.key)
+                && my_pairs.is_subset(&r.pairs());
+            root_of[j] == j && r.features == g.features && (of_producer || of_extractor)
         });
         if let Some(j) = root {
             root_of[i] = j;

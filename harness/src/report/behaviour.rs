@@ -11,9 +11,9 @@
 //!   `extra special`, `changed file mode`); for an adapter that emptied the root before its
 //!   tool ran, `cleared-root` alone, whatever the tool refused; for the other checks the
 //!   message with names abstracted ([`super::shape`]);
-//! - the *trigger* ([`Trigger`]): the features of the shrunk reproducer's workspace, through
-//!   the feature detector ([`crate::model::expected::features`]), with FIFOs, sockets and
-//!   devices as one class, `special-file` ([`Trigger::key_features`]).
+//! - the *trigger* ([`Trigger`]): the feature of the shrunk reproducer's workspace that sets
+//!   it off, the most specific of those the feature detector finds
+//!   ([`crate::model::expected::features`], [`Trigger::key_features`]).
 
 use super::fingerprint::shape;
 use super::FindingRecord;
@@ -62,52 +62,47 @@ impl Trigger {
         self.features.is_empty() && self.diff.is_empty()
     }
 
-    /// The features as the key uses them, sorted; what a shrunk case holds besides its
-    /// trigger is left out:
-    /// - FIFOs, sockets and character devices are one class, `special-file` (a tool that
-    ///   mishandles one mishandles the others);
-    /// - `empty-dir` is dropped: shrinking leaves a directory empty wherever it removed its
-    ///   children;
-    /// - what a feature implies is dropped: `shared-inode` beside `excluded-alias` or
-    ///   `hardlink-to-symlink`, and the link's own target (`dangling-symlink`,
-    ///   `symlink-loop`) beside `hardlink-to-symlink`;
-    /// - a name feature (`long-name`, `non-utf8-name`, `control-char-name`) is kept only
-    ///   when no other feature is left: the shrinker shortens names but does not make them
-    ///   plain, so an awkward name rides along in many reproducers of other causes.
+    /// The feature the key uses: the first of [`TRIGGER_ORDER`] the shrunk case has, with
+    /// FIFOs, sockets and character devices as one class, `special-file` (a tool that
+    /// mishandles one mishandles the others); empty when it has none. One feature, not the
+    /// set: a shrunk case often holds more than its trigger (a symlink's absolute target
+    /// beside the hardlink to it, an awkward name the shrinker cannot make plain, a
+    /// directory left empty), and that varies with the seed.
     pub fn key_features(&self) -> Vec<String> {
-        let mut set: BTreeSet<&str> = self
-            .features
+        let class = |f: &str| match f {
+            "fifo" | "socket" | "char-device" => "special-file".to_string(),
+            other => other.to_string(),
+        };
+        let have: BTreeSet<String> = self.features.iter().map(|f| class(f)).collect();
+        TRIGGER_ORDER
             .iter()
-            .filter(|f| f.as_str() != Feature::EmptyDir.name())
-            .map(|f| match f.as_str() {
-                "fifo" | "socket" | "char-device" => "special-file",
-                other => other,
-            })
-            .collect();
-        let has = |set: &BTreeSet<&str>, f: Feature| set.contains(f.name());
-        if has(&set, Feature::HardlinkToSymlink) {
-            for f in [
-                Feature::SharedInode,
-                Feature::DanglingSymlink,
-                Feature::SymlinkLoop,
-            ] {
-                set.remove(f.name());
-            }
-        }
-        if has(&set, Feature::ExcludedAlias) {
-            set.remove(Feature::SharedInode.name());
-        }
-        let names = [
-            Feature::LongName.name(),
-            Feature::NonUtf8Name.name(),
-            Feature::ControlCharName.name(),
-        ];
-        if set.iter().any(|f| !names.contains(f)) {
-            set.retain(|f| !names.contains(f));
-        }
-        set.into_iter().map(str::to_string).collect()
+            .find(|t| have.contains(**t))
+            .map(|t| vec![t.to_string()])
+            .unwrap_or_default()
     }
 }
+
+/// Which feature of a shrunk case is its trigger, most specific first: what a feature
+/// implies comes after it (`shared-inode` after `excluded-alias` and
+/// `hardlink-to-symlink`; a symlink's target after the hardlink to it), exclusions before
+/// the names and links a shrunk case keeps around them, names and modes last (`empty-dir`
+/// is never one: shrinking leaves directories empty).
+pub const TRIGGER_ORDER: [&str; 14] = [
+    "excluded-alias",
+    "hardlink-to-symlink",
+    "special-file",
+    "exclusion",
+    "read-only-dir",
+    "shared-inode",
+    "absolute-symlink",
+    "escaping-symlink",
+    "symlink-loop",
+    "dangling-symlink",
+    "non-utf8-name",
+    "control-char-name",
+    "long-name",
+    "special-mode",
+];
 
 /// The behaviour of `f` in one line: `<kind>` for a root emptied by the adapter,
 /// `<kind>; features: a, b` otherwise (`features: none` for a plain workspace). A fuzz
@@ -159,6 +154,14 @@ pub fn kind(check: Check, message: &str, trigger: &Trigger) -> (String, bool) {
         if let Some((step, first)) = message.split_once(" the prior workspace: ") {
             return (format!("{}: {}", shape(step), diff(first)), true);
         }
+    }
+    if check == Check::CONTAINMENT {
+        // What changed outside, not how (`(mode 644 -> 755)`, `(content written)`).
+        let what = match message.rfind(" (") {
+            Some(i) if message.ends_with(')') => &message[..i],
+            _ => message,
+        };
+        return (shape(what), true);
     }
     (shape(message), true)
 }
@@ -258,7 +261,11 @@ pub fn diff_kinds(text: &str) -> Vec<String> {
         });
         match next {
             Some(after) => {
-                out.insert(format!("changed {} {}", node.kind(), node.what_changed(&after)));
+                out.insert(format!(
+                    "changed {} {}",
+                    node.kind(),
+                    node.what_changed(&after)
+                ));
                 i += 2;
             }
             None => {
@@ -331,7 +338,8 @@ mod tests {
     fn tool_errors_are_classed_without_names() {
         let gnu = "`tar -xf $JAIL/archive.tar -C $JAIL/h-2` exited with status 2: tar: ./x y/a: \
                    Cannot hard link to ‘./store/a’: No such file or directory";
-        let bb = "`busybox tar -xf a` exited with status 1: tar: can't create hardlink './b' to './a'";
+        let bb =
+            "`busybox tar -xf a` exited with status 1: tar: can't create hardlink './b' to './a'";
         let py = "`python3 -I -S -c <script: 23 lines> a b tar` exited with status 1: Traceback \
                   (most recent call last): ... KeyError: \"linkname './a' not found\"";
         let bsd = "`bsdtar -xf a` exited with status 1: ./node_modules/a: Hard-link target './a' \
@@ -365,17 +373,28 @@ mod tests {
             t(&["empty-dir", "exclusion", "non-utf8-name"]).key_features(),
             ["exclusion"]
         );
-        assert_eq!(t(&["empty-dir", "non-utf8-name"]).key_features(), ["non-utf8-name"]);
+        assert_eq!(
+            t(&["empty-dir", "non-utf8-name"]).key_features(),
+            ["non-utf8-name"]
+        );
+        assert_eq!(
+            t(&["escaping-symlink", "exclusion"]).key_features(),
+            ["exclusion"]
+        );
         assert_eq!(t(&["fifo", "socket"]).key_features(), ["special-file"]);
         assert_eq!(
-            t(&["dangling-symlink", "hardlink-to-symlink", "shared-inode"]).key_features(),
+            t(&["absolute-symlink", "hardlink-to-symlink", "shared-inode"]).key_features(),
             ["hardlink-to-symlink"]
+        );
+        assert_eq!(
+            t(&["absolute-symlink", "dangling-symlink"]).key_features(),
+            ["absolute-symlink"]
         );
         assert_eq!(
             t(&["excluded-alias", "shared-inode"]).key_features(),
             ["excluded-alias"]
         );
-        assert_eq!(t(&["shared-inode"]).key_features(), ["shared-inode"]);
+        assert_eq!(t(&["empty-dir"]).key_features(), Vec::<String>::new());
     }
 
     /// The kinds of a diff do not depend on names or on which line comes first.
@@ -383,7 +402,8 @@ mod tests {
     fn diff_kinds_name_types_and_properties() {
         let a = "listing\ndiff (- prior, + after):\n- ----------  51  sha256:b9f55b23  a\n\
                  - drwxr-xr-x  data.bin/\n";
-        let b = "diff (- prior, + after):\n- drwxr-xr-x  zz/\n- -rw-r--r--  0  sha256:e3b0c442  b\n";
+        let b =
+            "diff (- prior, + after):\n- drwxr-xr-x  zz/\n- -rw-r--r--  0  sha256:e3b0c442  b\n";
         assert_eq!(diff_kinds(a), ["missing dir", "missing file"]);
         assert_eq!(diff_kinds(a), diff_kinds(b));
         let c = "diff (- expected, + observed):\n- -rw-r--r--  1  sha256:aa  f\n\

@@ -399,8 +399,8 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
             });
             let reference_tree = key.check == Check::ROUNDTRIP
                 && findings.iter().any(|f| f.extractor == "reference");
-            let fault = !features.is_empty()
-                && (key.side == Side::Capture || all || reference_tree);
+            let fault =
+                !features.is_empty() && (key.side == Side::Capture || all || reference_tree);
             Group {
                 key,
                 findings,
@@ -458,9 +458,22 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
                 .min()
                 .unwrap_or(u8::MAX)
         };
-        (sev(a), a.check.id(), a.known, std::cmp::Reverse(a.cases), a.side, &a.fingerprint).cmp(
-            &(sev(b), b.check.id(), b.known, std::cmp::Reverse(b.cases), b.side, &b.fingerprint),
+        (
+            sev(a),
+            a.check.id(),
+            a.known,
+            std::cmp::Reverse(a.cases),
+            a.side,
+            &a.fingerprint,
         )
+            .cmp(&(
+                sev(b),
+                b.check.id(),
+                b.known,
+                std::cmp::Reverse(b.cases),
+                b.side,
+                &b.fingerprint,
+            ))
     });
     out
 }
@@ -636,7 +649,11 @@ mod tests {
     fn one_behaviour_one_key_two_behaviours_two_keys() {
         let key = |f: &FindingRecord| CauseKey::of(f);
         let lf = |e: &str, msg: &str, feats: &[&str]| {
-            with(rec(Check::LATE_FAILURE, "python-tarfile", e, msg, 1, 2), feats, &[])
+            with(
+                rec(Check::LATE_FAILURE, "python-tarfile", e, msg, 1, 2),
+                feats,
+                &[],
+            )
         };
         let h2 = ["excluded-alias", "shared-inode"];
         let gnu = lf(
@@ -669,7 +686,11 @@ mod tests {
                 "refused hydration changed the prior workspace: {first} (snapconf's \
                  `python-data` adapter emptied the root before the tool ran: clear then extract)"
             );
-            with(rec(Check::ATOMIC_HYDRATION, "a", "python-data", &msg, 1, 1), feats, &[])
+            with(
+                rec(Check::ATOMIC_HYDRATION, "a", "python-data", &msg, 1, 1),
+                feats,
+                &[],
+            )
         };
         let a = cleared("- ----------  51  sha256:b9f55b23  a", &["char-device"]);
         let b = cleared("- drwxr-xr-x  d0_ddddddd/", &["absolute-symlink"]);
@@ -679,16 +700,33 @@ mod tests {
 
         // Tree differences by kind, not by which line came first.
         let rt = |first: &str, feats: &[&str], diff: &[&str]| {
-            let msg = format!("hydration into an empty root differs from the expected tree: {first}");
-            with(rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", &msg, 1, 1), feats, diff)
+            let msg =
+                format!("hydration into an empty root differs from the expected tree: {first}");
+            with(
+                rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", &msg, 1, 1),
+                feats,
+                diff,
+            )
         };
         let dev = rt("+ c?????????  1,3  a", &["char-device"], &["extra special"]);
         let fifo = rt("+ p?????????  zz", &["fifo"], &["extra special"]);
         assert_eq!(key(&dev), key(&fifo), "special files are one class");
-        let two = rt("- d?????????  a/", &["exclusion"], &["missing dir", "missing file"]);
-        let swapped = rt("- -?????????  0  sha256:e3b0  b", &["exclusion"], &["missing dir", "missing file"]);
+        let two = rt(
+            "- d?????????  a/",
+            &["exclusion"],
+            &["missing dir", "missing file"],
+        );
+        let swapped = rt(
+            "- -?????????  0  sha256:e3b0  b",
+            &["exclusion"],
+            &["missing dir", "missing file"],
+        );
         assert_eq!(key(&two), key(&swapped));
-        let file = rt("+ -??-??????  0  sha256:e3b0c442  a", &["char-device"], &["extra file"]);
+        let file = rt(
+            "+ -??-??????  0  sha256:e3b0c442  a",
+            &["char-device"],
+            &["extra file"],
+        );
         assert_ne!(key(&dev), key(&file), "another difference");
         assert_ne!(key(&two), key(&dev));
     }
@@ -719,8 +757,15 @@ mod tests {
         };
         let cs = causes(&report);
         assert_eq!(cs.len(), 4, "{cs:#?}");
-        let h2 = cs.iter().find(|c| c.pairs[0].producer == "python-tarfile" && c.check != Check::ATOMIC_HYDRATION).expect("h2");
-        assert_eq!(h2.check, Check::DANGLING_LINK, "the root comes first: {cs:#?}");
+        let h2 = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "python-tarfile" && c.check != Check::ATOMIC_HYDRATION)
+            .expect("h2");
+        assert_eq!(
+            h2.check,
+            Check::DANGLING_LINK,
+            "the root comes first: {cs:#?}"
+        );
         assert_eq!(h2.side, Side::Capture);
         assert_eq!(h2.checks_text(), "dangling-link, late-failure");
         assert_eq!(h2.members.len(), 2);
@@ -728,10 +773,20 @@ mod tests {
         // The cleared root is the extractors' own behaviour, whatever set it off.
         let cleared = cs.iter().find(|c| c.check == Check::ATOMIC_HYDRATION);
         assert_eq!(cleared.map(|c| c.side), Some(Side::Hydration), "{cs:#?}");
-        let bb = cs.iter().find(|c| c.pairs[0].producer == "busybox-tar").expect("busybox");
-        assert_eq!(bb.side, Side::Capture, "the reference restores what the archive holds");
+        let bb = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "busybox-tar")
+            .expect("busybox");
+        assert_eq!(
+            bb.side,
+            Side::Capture,
+            "the reference restores what the archive holds"
+        );
         assert_eq!(bb.pairs.len(), 2);
-        let dev = cs.iter().find(|c| c.pairs[0].producer == "gnu-tar").expect("gnu-tar");
+        let dev = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "gnu-tar")
+            .expect("gnu-tar");
         assert_eq!(dev.side, Side::Hydration);
     }
 }

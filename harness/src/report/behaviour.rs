@@ -6,7 +6,9 @@
 //! - the *kind* of what happened ([`kind`]): for a refused hydration (`late-failure`) the
 //!   refusal class, the reference's reason (`hardlink-not-allowed`) or an external tool's
 //!   error abstracted ([`error_kind`]: `hardlink-target-missing`, `file-exists`,
-//!   `special-file-refused`); for a tree comparison (`roundtrip`, `checkpoint-restore`,
+//!   `filter-refused` for any refusal of Python's data filter); a class that names what was
+//!   refused (a reference reason, `filter-refused`, `name-not-convertible`) stands for its
+//!   trigger, since a cell records only the first entry of the class a seed drew; for a tree comparison (`roundtrip`, `checkpoint-restore`,
 //!   `atomic-hydration`) the kinds of difference ([`diff_kinds`]: `missing dir`,
 //!   `extra special`, `changed file mode`); for an adapter that emptied the root before its
 //!   tool ran, `cleared-root` alone, whatever the tool refused; for the other checks the
@@ -141,7 +143,10 @@ pub fn kind(check: Check, message: &str, trigger: &Trigger) -> (String, bool) {
     let after = |marker: &str| message.split_once(marker).map(|(_, rest)| rest);
     if check == Check::LATE_FAILURE {
         if let Some(refusal) = after(" was refused: ") {
-            return (format!("refused: {}", error_kind(refusal)), true);
+            let class = error_kind(refusal);
+            // A class that names what was refused stands for its trigger too.
+            let named = NAMED_REFUSALS.contains(&class.as_str()) || is_reason(&class);
+            return (format!("refused: {class}"), !named);
         }
     } else if check == Check::ROUNDTRIP || check == Check::CHECKPOINT_RESTORE {
         if let Some(first) = after(" differs from the expected tree: ") {
@@ -166,6 +171,19 @@ pub fn kind(check: Check, message: &str, trigger: &Trigger) -> (String, bool) {
     (shape(message), true)
 }
 
+/// Refusal classes that name what was refused, so that the key leaves the trigger out: a
+/// tool refuses them whichever entry of the class a seed drew first (a cell records one
+/// finding), as does the reference with each of its reasons.
+const NAMED_REFUSALS: [&str; 2] = ["filter-refused", "name-not-convertible"];
+
+/// True for a reference reason (`hardlink-not-allowed`): kebab-case, not an adapter name.
+fn is_reason(word: &str) -> bool {
+    word.contains('-')
+        && word.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        && !ADAPTERS.contains(&word)
+        && !ERROR_CLASSES.iter().any(|(_, c)| *c == word)
+}
+
 /// Error classes of external tools: a phrase in the message (lower-cased) and its class.
 /// The first match wins, so the specific phrases come first.
 const ERROR_CLASSES: [(&str, &str); 20] = [
@@ -173,11 +191,12 @@ const ERROR_CLASSES: [(&str, &str); 20] = [
     ("can't create hardlink", "hardlink-target-missing"),
     ("hard-link target", "hardlink-target-missing"),
     ("linkname", "hardlink-target-missing"),
-    ("specialfileerror", "special-file-refused"),
-    ("is a special file", "special-file-refused"),
-    ("absolutelinkerror", "absolute-link-refused"),
-    ("absolutepatherror", "absolute-path-refused"),
-    ("outsidedestinationerror", "outside-destination-refused"),
+    // Python's data filter: every refusal is a `tarfile.FilterError`.
+    ("specialfileerror", "filter-refused"),
+    ("absolutelinkerror", "filter-refused"),
+    ("absolutepatherror", "filter-refused"),
+    ("outsidedestinationerror", "filter-refused"),
+    ("filtererror", "filter-refused"),
     ("can't be converted", "name-not-convertible"),
     ("cannot be converted", "name-not-convertible"),
     ("file exists", "file-exists"),
@@ -197,13 +216,8 @@ const ERROR_CLASSES: [(&str, &str); 20] = [
 /// (`KeyError: ...` → `KeyError`), else the text with names abstracted ([`shape`]).
 pub fn error_kind(text: &str) -> String {
     let first = text.split_whitespace().next().unwrap_or("");
-    if let Some(reason) = first.strip_suffix(':') {
-        let kebab = reason.contains('-')
-            && reason.chars().all(|c| c.is_ascii_lowercase() || c == '-')
-            && !ADAPTERS.contains(&reason);
-        if kebab {
-            return reason.to_string();
-        }
+    if let Some(reason) = first.strip_suffix(':').filter(|r| is_reason(r)) {
+        return reason.to_string();
     }
     let lower = text.to_lowercase();
     if let Some((_, class)) = ERROR_CLASSES.iter().find(|(p, _)| lower.contains(p)) {
@@ -357,7 +371,13 @@ mod tests {
         );
         assert_eq!(
             error_kind("Traceback: ... tarfile.SpecialFileError: './a' is a special file"),
-            "special-file-refused"
+            "filter-refused"
+        );
+        assert_eq!(
+            error_kind(
+                "Traceback: ... tarfile.AbsoluteLinkError: 'l' is a link to an absolute path"
+            ),
+            "filter-refused"
         );
         assert_eq!(error_kind("boom: ValueError: x"), "ValueError");
     }

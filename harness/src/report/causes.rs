@@ -385,9 +385,12 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
     let mut groups: Vec<Group<'_>> = by_key
         .into_iter()
         .map(|(key, findings)| {
-            // The trigger's features, when the key holds them (not for a cleared root).
+            // The trigger's features (none for a cleared root: the adapter clears whatever
+            // the tool then refuses, so it is no symptom of the refusal).
             let f0 = findings[0];
-            let features = if kind(f0.check, &f0.message, &f0.trigger).1 {
+            let cleared =
+                f0.check == Check::ATOMIC_HYDRATION && !kind(f0.check, &f0.message, &f0.trigger).1;
+            let features = if !cleared {
                 f0.trigger.key_features()
             } else {
                 Vec::new()

@@ -200,7 +200,8 @@ pub struct FuzzArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BaselineCommand {
-    /// Write a baseline that makes every cause of a run known (notes of kept causes stay)
+    /// Add every cause of a run to a baseline (its other causes and notes stay; --replace
+    /// starts over)
     Update(BaselineUpdateArgs),
 }
 
@@ -209,9 +210,12 @@ pub struct BaselineUpdateArgs {
     /// The report directory of a run (holding report.json)
     #[arg(long)]
     pub report: PathBuf,
-    /// The baseline file to write
+    /// The baseline file to write; when it exists, the report's causes are added to its own
     #[arg(long, default_value = "reports/baseline/baseline.json")]
     pub out: PathBuf,
+    /// Start over: the file holds the report's causes alone (notes of kept causes stay)
+    #[arg(long)]
+    pub replace: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,4 +1,5 @@
-//! `snapconf baseline update`.
+//! `snapconf baseline update`: merges a report's causes into the file, or with `--replace`
+//! writes them alone.
 
 use super::args::BaselineUpdateArgs;
 use super::Usage;
@@ -15,15 +16,24 @@ pub fn update(a: BaselineUpdateArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let b = Baseline::from_report(&report, old.as_ref());
+    let before = old.as_ref().map_or(0, |o| o.known.len() + o.cells.len());
+    let b = match &old {
+        Some(old) if !a.replace => Baseline::merged(&report, old),
+        _ => Baseline::from_report(&report, old.as_ref()),
+    };
     if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create `{}`", parent.display()))?;
     }
     std::fs::write(&a.out, serde_json::to_string_pretty(&b)? + "\n")
         .with_context(|| format!("cannot write `{}`", a.out.display()))?;
+    let how = match &old {
+        None => "new file".to_string(),
+        Some(_) if a.replace => format!("replaced {before} entr(ies)"),
+        Some(_) => format!("merged into {before} entr(ies)"),
+    };
     outln!(
-        "wrote `{}`: {} known cause(s)",
+        "wrote `{}`: {} known cause(s) ({how})",
         a.out.display(),
         b.known.len()
     );

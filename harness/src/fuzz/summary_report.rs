@@ -35,6 +35,7 @@ pub fn fuzz_report(summary: &FuzzSummary, extractor: &str, profile: &str, seed: 
             known: f.known,
             shrink: f.shrink,
             cause: Some(f.cause.clone()),
+            trigger: Default::default(),
         })
         .collect();
     findings.sort_by(|a, b| (a.check, &a.case_dir).cmp(&(b.check, &b.case_dir)));

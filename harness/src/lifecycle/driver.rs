@@ -145,6 +145,7 @@ impl LifecycleReport {
                 known: false,
                 shrink: f.shrink,
                 cause: None,
+                trigger: f.trigger.clone(),
             })
             .collect();
         let mut notes = Vec::new();
@@ -238,6 +239,10 @@ pub struct LifecycleFinding {
     pub shrink: ShrinkEnd,
     /// The reproducer, relative to the report directory.
     pub case_dir: String,
+    /// The features of the shrunk initial workspace and the kinds of its diff, the part
+    /// of the cause key that is not the message ([`crate::report::Trigger`]).
+    #[serde(default)]
+    pub trigger: crate::report::Trigger,
 }
 
 /// A first finding waiting for its shrink.
@@ -496,6 +501,7 @@ fn write_reproducer(
         entries: seq.initial.entries.len(),
         shrink: end,
         case_dir: repro.case_dir(),
+        trigger: crate::report::Trigger::of(&seq.initial, shrunk.observed.as_deref()),
     })
 }
 

@@ -1,33 +1,43 @@
-//! Causes: findings of a run grouped by what went wrong, ranked most severe first.
+//! Causes: findings of a run grouped by behaviour, symptoms folded into their root cause,
+//! ranked most severe first.
 //!
 //! A finding ([`FindingRecord`]) is one matrix cell: the first case of one (producer,
-//! extractor, check). Many cells often share one bug: a producer that writes FIFOs badly
-//! fails in every extractor's row, an extractor that drops char devices fails under every
-//! producer. A [`Cause`] is the group of findings with one signature ([`CauseKey`]):
+//! extractor, check), shrunk. Its key ([`CauseKey::of`]) is a behaviour, not a sample:
 //!
 //! - the check;
-//! - the side: `capture` (the producer alone is at fault, whichever extractor follows) or
-//!   `hydration` (the extractor, given what that producer wrote);
-//! - the shape of the shrunk case's message: the message with names, paths, quoted strings,
-//!   hashes and numbers replaced by placeholders ([`shape`]), and its digest, the finding's
-//!   `fingerprint` ([`fingerprint`](super::fingerprint())).
+//! - the side the check itself lies on: `capture` (a capture-side check: the producer alone
+//!   is at fault) or `hydration`;
+//! - the behaviour ([`super::behaviour()`]): the refusal class or error kind, the kinds of
+//!   a tree difference, and the features of the shrunk workspace that trigger it; never
+//!   names, lengths, counts, seeds or which line of a diff came first. Its digest with the
+//!   check and side is the key's `fingerprint`.
 //!
-//! The pairs are not part of the signature, nor the seed, nor how far shrinking got, so a
-//! cause found again from another seed or with other `--producers` keeps its key; the
-//! baseline ([`super::Baseline`]) is keyed by it.
+//! Findings with one key form a group. Groups fold into one [`Cause`] when they are the
+//! symptoms of one fault: a hydration-side group whose findings have the same trigger
+//! features as a *producer fault* of the same producers folds into it, and one whose pairs
+//! and trigger are those of an earlier stage of the extractors (what a refusal left
+//! behind, after the refusal) folds into that. A producer
+//! fault is a capture-side check (`dangling-link`, `exclusion-leak`), a `roundtrip` finding
+//! of the `reference` extractor (it restores exactly what the archive holds, so a wrong
+//! tree is a wrong archive), or a trigger that every extractor paired with a producer fails
+//! on (with two extractors or more). Such a cause is on the capture side; its root, the
+//! earliest stage (capture before hydration, a refusal before what it left behind, before
+//! a tree that differs), gives the cause its key, and the others are listed as the checks
+//! it shows as ([`Cause::members`]).
 //!
-//! Causes are ranked by the severity of their check in the registry
-//! ([`crate::checks::CheckDef::severity`]), then new before known, then by how many cases
-//! they failed.
+//! The pairs are not part of any key, nor the seed, `-j`, the shard or how far shrinking
+//! got; the baseline ([`super::Baseline`]) lists each cause's keys. Causes are ranked by
+//! the most severe check they show as ([`crate::checks::CheckDef::severity`]), then new
+//! before known, then by how many cases they failed.
 
-use super::fingerprint::{cause_fingerprint, shape};
+use super::behaviour::{behaviour, kind};
+use super::fingerprint::{behaviour_fingerprint, cause_fingerprint, shape};
 use super::{FindingRecord, RunReport};
 use crate::checks::Check;
 use crate::report::ShrinkEnd;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-
 /// Which side of a pair a cause lies on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -69,25 +79,32 @@ impl fmt::Display for Side {
     }
 }
 
-/// The signature of a cause: check, side and fingerprint (the digest of [`shape`]).
+/// The key of a cause: check, side and fingerprint (the digest of the check, the side and
+/// the behaviour, [`super::fingerprint::behaviour_fingerprint`]; for a fuzz cause the digest
+/// of its signature, [`cause_fingerprint`]).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CauseKey {
     /// The check of the findings.
     pub check: Check,
-    /// Which side is at fault.
+    /// The side of the check.
     pub side: Side,
-    /// [`fingerprint`](super::fingerprint()) of the check and the message.
+    /// The digest of check, side and behaviour.
     pub fingerprint: String,
 }
 
 impl CauseKey {
-    /// The key of `f`, computed from its check, side and message (never from a stored
-    /// fingerprint, so reports written with an older fingerprint group alike).
+    /// The key of `f`, computed from its check, side, message and trigger (never from a
+    /// stored fingerprint); a fuzz finding's from its cause signature
+    /// ([`CauseKey::of_fuzz_cause`]).
     pub fn of(f: &FindingRecord) -> CauseKey {
+        if let Some(c) = &f.cause {
+            return CauseKey::of_fuzz_cause(f.check, c);
+        }
+        let side = Side::of(f);
         CauseKey {
             check: f.check,
-            side: Side::of(f),
-            fingerprint: f.key_fingerprint(),
+            side,
+            fingerprint: behaviour_fingerprint(f.check, &side.to_string(), &behaviour(f)),
         }
     }
 
@@ -111,29 +128,57 @@ pub struct CausePair {
     pub extractor: String,
 }
 
-/// One cause: the findings of a run with one [`CauseKey`].
+/// One key of a cause: the root's, or a symptom's (the same fault seen by another check or
+/// as another behaviour of the extractors that follow).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CauseMember {
+    /// The check of the member's findings.
+    pub check: Check,
+    /// The side of that check.
+    pub side: Side,
+    /// The member's key fingerprint.
+    pub fingerprint: String,
+    /// The behaviour, in words ([`super::behaviour()`]).
+    pub behaviour: String,
+    /// Its pairs, sorted.
+    pub pairs: Vec<CausePair>,
+}
+
+impl CauseMember {
+    /// The member's key.
+    pub fn key(&self) -> CauseKey {
+        CauseKey {
+            check: self.check,
+            side: self.side,
+            fingerprint: self.fingerprint.clone(),
+        }
+    }
+}
+
+/// One cause: the findings of a run with one behaviour, and the symptoms folded into it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cause {
-    /// The check of every finding of the cause.
+    /// The check of the root's findings.
     pub check: Check,
-    /// Which side is at fault.
+    /// Who is at fault: `capture` for a producer fault (see the module docs), else the
+    /// side of the root's check.
     pub side: Side,
-    /// The cause's key with check and side (see [`fingerprint`](super::fingerprint())).
+    /// The root's key fingerprint ([`CauseKey`]).
     pub fingerprint: String,
-    /// The message with names abstracted ([`shape`]).
+    /// The reproducer's message with names abstracted ([`shape`]).
     pub shape: String,
     /// What happened, in one line: the message of the reproducer's finding.
     pub message: String,
-    /// Every pair with a finding of this cause, sorted.
+    /// Every pair with a finding of this cause (root and symptoms), sorted.
     pub pairs: Vec<CausePair>,
-    /// For a capture-side cause: its producers, each failing with every extractor it was
-    /// paired with (empty for a hydration-side cause).
+    /// For a fault every extractor paired with a producer shows: those producers (empty
+    /// otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub producers: Vec<String>,
-    /// Failing cases: the cells' counts summed over the pairs (a capture-side cause counts
-    /// a producer's cases once, not once per extractor).
+    /// Failing cases of the root: the cells' counts summed over its pairs (a capture-side
+    /// root counts a producer's cases once, not once per extractor).
     pub cases: u64,
-    /// The smallest reproducer of the cause (`cases/<id>`, relative to the report dir).
+    /// The smallest reproducer of the root (`cases/<id>`, relative to the report dir).
     pub case_dir: String,
     /// Entries in that reproducer's shrunk W1 spec.
     pub entries: usize,
@@ -145,22 +190,72 @@ pub struct Cause {
     /// A fuzz cause's signature ([`FindingRecord::cause`]); absent for the other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// The root's behaviour, in words ([`super::behaviour()`]).
+    #[serde(default)]
+    pub behaviour: String,
+    /// The root first, then each symptom folded into it, earliest stage first.
+    #[serde(default)]
+    pub members: Vec<CauseMember>,
 }
 
 impl Cause {
-    /// The key of this cause.
+    /// The key of this cause: its root's.
     pub fn key(&self) -> CauseKey {
-        CauseKey {
-            check: self.check,
-            side: self.side,
-            fingerprint: self.fingerprint.clone(),
+        match self.members.first() {
+            Some(m) => m.key(),
+            None => CauseKey {
+                check: self.check,
+                side: self.side,
+                fingerprint: self.fingerprint.clone(),
+            },
         }
     }
 
-    /// The pairs in words: `python-tarfile × every extractor` for a capture-side cause,
+    /// The keys of every member, root first.
+    pub fn keys(&self) -> Vec<CauseKey> {
+        if self.members.is_empty() {
+            return vec![self.key()];
+        }
+        self.members.iter().map(CauseMember::key).collect()
+    }
+
+    /// The checks this cause shows as, root first, each once: `dangling-link,
+    /// late-failure, atomic-hydration`.
+    pub fn checks_text(&self) -> String {
+        let mut seen: Vec<&str> = vec![self.check.id()];
+        for m in &self.members {
+            if !seen.contains(&m.check.id()) {
+                seen.push(m.check.id());
+            }
+        }
+        seen.join(", ")
+    }
+
+    /// The symptoms folded into this cause, in words, or `None` without one:
+    /// `late-failure (refused: hardlink-target-missing; …) in 10 pairs; atomic-hydration
+    /// (cleared-root) in 5 pairs`.
+    pub fn symptoms_text(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .members
+            .iter()
+            .skip(1)
+            .map(|m| {
+                let n = m.pairs.len();
+                format!(
+                    "{} ({}) in {n} pair{}",
+                    m.check.id(),
+                    m.behaviour,
+                    if n == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// The pairs in words: `python-tarfile × every extractor` for a fault of producers,
     /// else `a × b, c × d` (more than `most` pairs are cut with `and N more`).
     pub fn pairs_text(&self, most: usize) -> String {
-        let items: Vec<String> = if self.side == Side::Capture {
+        let items: Vec<String> = if !self.producers.is_empty() {
             self.producers
                 .iter()
                 .map(|p| format!("{p} × every extractor"))
@@ -210,69 +305,164 @@ fn shrink_rank(e: ShrinkEnd) -> u8 {
     }
 }
 
-/// The causes of `report`'s findings, most severe first (see the module docs). Each
-/// cause's reproducer is its finding with the fewest entries, then the best-ended shrink,
-/// then the first pair. A cause is known when every finding of it is.
-pub fn causes(report: &RunReport) -> Vec<Cause> {
-    let mut groups: BTreeMap<CauseKey, Vec<&FindingRecord>> = BTreeMap::new();
-    for f in &report.findings {
-        groups.entry(CauseKey::of(f)).or_default().push(f);
+/// The stage of a group, earliest first: a capture-side check, then a refusal, then what a
+/// refusal left behind, then a tree that differs, then the rest.
+fn stage(key: &CauseKey) -> u8 {
+    if key.side == Side::Capture {
+        0
+    } else if key.check == Check::LATE_FAILURE || key.check == Check::HANG {
+        1
+    } else if key.check == Check::ATOMIC_HYDRATION {
+        2
+    } else if key.check == Check::ROUNDTRIP || key.check == Check::CHECKPOINT_RESTORE {
+        3
+    } else {
+        4
     }
-    let mut out: Vec<Cause> = groups
+}
+
+/// One group of findings with one key.
+struct Group<'a> {
+    key: CauseKey,
+    findings: Vec<&'a FindingRecord>,
+    /// The trigger's key features (empty for a fuzz finding or an old report).
+    features: Vec<String>,
+    /// Every extractor paired with its producers shows its trigger ([`producer_faults`]).
+    everywhere: bool,
+    /// A producer fault: capture side, the reference's roundtrip, or `everywhere`.
+    fault: bool,
+}
+
+impl Group<'_> {
+    fn producers(&self) -> BTreeSet<&str> {
+        self.findings.iter().map(|f| f.producer.as_str()).collect()
+    }
+
+    fn pairs(&self) -> BTreeSet<(&str, &str)> {
+        self.findings
+            .iter()
+            .map(|f| (f.producer.as_str(), f.extractor.as_str()))
+            .collect()
+    }
+}
+
+/// The (producer, trigger features) that every extractor paired with the producer in
+/// `report` fails on (two extractors or more), from the hydration-side findings.
+fn producer_faults(report: &RunReport) -> BTreeSet<(String, Vec<String>)> {
+    let mut paired: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for p in &report.pairs {
+        paired
+            .entry(p.producer.as_str())
+            .or_default()
+            .insert(p.extractor.as_str());
+    }
+    let mut seen: BTreeMap<(String, Vec<String>), BTreeSet<&str>> = BTreeMap::new();
+    for f in &report.findings {
+        if f.capture_side || f.cause.is_some() || f.trigger.features.is_empty() {
+            continue;
+        }
+        seen.entry((f.producer.clone(), f.trigger.key_features()))
+            .or_default()
+            .insert(f.extractor.as_str());
+    }
+    seen.into_iter()
+        .filter(|((p, _), ex)| {
+            ex.len() >= 2 && paired.get(p.as_str()).is_some_and(|all| all.is_subset(ex))
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// The causes of `report`'s findings, most severe first (see the module docs). Each
+/// cause's reproducer is its root's finding with the fewest entries, then the best-ended
+/// shrink, then the first pair. A cause is known when every finding of it is.
+pub fn causes(report: &RunReport) -> Vec<Cause> {
+    let mut by_key: BTreeMap<CauseKey, Vec<&FindingRecord>> = BTreeMap::new();
+    for f in &report.findings {
+        by_key.entry(CauseKey::of(f)).or_default().push(f);
+    }
+    let everywhere = producer_faults(report);
+    let mut groups: Vec<Group<'_>> = by_key
         .into_iter()
-        .map(|(key, fs)| {
-            let best = fs
-                .iter()
-                .copied()
-                .min_by(|a, b| {
-                    (a.entries, shrink_rank(a.shrink), &a.producer, &a.extractor).cmp(&(
-                        b.entries,
-                        shrink_rank(b.shrink),
-                        &b.producer,
-                        &b.extractor,
-                    ))
-                })
-                .expect("a group has a finding");
-            let pairs: BTreeSet<CausePair> = fs
-                .iter()
-                .map(|f| CausePair {
-                    producer: f.producer.clone(),
-                    extractor: f.extractor.clone(),
-                })
-                .collect();
-            let (producers, cases) = if key.side == Side::Capture {
-                let mut per: BTreeMap<&str, u64> = BTreeMap::new();
-                for f in &fs {
-                    let c = per.entry(f.producer.as_str()).or_default();
-                    *c = (*c).max(f.count);
-                }
-                (
-                    per.keys().map(|p| p.to_string()).collect(),
-                    per.values().sum(),
-                )
+        .map(|(key, findings)| {
+            // The trigger's features (none for a cleared root: the adapter clears whatever
+            // the tool then refuses, so it is no symptom of the refusal).
+            let f0 = findings[0];
+            let cleared =
+                f0.check == Check::ATOMIC_HYDRATION && !kind(f0.check, &f0.message, &f0.trigger).1;
+            let features = if !cleared {
+                f0.trigger.key_features()
             } else {
-                (Vec::new(), fs.iter().map(|f| f.count).sum())
+                Vec::new()
             };
-            Cause {
-                check: key.check,
-                side: key.side,
-                shape: shape(&best.message),
-                fingerprint: key.fingerprint,
-                message: best.message.clone(),
-                pairs: pairs.into_iter().collect(),
-                producers,
-                cases,
-                case_dir: best.case_dir.clone(),
-                entries: best.entries,
-                shrink: best.shrink,
-                known: fs.iter().all(|f| f.known),
-                cause: best.cause.clone(),
+            let all = findings.iter().all(|f| {
+                f.cause.is_none()
+                    && !f.capture_side
+                    && everywhere.contains(&(f.producer.clone(), f.trigger.key_features()))
+            });
+            let reference_tree = key.check == Check::ROUNDTRIP
+                && findings.iter().any(|f| f.extractor == "reference");
+            let fault =
+                !features.is_empty() && (key.side == Side::Capture || all || reference_tree);
+            Group {
+                key,
+                findings,
+                features,
+                everywhere: all,
+                fault,
             }
         })
         .collect();
+    // Earliest stage first, so that a root comes before its symptoms.
+    groups.sort_by(|a, b| (stage(&a.key), &a.key).cmp(&(stage(&b.key), &b.key)));
+    // Fold: each group joins the first producer fault (earlier in that order) with the
+    // same trigger features whose producers include its own.
+    let mut root_of: Vec<usize> = (0..groups.len()).collect();
+    for i in 0..groups.len() {
+        let g = &groups[i];
+        // A capture-side check is a root of its own; nothing is known of an empty trigger.
+        if g.features.is_empty() || g.key.side == Side::Capture {
+            continue;
+        }
+        let mine = g.producers();
+        let my_pairs: BTreeSet<(&str, &str)> = g.pairs();
+        let root = (0..i).find(|&j| {
+            let r = &groups[j];
+            let of_producer = r.fault && mine.is_subset(&r.producers());
+            let of_extractor = !r.fault
+                && !g.fault
+                && stage(&r.key) < stage(&g.key)
+                && my_pairs.is_subset(&r.pairs());
+            root_of[j] == j && r.features == g.features && (of_producer || of_extractor)
+        });
+        if let Some(j) = root {
+            root_of[i] = j;
+        }
+    }
+    let mut out: Vec<Cause> = Vec::new();
+    for (i, root) in groups.iter().enumerate() {
+        if root_of[i] != i {
+            continue;
+        }
+        let members: Vec<&Group<'_>> = groups
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| root_of[*j] == i)
+            .map(|(_, g)| g)
+            .collect();
+        out.push(cause_of(root, &members));
+    }
     out.sort_by(|a, b| {
+        let sev = |c: &Cause| {
+            c.members
+                .iter()
+                .map(|m| m.check.severity())
+                .chain([c.check.severity()])
+                .min()
+                .unwrap_or(u8::MAX)
+        };
         (
-            a.check.severity(),
+            sev(a),
             a.check.id(),
             a.known,
             std::cmp::Reverse(a.cases),
@@ -280,7 +470,7 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
             &a.fingerprint,
         )
             .cmp(&(
-                b.check.severity(),
+                sev(b),
                 b.check.id(),
                 b.known,
                 std::cmp::Reverse(b.cases),
@@ -289,6 +479,82 @@ pub fn causes(report: &RunReport) -> Vec<Cause> {
             ))
     });
     out
+}
+
+/// The pairs of `fs`, sorted, each once.
+fn pairs_of(fs: &[&FindingRecord]) -> Vec<CausePair> {
+    let set: BTreeSet<CausePair> = fs
+        .iter()
+        .map(|f| CausePair {
+            producer: f.producer.clone(),
+            extractor: f.extractor.clone(),
+        })
+        .collect();
+    set.into_iter().collect()
+}
+
+/// The cause of `root` with `members` (root first) folded into it.
+fn cause_of(root: &Group<'_>, members: &[&Group<'_>]) -> Cause {
+    let fs = &root.findings;
+    let best = fs
+        .iter()
+        .copied()
+        .min_by(|a, b| {
+            (a.entries, shrink_rank(a.shrink), &a.producer, &a.extractor).cmp(&(
+                b.entries,
+                shrink_rank(b.shrink),
+                &b.producer,
+                &b.extractor,
+            ))
+        })
+        .unwrap_or(fs[0]);
+    let capture = root.key.side == Side::Capture;
+    let cases = if capture {
+        let mut per: BTreeMap<&str, u64> = BTreeMap::new();
+        for f in fs {
+            let c = per.entry(f.producer.as_str()).or_default();
+            *c = (*c).max(f.count);
+        }
+        per.values().sum()
+    } else {
+        fs.iter().map(|f| f.count).sum()
+    };
+    let producers: Vec<String> = if capture || root.everywhere {
+        root.producers().into_iter().map(str::to_string).collect()
+    } else {
+        Vec::new()
+    };
+    let all: Vec<&FindingRecord> = members.iter().flat_map(|m| m.findings.clone()).collect();
+    Cause {
+        check: root.key.check,
+        side: if root.fault {
+            Side::Capture
+        } else {
+            root.key.side
+        },
+        fingerprint: root.key.fingerprint.clone(),
+        shape: shape(&best.message),
+        message: best.message.clone(),
+        pairs: pairs_of(&all),
+        producers,
+        cases,
+        case_dir: best.case_dir.clone(),
+        entries: best.entries,
+        shrink: best.shrink,
+        known: all.iter().all(|f| f.known),
+        cause: best.cause.clone(),
+        behaviour: behaviour(best),
+        members: members
+            .iter()
+            .map(|m| CauseMember {
+                check: m.key.check,
+                side: m.key.side,
+                fingerprint: m.key.fingerprint.clone(),
+                behaviour: behaviour(m.findings[0]),
+                pairs: pairs_of(&m.findings),
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]
@@ -309,6 +575,7 @@ mod tests {
             known: false,
             shrink: ShrinkEnd::Minimal,
             cause: None,
+            trigger: Default::default(),
         }
     }
 
@@ -368,5 +635,161 @@ mod tests {
         assert_eq!(rt.cases, 9);
         assert_eq!(rt.pairs_text(1), "gnu-tar × busybox-tar and 1 more");
         assert_eq!(rt.counts_text(), "2 pairs, 9 failures (cases × pairs)");
+    }
+
+    fn with(mut f: FindingRecord, features: &[&str], diff: &[&str]) -> FindingRecord {
+        f.trigger = crate::report::Trigger {
+            features: features.iter().map(|s| s.to_string()).collect(),
+            diff: diff.iter().map(|s| s.to_string()).collect(),
+        };
+        f
+    }
+
+    /// One behaviour with other names, another tool's wording, another first diff line or
+    /// another special file shares a key; another refusal class, another difference or
+    /// another triggering feature does not.
+    #[test]
+    fn one_behaviour_one_key_two_behaviours_two_keys() {
+        let key = |f: &FindingRecord| CauseKey::of(f);
+        let lf = |e: &str, msg: &str, feats: &[&str]| {
+            with(
+                rec(Check::LATE_FAILURE, "python-tarfile", e, msg, 1, 2),
+                feats,
+                &[],
+            )
+        };
+        let h2 = ["excluded-alias", "shared-inode"];
+        let gnu = lf(
+            "gnu-tar",
+            "capture succeeded but hydration into an empty root was refused: `tar -xf x` \
+             exited with status 2: tar: ./x y/a: Cannot hard link to ‘./store/a’: No such file",
+            &h2,
+        );
+        let bb = lf(
+            "busybox-tar",
+            "capture succeeded but hydration into an empty root was refused: `busybox tar -xf \
+             y` exited with status 1: tar: can't create hardlink './node_modules/a' to './a'",
+            &h2,
+        );
+        assert_eq!(key(&gnu), key(&bb));
+        let refused = lf(
+            "reference",
+            "capture succeeded but hydration into an empty root was refused: \
+             hardlink-not-allowed: member `./mod.py/f` (hardlink members are refused by policy)",
+            &h2,
+        );
+        assert_ne!(key(&gnu), key(&refused), "another refusal class");
+        let mut h1 = bb.clone();
+        h1.trigger.features = vec!["shared-inode".into()];
+        assert_ne!(key(&bb), key(&h1), "another trigger");
+
+        // The adapter emptied the root: whatever the first line and the trigger.
+        let cleared = |first: &str, feats: &[&str]| {
+            let msg = format!(
+                "refused hydration changed the prior workspace: {first} (snapconf's \
+                 `python-data` adapter emptied the root before the tool ran: clear then extract)"
+            );
+            with(
+                rec(Check::ATOMIC_HYDRATION, "a", "python-data", &msg, 1, 1),
+                feats,
+                &[],
+            )
+        };
+        let a = cleared("- ----------  51  sha256:b9f55b23  a", &["char-device"]);
+        let b = cleared("- drwxr-xr-x  d0_ddddddd/", &["absolute-symlink"]);
+        let c = cleared("+ lrwxrwxrwx  b -> foo", &["fifo"]);
+        assert_eq!(key(&a), key(&b));
+        assert_eq!(key(&a), key(&c));
+
+        // Tree differences by kind, not by which line came first.
+        let rt = |first: &str, feats: &[&str], diff: &[&str]| {
+            let msg =
+                format!("hydration into an empty root differs from the expected tree: {first}");
+            with(
+                rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", &msg, 1, 1),
+                feats,
+                diff,
+            )
+        };
+        let dev = rt("+ c?????????  1,3  a", &["char-device"], &["extra special"]);
+        let fifo = rt("+ p?????????  zz", &["fifo"], &["extra special"]);
+        assert_eq!(key(&dev), key(&fifo), "special files are one class");
+        let two = rt(
+            "- d?????????  a/",
+            &["exclusion"],
+            &["missing dir", "missing file"],
+        );
+        let swapped = rt(
+            "- -?????????  0  sha256:e3b0  b",
+            &["exclusion"],
+            &["missing dir", "missing file"],
+        );
+        assert_eq!(key(&two), key(&swapped));
+        let file = rt(
+            "+ -??-??????  0  sha256:e3b0c442  a",
+            &["char-device"],
+            &["extra file"],
+        );
+        assert_ne!(key(&dev), key(&file), "another difference");
+        assert_ne!(key(&two), key(&dev));
+    }
+
+    /// The symptoms of a producer's fault fold into it, the capture-side root first; the
+    /// reference's `roundtrip` makes a producer fault; an extractor's own fault stays apart.
+    #[test]
+    fn symptoms_fold_into_the_root_cause() {
+        let h2 = ["excluded-alias", "shared-inode"];
+        let dl = "hardlink member `x y/a` names `store/a`, which is not an earlier member (1 such member(s))";
+        let lf = "capture succeeded but hydration into an empty root was refused: `tar -xf a` \
+                  exited with status 2: tar: ./x y/a: Cannot hard link to ‘./store/a’: No such";
+        let ah = "refused hydration changed the prior workspace: - drwxr-xr-x  data.bin/ \
+                  (snapconf's `gnu-tar` adapter emptied the root before the tool ran: clear then extract)";
+        let rt = "hydration into an empty root differs from the expected tree: - d?????????  a/";
+        let report = RunReport {
+            schema: 1,
+            findings: vec![
+                with(rec(Check::LATE_FAILURE, "python-tarfile", "gnu-tar", lf, 3, 2), &h2, &[]),
+                with(rec(Check::ATOMIC_HYDRATION, "python-tarfile", "gnu-tar", ah, 2, 2), &h2, &[]),
+                with(rec(Check::DANGLING_LINK, "python-tarfile", "gnu-tar", dl, 4, 2), &h2, &[]),
+                with(rec(Check::DANGLING_LINK, "python-tarfile", "reference", dl, 4, 2), &h2, &[]),
+                with(rec(Check::ROUNDTRIP, "busybox-tar", "python-data", rt, 2, 1), &["exclusion"], &["missing dir"]),
+                with(rec(Check::ROUNDTRIP, "busybox-tar", "reference", rt, 3, 1), &["exclusion"], &["missing dir"]),
+                with(rec(Check::ROUNDTRIP, "gnu-tar", "bsdtar", "hydration into an empty root differs from the expected tree: + c?????????  1,3  a", 5, 1), &["char-device"], &["extra special"]),
+            ],
+            ..RunReport::empty(Default::default(), 1, 20, "default")
+        };
+        let cs = causes(&report);
+        assert_eq!(cs.len(), 4, "{cs:#?}");
+        let h2 = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "python-tarfile" && c.check != Check::ATOMIC_HYDRATION)
+            .expect("h2");
+        assert_eq!(
+            h2.check,
+            Check::DANGLING_LINK,
+            "the root comes first: {cs:#?}"
+        );
+        assert_eq!(h2.side, Side::Capture);
+        assert_eq!(h2.checks_text(), "dangling-link, late-failure");
+        assert_eq!(h2.members.len(), 2);
+        assert_eq!(h2.pairs_text(4), "python-tarfile × every extractor");
+        // The cleared root is the extractors' own behaviour, whatever set it off.
+        let cleared = cs.iter().find(|c| c.check == Check::ATOMIC_HYDRATION);
+        assert_eq!(cleared.map(|c| c.side), Some(Side::Hydration), "{cs:#?}");
+        let bb = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "busybox-tar")
+            .expect("busybox");
+        assert_eq!(
+            bb.side,
+            Side::Capture,
+            "the reference restores what the archive holds"
+        );
+        assert_eq!(bb.pairs.len(), 2);
+        let dev = cs
+            .iter()
+            .find(|c| c.pairs[0].producer == "gnu-tar")
+            .expect("gnu-tar");
+        assert_eq!(dev.side, Side::Hydration);
     }
 }

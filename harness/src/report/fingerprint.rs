@@ -18,7 +18,23 @@ pub fn cause_fingerprint(check: Check, cause: &str) -> String {
     hex::encode(&h.finalize()[..8])
 }
 
-/// The stable fingerprint of a finding (16 lower-case hex digits): a digest of the check and
+/// The fingerprint of a cause key (16 lower-case hex digits): a digest of the check, the
+/// side (`capture`, `hydration`) and the behaviour ([`super::behaviour()`]), which holds no
+/// names, lengths, counts or seeds, so that one behaviour keeps its fingerprint across
+/// seeds, `-j`, shards and modes.
+pub fn behaviour_fingerprint(check: Check, side: &str, behaviour: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"behaviour-v3\0");
+    h.update(check.id().as_bytes());
+    h.update(b"\0");
+    h.update(side.as_bytes());
+    h.update(b"\0");
+    h.update(behaviour.as_bytes());
+    hex::encode(&h.finalize()[..8])
+}
+
+/// The fingerprint of a finding's message (16 lower-case hex digits), the cause key of
+/// report schema 2 and baseline schema 2 (still matched, see [`super::Baseline`]): a digest of the check and
 /// of [`shape`] of the message. It keeps what went wrong (`hardlink-not-allowed`, `differs
 /// from the expected tree: + c?????????`) and drops what varies with the seed or with how
 /// far shrinking got (names, paths, sizes, counts).

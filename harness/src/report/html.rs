@@ -74,6 +74,9 @@ fn cause_html(s: &mut String, c: &Cause, dir: &Path) {
         h(&repro_command(c)),
         h(&c.shrink.describe(c.entries))
     );
+    if let Some(also) = c.symptoms_text() {
+        let _ = writeln!(s, "<p>Also shows as: {}.</p>", h(&also));
+    }
     let _ = writeln!(
         s,
         "<pre>{}</pre></li>",
@@ -115,7 +118,7 @@ pub fn index_html(file: &ReportFile, dir: &Path) -> String {
         h(&verdict(file))
     );
     if !file.causes.is_empty() {
-        s.push_str("<h2>Causes, most severe first</h2>\n<p>Findings grouped by check, side and message with names abstracted, across pairs. Cases are <code>ls -l</code> style; in a message a <code>?</code> in a mode is a permission bit the profile does not compare.</p>\n<ol id=\"causes\">\n");
+        s.push_str("<h2>Causes, most severe first</h2>\n<p>Findings grouped by behaviour (check, side, the refusal or difference, and the features of the shrunk workspace), across pairs; symptoms of a producer's fault are folded into it, root first. Cases are <code>ls -l</code> style; in a message a <code>?</code> in a mode is a permission bit the profile does not compare.</p>\n<ol id=\"causes\">\n");
         for c in &file.causes {
             cause_html(&mut s, c, dir);
         }

@@ -81,8 +81,9 @@ pub fn summary_markdown(file: &ReportFile, dir: &Path) -> String {
         let _ = writeln!(s, "## Causes, most severe first\n");
         let _ = writeln!(
             s,
-            "Findings grouped by check, side and message with names abstracted, across pairs. \
-             Cases are `ls -l` style; in a message a `?` in a mode is a permission bit the \
+            "Findings grouped by behaviour (check, side, the refusal or difference, and the \
+             features of the shrunk workspace), across pairs; symptoms of a producer's fault \
+             are folded into it, root first. Cases are `ls -l` style; in a message a `?` in a mode is a permission bit the \
              profile does not compare.\n"
         );
         for (i, c) in file.causes.iter().enumerate() {
@@ -207,6 +208,12 @@ fn cause_markdown(s: &mut String, n: usize, c: &Cause, dir: &Path) {
     );
     let _ = writeln!(s, "{}\n", md_escape(&c.message));
     let _ = writeln!(s, "- side: {} ({})", c.side, c.side.explain());
+    if !c.behaviour.is_empty() {
+        let _ = writeln!(s, "- behaviour: {}", md_escape(&c.behaviour));
+    }
+    if let Some(also) = c.symptoms_text() {
+        let _ = writeln!(s, "- also shows as: {}", md_escape(&also));
+    }
     let _ = writeln!(
         s,
         "- pairs: {} ({})",

@@ -284,6 +284,7 @@ mod tests {
             known: true,
             shrink: ShrinkEnd::Minimal,
             cause: None,
+            trigger: Default::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! the baseline, and the progress display.
 
 mod baseline;
+mod behaviour;
 mod case_view;
 mod causes;
 mod fault_rows;
@@ -16,6 +17,7 @@ mod text;
 mod write;
 
 pub use baseline::{Baseline, BaselineEntry, CellEntry, BASELINE_SCHEMA};
+pub use behaviour::{behaviour, diff_kinds, error_kind, Trigger};
 pub use case_view::{case_tree, case_tree_at_most, spec_listing};
 pub use causes::{causes, Cause, CauseKey, CausePair, Side};
 pub use fault_rows::{faults_markdown, FaultRow, FaultRows};

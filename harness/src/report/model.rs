@@ -296,17 +296,18 @@ pub struct FindingRecord {
     /// the other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// What the shrunk reproducer holds that the cause key is made of: its workspace's
+    /// features and its tree diff's kinds (see [`super::Trigger`]). Empty in reports
+    /// written before it existed and in fuzz reports.
+    #[serde(default, skip_serializing_if = "super::Trigger::is_empty")]
+    pub trigger: super::Trigger,
 }
 
 impl FindingRecord {
     /// The fingerprint of this finding's cause, computed now (never the stored field):
-    /// [`super::cause_fingerprint`] of the check and the cause signature when there is one
-    /// (a fuzz finding), else [`super::fingerprint`] of the check and the message.
+    /// the fingerprint of [`super::CauseKey::of`].
     pub fn key_fingerprint(&self) -> String {
-        match &self.cause {
-            Some(c) => super::cause_fingerprint(self.check, c),
-            None => super::fingerprint(self.check, &self.message),
-        }
+        super::CauseKey::of(self).fingerprint
     }
 }
 

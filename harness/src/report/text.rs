@@ -36,6 +36,9 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
             c.message
         );
         let _ = writeln!(s, "   pairs: {} ({})", c.pairs_text(4), c.counts_text());
+        if let Some(also) = c.symptoms_text() {
+            let _ = writeln!(s, "   also shows as: {also}");
+        }
         let _ = writeln!(
             s,
             "   reproducer: sh {} ({})",

@@ -8,7 +8,7 @@ use crate::engine::repro::{FindingFile, ReplayConditions, ReproDir, ReproMode, S
 use crate::error::HarnessError;
 use crate::model::spec::Case;
 use crate::report::ShrinkEnd;
-use crate::report::{fingerprint, FindingRecord};
+use crate::report::{fingerprint, FindingRecord, Trigger};
 use crate::run::matrix::RunOptions;
 use crate::run::shrink_job::Job;
 use std::path::Path;
@@ -127,5 +127,6 @@ pub(super) fn write_finding(
         known: false,
         shrink: end,
         cause: None,
+        trigger: Trigger::of(&min.spec, shrunk.observed.as_deref()),
     })
 }

@@ -74,6 +74,7 @@ fn report() -> RunReport {
             known: false,
             shrink: snapconf_harness::report::ShrinkEnd::Minimal,
             cause: None,
+            trigger: Default::default(),
         }],
         capture_refusals: vec![],
         skipped_adapters: vec![],

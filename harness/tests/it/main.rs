@@ -11,6 +11,7 @@ mod action_yml;
 mod all_parsers;
 mod backends;
 mod canaries;
+mod cause_identity;
 mod cli_hydrate;
 mod cli_output;
 mod cli_usage;

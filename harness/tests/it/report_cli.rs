@@ -80,7 +80,7 @@ fn a_known_cause_stays_known_across_seeds_and_producers() {
     assert_eq!(st.code(), Some(0));
     let b: Value =
         serde_json::from_str(&std::fs::read_to_string(&baseline).expect("read")).expect("json");
-    assert_eq!(b["schema"], 2);
+    assert_eq!(b["schema"], 3);
     assert_eq!(b["known"].as_array().map(Vec::len), Some(1), "{b:#}");
     let b = baseline.to_str().expect("utf-8 temp path");
 

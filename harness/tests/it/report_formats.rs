@@ -54,6 +54,7 @@ fn sample() -> RunReport {
                 known: false,
                 shrink: ShrinkEnd::Minimal,
                 cause: None,
+                trigger: Default::default(),
             },
             FindingRecord {
                 check: Check::LATE_FAILURE,
@@ -68,6 +69,7 @@ fn sample() -> RunReport {
                 known: false,
                 shrink: ShrinkEnd::Time,
                 cause: None,
+                trigger: Default::default(),
             },
         ],
         capture_refusals: vec![],

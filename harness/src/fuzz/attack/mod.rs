@@ -3,8 +3,10 @@
 
 mod chain;
 mod class;
+mod climb;
 mod draw;
 mod encode;
+mod fold;
 mod hardlink;
 #[cfg(test)]
 mod host_safe_tests;

@@ -4,6 +4,8 @@
 mod chain;
 mod class;
 mod climb;
+#[cfg(test)]
+mod climb_tests;
 mod draw;
 mod encode;
 mod fold;

@@ -18,6 +18,7 @@ mod faults;
 mod full_jail;
 mod fuzz_cli;
 mod fuzz_server;
+mod fuzz_traversal;
 mod fuzz_view;
 mod handed_cases;
 mod host_safety;

@@ -53,7 +53,9 @@ fn link_dotdot_draws_lexically_inside_targets() {
         published |= has(&ms, AttackKind::Symlink, b"y", Some(b"."))
             && has(&ms, AttackKind::Symlink, b"x", Some(b"y/.."))
             && ms.iter().any(|m| m.name.starts_with(b"x/"));
-        doubled |= ms.iter().any(|m| m.link.ends_with(b"/y/y/..") || m.link == b"y/y/..");
+        doubled |= ms
+            .iter()
+            .any(|m| m.link.ends_with(b"/y/y/..") || m.link == b"y/y/..");
         higher |= has(&ms, AttackKind::Symlink, b"x2", None);
         let mut view = ViewModel::new();
         let r = root();
@@ -71,9 +73,16 @@ fn link_dotdot_draws_lexically_inside_targets() {
                 .any(|t| t.what == "aim" && !t.path.starts_with(&r));
             sneaky |= out && matches!(lexical, links::End::Inside(_));
         }
-        assert!(sneaky, "seed {seed}: no link inside as text, out once followed: {}", b.description);
+        assert!(
+            sneaky,
+            "seed {seed}: no link inside as text, out once followed: {}",
+            b.description
+        );
     }
-    assert!(published && doubled && higher, "{published} {doubled} {higher}");
+    assert!(
+        published && doubled && higher,
+        "{published} {doubled} {higher}"
+    );
 }
 
 /// `root-prefix` names the root's siblings `../root-x` and `../rootx` by a link and by a
@@ -107,8 +116,10 @@ fn normalisation_classes_draw_every_shape() {
         for seed in 0..SEEDS {
             let b = built(*class, seed);
             let ms = attack(&b);
-            let links: Vec<&&AttackMember> =
-                ms.iter().filter(|m| m.kind == AttackKind::Symlink).collect();
+            let links: Vec<&&AttackMember> = ms
+                .iter()
+                .filter(|m| m.kind == AttackKind::Symlink)
+                .collect();
             let Some(out) = links.last() else {
                 panic!("`{class}` seed {seed}: no link: {}", b.description);
             };
@@ -177,7 +188,11 @@ fn new_classes_are_host_safe_only_one_level_up_and_traversals() {
                 flagged += 1;
             }
         }
-        let least = if class == AttackClass::RootPrefix { SEEDS / 4 } else { SEEDS / 2 };
+        let least = if class == AttackClass::RootPrefix {
+            SEEDS / 4
+        } else {
+            SEEDS / 2
+        };
         assert!(flagged >= least, "`{class}`: {flagged} of {SEEDS} flagged");
     }
     assert!(dotdot_safe > 0, "some link-dotdot draws run without a view");

@@ -19,8 +19,11 @@ fn lenient() -> (std::path::PathBuf, &'static str) {
     )
 }
 
-/// A tar of `(kind, name, link target)` members (`d` directory, `l` symlink, `f` a file).
-fn archive(path: &Path, members: &[(char, &str, &str)]) {
+/// One member: kind (`d` directory, `l` symlink, `f` a file), name, link target.
+type Spec<'a> = (char, &'a str, &'a str);
+
+/// A tar of [`Spec`] members.
+fn archive(path: &Path, members: &[Spec<'_>]) {
     let mut b = tar::Builder::new(Vec::new());
     for (kind, name, target) in members {
         let mut h = tar::Header::new_gnu();
@@ -60,7 +63,7 @@ fn a_write_through_a_link_to_nowhere_is_a_traversal() {
     }
     let work = shm_dir("traversal");
     let (toml, name) = lenient();
-    let cases: [(&str, &[(char, &str, &str)], bool); 3] = [
+    let cases: [(&str, &[Spec<'_>], bool); 3] = [
         (
             "nowhere",
             &[('l', "e", "../absent"), ('f', "e/pwned", "")],

@@ -14,7 +14,10 @@
 //! whose member it says it wrote through a link leaving the root. A member named with a
 //! plain `..` of its own (`../x`, no link on the way) is not this check's: extractors strip
 //! such names (see `containment` and `unsafe-accept`). A link left leaving the root is
-//! `escaping-link`'s when the extractor promised otherwise.
+//! `escaping-link`'s when the extractor promised otherwise, and a hardlink whose *target*
+//! goes through such a link is read, not written, there: `containment` (a second link to a
+//! decoy) and `escaping-link` (`no_outside_hardlinks`) see it. A member written inside and
+//! only later put behind a link (`d/x`, then `d -> ../out`) is not this check's either.
 //!
 //! Evidence: [`Judged::members`](super::Judged::members) (the reference parser's listing
 //! of the archive, kept even when the reference refuses it), [`Evidence::prior`], a

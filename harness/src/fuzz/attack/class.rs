@@ -55,21 +55,28 @@ pub enum AttackClass {
     PriorNames,
     /// Members hidden in the payload of a directory, link or special member.
     SizeSmuggle,
-    /// Link targets inside as text, outside once followed: `y -> .`, then `x -> y/..`.
+    /// Link targets inside as text, outside once followed: `y -> .`, then `x -> y/..`
+    /// (tar-fs 3.0.8, CVE-2025-48387).
     LinkDotdot,
-    /// Siblings named after the root (`../root-x`), reached by a link or a name.
+    /// Siblings named after the root (`../root-x`), reached by a link or a name (tar-fs
+    /// 3.1.0's prefix check, CVE-2025-59343).
     RootPrefix,
-    /// `\` as a separator in swap shapes: `a\b/`, `a\b -> ../out`, `a\b/pwned`.
+    /// `\` as a separator in swap shapes: `a\b/`, `a\b -> ../out`, `a\b/pwned` (node-tar
+    /// 6.1.0, CVE-2021-37701).
     BackslashName,
-    /// NFC/NFD forms and lookalikes in swap shapes.
+    /// NFC/NFD forms and lookalikes in swap shapes (node-tar's Unicode cache keys,
+    /// CVE-2021-37712).
     UnicodeName,
-    /// Names differing only in case in swap shapes.
+    /// Names differing only in case in swap shapes (node-tar CVE-2021-37712 on
+    /// case-insensitive filesystems).
     CaseCollision,
-    /// Names with trailing dots or spaces in swap shapes.
+    /// Names with trailing dots or spaces in swap shapes (Windows strips them; the
+    /// node-tar CVE-2021-37712 class).
     TrailingDotSpace,
-    /// Drive prefixes (`c:d`, `c:../x`) in swap shapes.
+    /// Drive prefixes (`c:d`, `c:../x`) in swap shapes (node-tar CVE-2021-37713).
     DriveRelative,
-    /// A 256-byte component against its 255-byte cut, and empty components, in swap shapes.
+    /// A 256-byte component against its 255-byte cut, and empty components, in swap shapes
+    /// (names a truncating or collapsing extractor folds, as node-tar's cache did).
     OverlongComponent,
 }
 

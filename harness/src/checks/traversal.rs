@@ -5,7 +5,9 @@
 //! the prior workspace and the members before it, links followed, `..` climbing from
 //! where a link led), leaves the root while the same parent read lexically stays inside;
 //! unless the final tree shows the member written inside the root at its name (a
-//! careful extractor replaces the link by a directory, as node-tar 6.1.2 and later do).
+//! careful extractor replaces the link by a directory, as node-tar 6.1.2 and later do), at
+//! its name read as text, or at what follows its last `..` (GNU tar and BusyBox strip
+//! `s/../x` to `x`).
 //!
 //! This needs no target outside to exist. node-tar 6.1.0 with `d/`, `d -> ../out`,
 //! `d/pwned` follows the link; with no `../out` the write fails (`ENOENT`), node-tar warns
@@ -166,29 +168,43 @@ impl Model {
     }
 }
 
-/// True if `after` holds a node of `m`'s kind where `m`'s name resolves inside the root
-/// (the last component not followed): the member was written inside.
+/// True if `after` holds a node of `m`'s kind where the extractor may have put `m` inside
+/// the root: where its name resolves (the last component not followed), where it reads as
+/// text (`s/../x` as `x`), or after its last `..` (`s/../x` as `x`: GNU tar and BusyBox
+/// strip names up to there).
 fn written_inside(after: &Tree, m: &Member) -> bool {
     let rules = links::Rules {
         follow: links::Follow::NotLast,
         above_root: links::AboveRoot::Leaves,
         dead_end: links::DeadEnd::Stops,
     };
-    let links::End::Inside(p) = links::walk(&Observed(after), rules, &[] as &[&[u8]], &m.name).end
-    else {
-        return false;
-    };
-    let Ok(rel) = crate::model::bytes::RelPath::new(p.join(&b'/')) else {
-        return false;
-    };
-    let Some(node) = after.nodes.get(&rel) else {
-        return false;
-    };
-    match m.kind {
-        MemberKind::Dir => node.kind == NodeKind::Dir,
-        MemberKind::Symlink => matches!(node.kind, NodeKind::Symlink { .. }),
-        _ => node.kind != NodeKind::Dir,
+    let mut places = Vec::new();
+    if let links::End::Inside(p) =
+        links::walk(&Observed(after), rules, &[] as &[&[u8]], &m.name).end
+    {
+        places.push(p);
     }
+    if let links::End::Inside(p) = links::lexical(&[] as &[&[u8]], &m.name, links::AboveRoot::Stays)
+    {
+        places.push(p);
+    }
+    let c = comps(&m.name);
+    if let Some(last) = c.iter().rposition(|x| x == b"..") {
+        places.push(c[last + 1..].to_vec());
+    }
+    places.into_iter().any(|p| {
+        let Ok(rel) = crate::model::bytes::RelPath::new(p.join(&b'/')) else {
+            return false;
+        };
+        let Some(node) = after.nodes.get(&rel) else {
+            return false;
+        };
+        match m.kind {
+            MemberKind::Dir => node.kind == NodeKind::Dir,
+            MemberKind::Symlink => matches!(node.kind, NodeKind::Symlink { .. }),
+            _ => node.kind != NodeKind::Dir,
+        }
+    })
 }
 
 /// One line per member of `members` (in listing order, over `prior`) whose parent resolves
@@ -294,6 +310,16 @@ mod tests {
         let members = [dir("d"), file("d/x"), link("d", "../out")];
         let after = tree(&[("d", Some("../out"))]);
         assert!(traversals(None, &members, &after).is_empty());
+        // BusyBox and GNU tar strip `s/../` and write `tmp/f` inside.
+        let members = [link("s", "../../out"), file("s/../tmp/f")];
+        let after = tree(&[("s", Some("../../out")), ("tmp", None), ("tmp/f", Some(""))]);
+        assert!(traversals(None, &members, &after).is_empty());
+        let after = tree(&[("s", Some("../../out"))]);
+        assert_eq!(
+            traversals(None, &members, &after).len(),
+            1,
+            "not written inside"
+        );
     }
 
     /// Lexically inside, outside once followed: `y -> .`, then `x -> y/..`, then `x/f`

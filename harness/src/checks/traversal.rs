@@ -1,6 +1,7 @@
 //! `traversal`: an accepted archive puts no member under a link that leaves the root.
 //!
-//! Property: after an accepted hydration, no member of the archive sits at a path whose
+//! Property: after an accepted hydration, no file, directory, symlink or hardlink member of
+//! the archive (special files are dropped by every profile, rightly unwritten) sits at a path whose
 //! parent, resolved as the kernel would at that member's turn in the listing order (from
 //! the prior workspace and the members before it, links followed, `..` climbing from
 //! where a link led), leaves the root while the same parent read lexically stays inside;
@@ -207,15 +208,21 @@ fn written_inside(after: &Tree, m: &Member) -> bool {
     })
 }
 
-/// One line per member of `members` (in listing order, over `prior`) whose parent resolves
+/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
+/// over `prior`; special files, which every profile drops, are not counted) whose parent resolves
 /// outside the root through a link at its turn while it stays inside read lexically, and
 /// which `after` (the final tree) does not show written inside. See the module docs.
 pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
     let mut model = Model::of(prior);
     let mut out = Vec::new();
     for (i, m) in members.iter().enumerate() {
+        // Special files are dropped by every profile's policy: not written, rightly.
+        let written = matches!(
+            m.kind,
+            MemberKind::File | MemberKind::Dir | MemberKind::Symlink | MemberKind::Hardlink
+        );
         let mut parent = comps(&m.name);
-        if parent.pop().is_some() && !parent.is_empty() {
+        if written && parent.pop().is_some() && !parent.is_empty() {
             let text = parent.join(&b'/');
             let kernel = links::walk(&model, KERNEL, &[] as &[&[u8]], &text);
             let lexical = links::lexical(&[] as &[&[u8]], &text, links::AboveRoot::Leaves);
@@ -310,6 +317,10 @@ mod tests {
         let members = [dir("d"), file("d/x"), link("d", "../out")];
         let after = tree(&[("d", Some("../out"))]);
         assert!(traversals(None, &members, &after).is_empty());
+        // A FIFO under the prior's link, dropped by policy: not written, rightly.
+        let prior = tree(&[("l", Some("../decoy"))]);
+        let fifo = Member::new(b"l/n", MemberKind::Fifo, None, 0);
+        assert!(traversals(Some(&prior), &[fifo], &tree(&[])).is_empty());
         // BusyBox and GNU tar strip `s/../` and write `tmp/f` inside.
         let members = [link("s", "../../out"), file("s/../tmp/f")];
         let after = tree(&[("s", Some("../../out")), ("tmp", None), ("tmp/f", Some(""))]);

@@ -150,7 +150,7 @@ pub fn leaves_root(tree: &Tree, link: &[u8], target: &[u8]) -> bool {
 
 /// An observed tree as the link walker sees it (every absolute target leaves the root: the
 /// tree does not know where the root is).
-struct Observed<'a>(&'a Tree);
+pub(crate) struct Observed<'a>(pub(crate) &'a Tree);
 
 impl links::Nodes for Observed<'_> {
     fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {

@@ -80,11 +80,14 @@ impl Check {
     /// `stuck-session`: after a refused capture and the removal of what the profile lets a
     /// capture refuse, the session's producer still refuses what a fresh instance captures.
     pub const STUCK_SESSION: Check = Check(&super::stuck_session::DEF);
+    /// `traversal`: an accepted archive put a member under a link leaving the root (at
+    /// that member's turn in the listing), whether or not anything outside changed.
+    pub const TRAVERSAL: Check = Check(&super::traversal::DEF);
 
     /// The registry: every built-in check, in report column order. Every driver (`run`,
     /// `--faults`, `fuzz`, `audit`, the fuzz oracles) judges its evidence with this list
     /// unless told otherwise.
-    pub const ALL: [Check; 14] = [
+    pub const ALL: [Check; 15] = [
         Check::LATE_FAILURE,
         Check::ROUNDTRIP,
         Check::ATOMIC_HYDRATION,
@@ -99,6 +102,7 @@ impl Check {
         Check::ESCAPING_LINK,
         Check::CHECKPOINT_RESTORE,
         Check::STUCK_SESSION,
+        Check::TRAVERSAL,
     ];
 
     /// A check of one's own (a test's toy check, say), from a `'static` definition.

@@ -2,6 +2,7 @@
 //! outside every profile's policy ([`privileged_or_special`]): the evidence of
 //! `unsafe-accept`.
 
+use crate::archive::listing::Member;
 use crate::model::tree::{NodeKind, Tree};
 
 /// The reference's judgement of one archive.
@@ -15,6 +16,10 @@ pub struct Judged {
     pub privileged_mode: bool,
     /// The reference's verdict in one line (`accept`, `refuse (<reason>)`).
     pub verdict: String,
+    /// The archive's members in order as the reference parser reads them, whatever its
+    /// verdict (names in normal form; empty when the bytes cannot be listed to the end):
+    /// what `traversal` replays against the root.
+    pub members: Vec<Member>,
 }
 
 /// What in an observed tree lies outside policy: special files (every profile drops or

@@ -18,6 +18,7 @@ pub mod listing_mismatch;
 pub mod parser_disagreement;
 pub mod roundtrip;
 pub mod stuck_session;
+pub mod traversal;
 pub mod unsafe_accept;
 pub mod verdict_disagreement;
 

@@ -72,9 +72,13 @@ const BLOCK: usize = 512;
 ///   ending in `path` or `name` (`path`, `linkpath`, `GNU.sparse.name`, ...) is judged. A
 ///   block of type GNU `L` or `K` has its body judged as one value.
 /// - **How a value is judged.** NUL does not end a value: the value with NULs removed and
-///   each NUL-separated piece are read, with `\` as a separator beside `/`. A reading is
-///   absolute if it starts with a separator once leading `./` are stripped; its `..` count
-///   is its components equal to `..`. A value counts the larger of its NUL-removed count and
+///   each NUL-separated piece are read, with `\` as a separator beside `/`, and Unicode
+///   lookalikes that NFKC folds into `.`, `/` or `\` (`‥`, `．`, `／`, `＼`, `∕`, `⁄`) read
+///   as those. A reading is absolute if it starts with a separator once leading `./` and a
+///   drive prefix (`c:`, which node-tar strips) are stripped; its `..` count is its
+///   components that some extractor reads as `..`: `..`, `c:..` (node-tar's drive-relative
+///   names), and only dots and spaces with two dots or more (`.. `, `...`: Windows strips
+///   trailing dots and spaces). A value counts the larger of its NUL-removed count and
 ///   the sum over its pieces; distinct values of one PAX body count once each, and every
 ///   block and body counts apart (the same name in a PAX record and its ustar header counts
 ///   twice: stricter than needed, never looser).
@@ -374,27 +378,82 @@ fn separator(b: u8) -> bool {
     b == b'/' || b == b'\\'
 }
 
-/// True if `reading` starts with a separator once every leading `./` (or `.\`) is stripped.
+/// Lookalikes that a Unicode normaliser (NFKC) folds into `.` or a separator, as UTF-8,
+/// with their ASCII: the two-dot leader, the one-dot leader, the fullwidth full stop,
+/// solidus and reverse solidus, the division slash and the fraction slash.
+const LOOKALIKES: [(&[u8], &[u8]); 7] = [
+    ("\u{2025}".as_bytes(), b".."),
+    ("\u{2024}".as_bytes(), b"."),
+    ("\u{ff0e}".as_bytes(), b"."),
+    ("\u{ff0f}".as_bytes(), b"/"),
+    ("\u{ff3c}".as_bytes(), b"\\"),
+    ("\u{2215}".as_bytes(), b"/"),
+    ("\u{2044}".as_bytes(), b"/"),
+];
+
+/// `v` with every [`LOOKALIKES`] sequence replaced by its ASCII: it only adds dots and
+/// separators, so every `..` and absolute start of `v` is still one.
+fn fold_lookalikes(v: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !v.iter().any(|&b| b == 0xe2 || b == 0xef) {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    'next: while i < v.len() {
+        for (from, to) in LOOKALIKES {
+            if v[i..].starts_with(from) {
+                out.extend_from_slice(to);
+                i += from.len();
+                continue 'next;
+            }
+        }
+        out.push(v[i]);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `reading` without a leading drive prefix (`c:`), which node-tar strips (CVE-2021-37713).
+fn strip_drive(reading: &[u8]) -> &[u8] {
+    match reading {
+        [d, b':', rest @ ..] if d.is_ascii_alphabetic() => rest,
+        _ => reading,
+    }
+}
+
+/// True if `reading` starts with a separator once every leading `./` (or `.\`) and a
+/// drive prefix (`c:/etc`) are stripped.
 fn absolute(mut reading: &[u8]) -> bool {
     while reading.len() >= 2 && reading[0] == b'.' && separator(reading[1]) {
         reading = &reading[2..];
     }
     reading.first().copied().is_some_and(separator)
+        || strip_drive(reading).first().copied().is_some_and(separator)
 }
 
-/// Components of `reading` equal to `..`.
+/// True if some extractor reads the component `c` as `..`: `..` itself, or, once a drive
+/// prefix is stripped (`c:..`), only dots and spaces with at least two dots (`.. `, `...`:
+/// Windows strips trailing dots and spaces).
+pub(crate) fn dotdot_component(c: &[u8]) -> bool {
+    let c = strip_drive(c);
+    c.iter().all(|&b| b == b'.' || b == b' ') && c.iter().filter(|&&b| b == b'.').count() >= 2
+}
+
+/// Components of `reading` read as `..` ([`dotdot_component`]).
 fn dotdots(reading: &[u8]) -> usize {
     reading
         .split(|&b| separator(b))
-        .filter(|c| *c == b"..")
+        .filter(|c| dotdot_component(c))
         .count()
 }
 
 /// One value judged whole: `(absolute, ..-count)`. Readings: the value with NULs removed,
 /// and each NUL-separated piece (a C reader's name, and what node's `path.join` keeps of
-/// `x\0/../..`). Absolute if any reading is; the count is the larger of the NUL-removed
-/// reading's and the pieces' sum.
+/// `x\0/../..`), after Unicode lookalikes of `.`, `/` and `\` are folded to them. Absolute
+/// if any reading is; the count is the larger of the NUL-removed reading's and the pieces'
+/// sum.
 pub(super) fn judge(v: &[u8]) -> (bool, usize) {
+    let v = fold_lookalikes(v);
     let joined: Vec<u8> = v.iter().copied().filter(|&b| b != 0).collect();
     let mut is_absolute = absolute(&joined);
     let mut pieces = 0;

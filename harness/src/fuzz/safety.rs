@@ -54,6 +54,9 @@ pub fn judge_safety(bytes: &[u8], profile: &Profile) -> Judged {
         unsafe_reason,
         privileged_mode,
         verdict,
+        members: crate::archive::listing::archive_tar(bytes)
+            .1
+            .unwrap_or_default(),
     }
 }
 

@@ -5,6 +5,8 @@
 //! ```text
 //! root/           the workspace; holds the prior PRIOR between executions
 //! out/            decoys `target`, `x`, `decoy/file` (the prior's link `l` points at one)
+//! x/, root-x/,    empty decoy directories beside the root, for `../x` and the root's own
+//! rootx/          name with more after it (`../root-x`, `../rootx`)
 //! canary          a file beside the root
 //! ```
 //! The jail is removed on drop. A process killed by libFuzzer never drops it, so the first
@@ -26,6 +28,9 @@ pub const PRIOR: [(&str, char, &str); 4] = [
     ("d/f", 'f', "old d/f\n"),
     ("l", 'l', "../out/target"),
 ];
+
+/// Empty decoy directories beside the root (a new entry in one changes its times).
+pub const SIBLINGS: [&str; 3] = ["x", "root-x", "rootx"];
 
 /// What is compared for one path outside the root: inode, mode, size (0 for directories),
 /// mtime and ctime (seconds, nanoseconds).
@@ -71,6 +76,9 @@ impl FuzzJail {
                 std::fs::create_dir_all(dir)?;
             }
             std::fs::write(decoy, format!("decoy {d}\n"))?;
+        }
+        for d in SIBLINGS {
+            std::fs::create_dir(path.join(d))?;
         }
         std::fs::write(path.join("canary"), "canary\n")?;
         let mut jail = FuzzJail {

@@ -310,7 +310,7 @@ mod tests {
         )
         .expect("chmod");
         std::fs::remove_file(top.join("home/user/decoy")).expect("rm");
-        std::fs::write(top.join("x"), b"new").expect("new");
+        std::fs::write(top.join("snapconf-new"), b"new").expect("new");
         std::fs::create_dir_all(top.join("tmp/new/deeper")).expect("mkdir");
         std::fs::remove_dir_all(top.join("out/decoy")).expect("rm dir");
         std::os::unix::fs::symlink("/etc", top.join("out/decoy")).expect("symlink");

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::skip::skip;
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
@@ -58,7 +58,7 @@ fn backends() -> Vec<(PathBuf, &'static str, Vec<String>)> {
 
 /// Whether this test can run here: root (the overlay needs it), bubblewrap, python3 and
 /// node; else reports the skip.
-fn can_run(test: &str) -> bool {
+pub(crate) fn can_run(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
         skip(
             &format!("{test}: the host overlay needs root"),
@@ -92,7 +92,7 @@ fn can_run(test: &str) -> bool {
 
 /// A scratch directory under `/dev/shm`, removed on drop: the one host directory the
 /// overlay shares (see `host_overlay.sh`).
-fn shm_dir(tag: &str) -> tempfile::TempDir {
+pub(crate) fn shm_dir(tag: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(&format!("snapconf-hostsafety-{tag}-"))
         .tempdir_in("/dev/shm")
@@ -100,11 +100,11 @@ fn shm_dir(tag: &str) -> tempfile::TempDir {
 }
 
 /// One entry of the overlay's upper layer: kind (`f`, `d`, `l`, …) and sha256 for files.
-type Upper = BTreeMap<String, (String, String)>;
+pub(crate) type Upper = BTreeMap<String, (String, String)>;
 
 /// Run `script` (sh) inside the host overlay with the view's decoys placed at their
 /// absolute paths; its exit code and the upper layer afterwards.
-fn in_overlay(work: &Path, script: &str) -> (i32, Upper) {
+pub(crate) fn in_overlay(work: &Path, script: &str) -> (i32, Upper) {
     let decoys = work.join("decoys.txt");
     let mut list = String::new();
     for d in VIEW_DECOYS {
@@ -136,7 +136,7 @@ fn in_overlay(work: &Path, script: &str) -> (i32, Upper) {
 
 /// What the upper layer holds beyond how the overlay starts (each decoy, unchanged, and
 /// its directories): `<kind> <path>` lines, a changed decoy among them.
-fn decoys_only(upper: &Upper) -> Vec<String> {
+pub(crate) fn decoys_only(upper: &Upper) -> Vec<String> {
     use sha2::Digest;
     let mut dirs: Vec<String> = Vec::new();
     for d in VIEW_DECOYS {
@@ -271,7 +271,7 @@ fn named_archives(dir: &Path) -> Vec<PathBuf> {
 
 /// A corpora directory in `work` with the repository's seed archives and no adversarial
 /// ones: what a seeds-only session draws from.
-fn seeds_only_corpora(work: &Path) -> PathBuf {
+pub(crate) fn seeds_only_corpora(work: &Path) -> PathBuf {
     let corpora = work.join("corpora");
     std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
     std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
@@ -282,7 +282,7 @@ fn seeds_only_corpora(work: &Path) -> PathBuf {
     corpora
 }
 
-fn sh_quote(p: &Path) -> String {
+pub(crate) fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 

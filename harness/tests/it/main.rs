@@ -22,6 +22,7 @@ mod full_jail;
 mod fuzz_causes;
 mod fuzz_cli;
 mod fuzz_server;
+mod fuzz_traversal;
 mod fuzz_view;
 mod handed_cases;
 mod host_safety;

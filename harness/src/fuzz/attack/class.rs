@@ -55,11 +55,34 @@ pub enum AttackClass {
     PriorNames,
     /// Members hidden in the payload of a directory, link or special member.
     SizeSmuggle,
+    /// Link targets inside as text, outside once followed: `y -> .`, then `x -> y/..`
+    /// (tar-fs 3.0.8, CVE-2025-48387).
+    LinkDotdot,
+    /// Siblings named after the root (`../root-x`), reached by a link or a name (tar-fs
+    /// 3.1.0's prefix check, CVE-2025-59343).
+    RootPrefix,
+    /// `\` as a separator in swap shapes: `a\b/`, `a\b -> ../out`, `a\b/pwned` (node-tar
+    /// 6.1.0, CVE-2021-37701).
+    BackslashName,
+    /// NFC/NFD forms and lookalikes in swap shapes (node-tar's Unicode cache keys,
+    /// CVE-2021-37712).
+    UnicodeName,
+    /// Names differing only in case in swap shapes (node-tar CVE-2021-37712 on
+    /// case-insensitive filesystems).
+    CaseCollision,
+    /// Names with trailing dots or spaces in swap shapes (Windows strips them; the
+    /// node-tar CVE-2021-37712 class).
+    TrailingDotSpace,
+    /// Drive prefixes (`c:d`, `c:../x`) in swap shapes (node-tar CVE-2021-37713).
+    DriveRelative,
+    /// A 256-byte component against its 255-byte cut, and empty components, in swap shapes
+    /// (names a truncating or collapsing extractor folds, as node-tar's cache did).
+    OverlongComponent,
 }
 
 impl AttackClass {
     /// Every class, in a stable order (the order of reports).
-    pub const ALL: [AttackClass; 20] = [
+    pub const ALL: [AttackClass; 28] = [
         AttackClass::DirToSymlink,
         AttackClass::SpellingCollision,
         AttackClass::LinkRepoint,
@@ -80,6 +103,14 @@ impl AttackClass {
         AttackClass::PrivilegedModes,
         AttackClass::PriorNames,
         AttackClass::SizeSmuggle,
+        AttackClass::LinkDotdot,
+        AttackClass::RootPrefix,
+        AttackClass::BackslashName,
+        AttackClass::UnicodeName,
+        AttackClass::CaseCollision,
+        AttackClass::TrailingDotSpace,
+        AttackClass::DriveRelative,
+        AttackClass::OverlongComponent,
     ];
 
     /// The stable kebab-case id (`dir-to-symlink`).
@@ -105,6 +136,14 @@ impl AttackClass {
             AttackClass::PrivilegedModes => "privileged-modes",
             AttackClass::PriorNames => "prior-names",
             AttackClass::SizeSmuggle => "size-smuggle",
+            AttackClass::LinkDotdot => "link-dotdot",
+            AttackClass::RootPrefix => "root-prefix",
+            AttackClass::BackslashName => "backslash-name",
+            AttackClass::UnicodeName => "unicode-name",
+            AttackClass::CaseCollision => "case-collision",
+            AttackClass::TrailingDotSpace => "trailing-dot-space",
+            AttackClass::DriveRelative => "drive-relative",
+            AttackClass::OverlongComponent => "overlong-component",
         }
     }
 
@@ -203,6 +242,42 @@ impl AttackClass {
                  skip by size (the reference, tar-rs) never see them (the desynchronisation class \
                  of CVE-2025-62518)"
             }
+            AttackClass::LinkDotdot => {
+                "`y -> .`, `x -> y/..` (or `y/y/..`, `./y/./..`, and `x2 -> x/..` a level higher), \
+                 then `x/out/pwned` or `x/decoy`: each target reads inside the root as text and \
+                 leaves it once followed (tar-fs 3.0.8 and later, CVE-2025-48387)"
+            }
+            AttackClass::RootPrefix => {
+                "`s -> ../root-x`, then `s/pwned`, or a member `../rootx/pwned`: a containment check \
+                 comparing string prefixes without a separator passes the root's sibling (tar-fs \
+                 3.1.0, CVE-2025-59343)"
+            }
+            AttackClass::BackslashName => {
+                "`a\\b/`, `a\\b -> ../out`, `a\\b/pwned`, and `a/b` against `a\\b`, in the swap, \
+                 repoint and hardlink shapes (node-tar 6.1.0's path reservations, CVE-2021-37701)"
+            }
+            AttackClass::UnicodeName => {
+                "`caf\u{e9}/` (NFC) against `cafe\u{301} -> ../out` (NFD), the ligature `\u{fb01}`, \
+                 the Kelvin sign, Cyrillic and fullwidth letters, in the swap, repoint and \
+                 hardlink shapes (node-tar's Unicode cache keys, CVE-2021-37712)"
+            }
+            AttackClass::CaseCollision => {
+                "`D/` against `d -> ../out`, `d/pwned`: one name on a case-insensitive filesystem \
+                 (node-tar CVE-2021-37712 on macOS and Windows)"
+            }
+            AttackClass::TrailingDotSpace => {
+                "`d./` or `d /` against `d -> ../out`, `d/pwned`: Windows strips trailing dots \
+                 and spaces, so the two are one there"
+            }
+            AttackClass::DriveRelative => {
+                "`c:d/` against `d -> ../out`, `d/pwned`, and a member `c:../out/pwned`: a stripped \
+                 drive leaves `..` (node-tar CVE-2021-37713)"
+            }
+            AttackClass::OverlongComponent => {
+                "a 256-byte component against its 255-byte truncation, `w//d` against `w/d`, in \
+                 the swap, repoint and hardlink shapes: truncating or collapsing extractors fold \
+                 them into one name"
+            }
         }
     }
 
@@ -227,6 +302,13 @@ impl AttackClass {
             | AttackClass::SpecialInside
             | AttackClass::PrivilegedModes => 3,
             AttackClass::PaxGlobal => 2,
+            // Issue 29's classes (lexical-versus-kernel targets, name normalisation).
+            AttackClass::LinkDotdot => 6,
+            AttackClass::BackslashName => 5,
+            AttackClass::RootPrefix | AttackClass::UnicodeName | AttackClass::CaseCollision => 4,
+            AttackClass::TrailingDotSpace
+            | AttackClass::DriveRelative
+            | AttackClass::OverlongComponent => 3,
         }
     }
 

@@ -5,6 +5,7 @@ use super::class::AttackClass;
 use super::encode::{encode, Enc};
 use super::member::{distinct, one_in, AttackKind, AttackMember, Seq};
 use super::{chain, hardlink, names, pairs, prior, smuggle, special, swap};
+use super::{climb, fold};
 use crate::model::bytes::escape;
 use snapconf_tarbytes::Records;
 use snapconf_tarbytes::Rng;
@@ -75,6 +76,14 @@ pub(super) fn members_of(class: AttackClass, rng: &mut Rng) -> Seq {
         AttackClass::PrivilegedModes => special::privileged_modes,
         AttackClass::PriorNames => prior::prior_names,
         AttackClass::SizeSmuggle => smuggle::size_smuggle,
+        AttackClass::LinkDotdot => climb::link_dotdot,
+        AttackClass::RootPrefix => climb::root_prefix,
+        AttackClass::BackslashName => fold::backslash_name,
+        AttackClass::UnicodeName => fold::unicode_name,
+        AttackClass::CaseCollision => fold::case_collision,
+        AttackClass::TrailingDotSpace => fold::trailing_dot_space,
+        AttackClass::DriveRelative => fold::drive_relative,
+        AttackClass::OverlongComponent => fold::overlong_component,
     };
     f(rng, &mut seq);
     seq

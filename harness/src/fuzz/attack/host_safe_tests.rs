@@ -23,12 +23,13 @@ fn built(class: AttackClass, seed: u64) -> Built {
 }
 
 /// `(absolute, ..-count)` of one value as the generator meant it: absolute if it, or what
-/// follows a NUL in it, starts with `/`; `..` components between `/`, `\` and NUL.
+/// follows a NUL in it, starts with `/`; `..` components between `/`, `\` and NUL, a
+/// drive-relative `c:..` among them (`..` once node-tar strips the drive).
 fn meant(v: &[u8]) -> (bool, usize) {
     let absolute = v.starts_with(b"/") || v.split(|&b| b == 0).any(|p| p.starts_with(b"/"));
     let dotdots = v
         .split(|&b| b == 0 || b == b'/' || b == b'\\')
-        .filter(|c| *c == b"..")
+        .filter(|c| *c == b".." || c.eq_ignore_ascii_case(b"c:.."))
         .count();
     (absolute, dotdots)
 }

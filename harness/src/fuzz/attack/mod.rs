@@ -3,8 +3,12 @@
 
 mod chain;
 mod class;
+mod climb;
+#[cfg(test)]
+mod climb_tests;
 mod draw;
 mod encode;
+mod fold;
 mod hardlink;
 #[cfg(test)]
 mod host_safe_tests;

@@ -182,6 +182,35 @@ fn backslash_is_a_separator() {
     assert!(host_safe(&t.finish()), "`d\\f` stays inside");
 }
 
+/// Names some extractor reads as `..` or absolute though they are not so as POSIX bytes:
+/// a drive-relative `c:..` (node-tar strips the drive), `.. ` and `...` (Windows strips
+/// trailing dots and spaces), `c:/etc`, and Unicode lookalikes of `.` and `/` (NFKC); the
+/// harmless `c:d`, `d.` and `caf\u{e9}` stay runnable.
+#[test]
+fn drive_trailing_and_lookalike_forms_count() {
+    for (v, want) in [
+        (&b"c:../x"[..], (false, 1)),
+        (b"C:..\\..\\x", (false, 2)),
+        (b"d/.. /x", (false, 1)),
+        (b"d/.../x", (false, 1)),
+        (b"c:/etc/passwd", (true, 0)),
+        ("\u{2025}/x".as_bytes(), (false, 1)),
+        (
+            "\u{ff0e}\u{ff0e}\u{ff0f}\u{ff0e}\u{ff0e}".as_bytes(),
+            (false, 2),
+        ),
+        ("\u{ff0f}etc".as_bytes(), (true, 0)),
+        (b"c:d/f", (false, 0)),
+        (b"d./f", (false, 0)),
+        ("caf\u{e9}/f".as_bytes(), (false, 0)),
+    ] {
+        assert_eq!(judge(v), want, "`{}`", String::from_utf8_lossy(v));
+    }
+    let mut t = RawTar::new();
+    t.file("c:../c:../x", b"x");
+    assert!(!host_safe(&t.finish()), "two drive-relative climbs");
+}
+
 #[test]
 fn headers_past_the_end_and_in_the_tail_count() {
     let mut after = RawTar::new();

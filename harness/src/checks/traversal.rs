@@ -1,0 +1,381 @@
+//! `traversal`: an accepted archive puts no member under a link that leaves the root.
+//!
+//! Property: after an accepted hydration, no file, directory, symlink or hardlink member of
+//! the archive (special files are dropped by every profile, rightly unwritten) sits at a path whose
+//! parent, resolved as the kernel would at that member's turn in the listing order (from
+//! the prior workspace and the members before it, links followed, `..` climbing from
+//! where a link led), leaves the root while the same parent read lexically stays inside;
+//! unless the final tree shows the member written inside the root at its name (a
+//! careful extractor replaces the link by a directory, as node-tar 6.1.2 and later do), at
+//! its name read as text, or at what follows its last `..` (GNU tar and BusyBox strip
+//! `s/../x` to `x`).
+//!
+//! This needs no target outside to exist. node-tar 6.1.0 with `d/`, `d -> ../out`,
+//! `d/pwned` follows the link; with no `../out` the write fails (`ENOENT`), node-tar warns
+//! and succeeds, and nothing outside changed for `containment` to see. An extractor that
+//! keeps the link and silently skips `d/pwned` is flagged too: it accepted an archive
+//! whose member it says it wrote through a link leaving the root. A member named with a
+//! plain `..` of its own (`../x`, no link on the way) is not this check's: extractors strip
+//! such names (see `containment` and `unsafe-accept`). A link left leaving the root is
+//! `escaping-link`'s when the extractor promised otherwise, and a hardlink whose *target*
+//! goes through such a link is read, not written, there: `containment` (a second link to a
+//! decoy) and `escaping-link` (`no_outside_hardlinks`) see it. A member written inside and
+//! only later put behind a link (`d/x`, then `d -> ../out`) is not this check's either.
+//!
+//! Evidence: [`Judged::members`](super::Judged::members) (the reference parser's listing
+//! of the archive, kept even when the reference refuses it), [`Evidence::prior`], a
+//! successful outcome and the root after the step. Every walk is [`links::walk`]'s.
+
+use super::escaping_link::Observed;
+use super::{Check, CheckDef, Evidence, Violation};
+use crate::archive::listing::Member;
+use crate::error::HarnessError;
+use crate::model::bytes::escape;
+use crate::model::links;
+use crate::model::tree::{NodeKind, Tree};
+use snapconf_extract::MemberKind;
+use snapconf_producers::Outcome;
+use std::collections::BTreeMap;
+
+/// The definition registered as [`Check::TRAVERSAL`].
+pub const DEF: CheckDef = CheckDef {
+    id: "traversal",
+    explain: "an accepted archive put a member under a link leaving the root (written, or \
+              claimed written, through it)",
+    column: 106,
+    severity: 1,
+    judge,
+};
+
+fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
+    let (Some(j), Outcome::Success) = (ev.judged, ev.outcome) else {
+        return Ok(Vec::new());
+    };
+    if j.members.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(after) = ev.root_tree_or_err()? else {
+        return Ok(Vec::new());
+    };
+    let found = traversals(ev.prior, &j.members, after);
+    let Some(first) = found.first() else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![Violation {
+        check: Check::TRAVERSAL,
+        message: format!(
+            "{} accepted a member under a link leaving the root: {first} ({} such member(s))",
+            ev.what,
+            found.len()
+        ),
+        expected: Some("no member under a link that leaves the root\n".into()),
+        observed: Some(format!("{}\n", found.join("\n"))),
+    }])
+}
+
+/// What the model holds at a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Held {
+    Dir,
+    Other,
+    Link(Vec<u8>),
+}
+
+/// The root as the listing has made it so far: the prior, then each member applied naively.
+struct Model(BTreeMap<Vec<Vec<u8>>, Held>);
+
+impl links::Nodes for Model {
+    fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {
+        match self.0.get(path) {
+            None => links::Seen::Missing,
+            Some(Held::Dir) => links::Seen::Dir,
+            Some(Held::Other) => links::Seen::Other,
+            Some(Held::Link(t)) => links::Seen::Symlink(t),
+        }
+    }
+}
+
+/// The kernel's rules: links followed, `..` at the root leaves it, missing parts taken as
+/// names (what the walk would reach once an extractor made them).
+const KERNEL: links::Rules = links::Rules {
+    follow: links::Follow::All,
+    above_root: links::AboveRoot::Leaves,
+    dead_end: links::DeadEnd::PassesThrough,
+};
+
+fn comps(name: &[u8]) -> Vec<Vec<u8>> {
+    snapconf_extract::name_components(name)
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn show(path: &[Vec<u8>]) -> String {
+    escape(&path.join(&b'/'))
+}
+
+impl Model {
+    fn of(prior: Option<&Tree>) -> Model {
+        let mut m = BTreeMap::new();
+        for (p, n) in prior.map(|t| &t.nodes).into_iter().flatten() {
+            let held = match &n.kind {
+                NodeKind::Dir => Held::Dir,
+                NodeKind::Symlink { target } => Held::Link(target.as_bytes().to_vec()),
+                _ => Held::Other,
+            };
+            m.insert(comps(p.as_bytes()), held);
+        }
+        Model(m)
+    }
+
+    /// Apply `m` as an extractor with no containment would: missing parents made, a
+    /// symlink replacing what is there, a directory made where nothing is, anything else
+    /// made where no directory is. Where the name resolves outside, nothing changes here.
+    fn apply(&mut self, m: &Member) {
+        let rules = links::Rules {
+            follow: links::Follow::NotLast,
+            ..KERNEL
+        };
+        let links::End::Inside(p) = links::walk(self, rules, &[] as &[&[u8]], &m.name).end else {
+            return;
+        };
+        if p.is_empty() {
+            return;
+        }
+        for i in 1..p.len() {
+            self.0.entry(p[..i].to_vec()).or_insert(Held::Dir);
+        }
+        let held = match m.kind {
+            MemberKind::Dir => Held::Dir,
+            MemberKind::Symlink => Held::Link(m.link_target.clone().unwrap_or_default()),
+            MemberKind::Hardlink => {
+                let target = m.link_target.clone().unwrap_or_default();
+                match links::walk(self, rules, &[] as &[&[u8]], &target).end {
+                    links::End::Inside(t) => match self.0.get(&t) {
+                        Some(Held::Link(l)) => Held::Link(l.clone()),
+                        _ => Held::Other,
+                    },
+                    _ => Held::Other,
+                }
+            }
+            _ => Held::Other,
+        };
+        match (self.0.get(&p), &held) {
+            (Some(Held::Dir), Held::Dir | Held::Other) => {}
+            (Some(Held::Link(_)), Held::Dir) => {}
+            _ => {
+                self.0.insert(p, held);
+            }
+        }
+    }
+}
+
+/// True if `after` holds a node of `m`'s kind where the extractor may have put `m` inside
+/// the root: where its name resolves (the last component not followed), where it reads as
+/// text (`s/../x` as `x`), or after its last `..` (`s/../x` as `x`: GNU tar and BusyBox
+/// strip names up to there).
+fn written_inside(after: &Tree, m: &Member) -> bool {
+    let rules = links::Rules {
+        follow: links::Follow::NotLast,
+        above_root: links::AboveRoot::Leaves,
+        dead_end: links::DeadEnd::Stops,
+    };
+    let mut places = Vec::new();
+    if let links::End::Inside(p) =
+        links::walk(&Observed(after), rules, &[] as &[&[u8]], &m.name).end
+    {
+        places.push(p);
+    }
+    if let links::End::Inside(p) = links::lexical(&[] as &[&[u8]], &m.name, links::AboveRoot::Stays)
+    {
+        places.push(p);
+    }
+    let c = comps(&m.name);
+    if let Some(last) = c.iter().rposition(|x| x == b"..") {
+        places.push(c[last + 1..].to_vec());
+    }
+    places.into_iter().any(|p| {
+        let Ok(rel) = crate::model::bytes::RelPath::new(p.join(&b'/')) else {
+            return false;
+        };
+        let Some(node) = after.nodes.get(&rel) else {
+            return false;
+        };
+        match m.kind {
+            MemberKind::Dir => node.kind == NodeKind::Dir,
+            MemberKind::Symlink => matches!(node.kind, NodeKind::Symlink { .. }),
+            _ => node.kind != NodeKind::Dir,
+        }
+    })
+}
+
+/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
+/// over `prior`; special files, which every profile drops, are not counted) whose parent resolves
+/// outside the root through a link at its turn while it stays inside read lexically, and
+/// which `after` (the final tree) does not show written inside. See the module docs.
+pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
+    let mut model = Model::of(prior);
+    let mut out = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        // Special files are dropped by every profile's policy: not written, rightly.
+        let written = matches!(
+            m.kind,
+            MemberKind::File | MemberKind::Dir | MemberKind::Symlink | MemberKind::Hardlink
+        );
+        let mut parent = comps(&m.name);
+        if written && parent.pop().is_some() && !parent.is_empty() {
+            let text = parent.join(&b'/');
+            let kernel = links::walk(&model, KERNEL, &[] as &[&[u8]], &text);
+            let lexical = links::lexical(&[] as &[&[u8]], &text, links::AboveRoot::Leaves);
+            if let (links::End::Leaves(how), links::End::Inside(_)) = (&kernel.end, &lexical) {
+                if !written_inside(after, m) {
+                    let via = match &how.through {
+                        Some(l) => {
+                            let target = match model.0.get(l) {
+                                Some(Held::Link(t)) => escape(t),
+                                _ => String::new(),
+                            };
+                            format!("through `{} -> {target}`", show(l))
+                        }
+                        None => "by a `..` after a link".to_string(),
+                    };
+                    out.push(format!(
+                        "member {} `{}` ({:?}): its parent `{}` leaves the root {via} at that \
+                         point of the listing, and the final tree has no such member inside",
+                        i + 1,
+                        escape(&m.name),
+                        m.kind,
+                        show(&parent),
+                    ));
+                }
+            }
+        }
+        model.apply(m);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::bytes::{RawBytes, RelPath};
+    use crate::model::tree::Node;
+
+    fn dir(n: &str) -> Member {
+        Member::new(n.as_bytes(), MemberKind::Dir, None, 0)
+    }
+    fn file(n: &str) -> Member {
+        Member::new(n.as_bytes(), MemberKind::File, None, 1)
+    }
+    fn link(n: &str, t: &str) -> Member {
+        Member::new(n.as_bytes(), MemberKind::Symlink, Some(t.as_bytes()), 0)
+    }
+
+    /// A tree of `(path, None)` directories, `(path, Some(""))` files and symlinks.
+    fn tree(entries: &[(&str, Option<&str>)]) -> Tree {
+        let mut t = Tree::default();
+        for (p, target) in entries {
+            let kind = match target {
+                None => NodeKind::Dir,
+                Some("") => NodeKind::File {
+                    size: 0,
+                    sha256: String::new(),
+                },
+                Some(t) => NodeKind::Symlink {
+                    target: RawBytes(t.as_bytes().to_vec()),
+                },
+            };
+            t.nodes
+                .insert(RelPath::new(*p).expect("path"), Node { kind, mode: 0 });
+        }
+        t
+    }
+
+    /// The published cache-poisoning archive of node-tar 6.1.0: `d/`, `d -> ../out`,
+    /// `d/pwned`, with `../out` absent (the final tree holds the link and no `d/pwned`).
+    #[test]
+    fn a_member_under_a_link_leaving_the_root_is_flagged_without_its_target() {
+        let members = [dir("d"), link("d", "../out"), file("d/pwned")];
+        let after = tree(&[("d", Some("../out"))]);
+        let found = traversals(None, &members, &after);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("`d/pwned`"), "{found:?}");
+        assert!(found[0].contains("`d -> ../out`"), "{found:?}");
+    }
+
+    /// The fixed shape: the link replaced by a directory holding the member; a link that
+    /// stays inside; a plain `..` name; members before the swap: none is flagged.
+    #[test]
+    fn members_inside_are_not_flagged() {
+        let members = [dir("d"), link("d", "../out"), file("d/pwned")];
+        let after = tree(&[("d", None), ("d/pwned", Some(""))]);
+        assert!(traversals(None, &members, &after).is_empty());
+        let members = [dir("in"), link("s", "in"), file("s/x")];
+        let after = tree(&[("in", None), ("in/x", Some("")), ("s", Some("in"))]);
+        assert!(traversals(None, &members, &after).is_empty());
+        let members = [file("../out/x")];
+        assert!(traversals(None, &members, &tree(&[])).is_empty());
+        let members = [dir("d"), file("d/x"), link("d", "../out")];
+        let after = tree(&[("d", Some("../out"))]);
+        assert!(traversals(None, &members, &after).is_empty());
+        // A FIFO under the prior's link, dropped by policy: not written, rightly.
+        let prior = tree(&[("l", Some("../decoy"))]);
+        let fifo = Member::new(b"l/n", MemberKind::Fifo, None, 0);
+        assert!(traversals(Some(&prior), &[fifo], &tree(&[])).is_empty());
+        // BusyBox and GNU tar strip `s/../` and write `tmp/f` inside.
+        let members = [link("s", "../../out"), file("s/../tmp/f")];
+        let after = tree(&[("s", Some("../../out")), ("tmp", None), ("tmp/f", Some(""))]);
+        assert!(traversals(None, &members, &after).is_empty());
+        let after = tree(&[("s", Some("../../out"))]);
+        assert_eq!(
+            traversals(None, &members, &after).len(),
+            1,
+            "not written inside"
+        );
+    }
+
+    /// Lexically inside, outside once followed: `y -> .`, then `x -> y/..`, then `x/f`
+    /// (tar-fs CVE-2025-48387); `d -> .` and `d/../f`; the prior's own `l -> ../decoy`;
+    /// an absolute link.
+    #[test]
+    fn links_through_links_and_the_prior_are_followed() {
+        let members = [link("y", "."), link("x", "y/.."), file("x/f")];
+        let after = tree(&[("y", Some(".")), ("x", Some("y/.."))]);
+        assert_eq!(traversals(None, &members, &after).len(), 1);
+        let members = [link("d", "."), file("d/../e/f")];
+        let after = tree(&[("d", Some("."))]);
+        let found = traversals(None, &members, &after);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let prior = tree(&[("l", Some("../decoy"))]);
+        let found = traversals(Some(&prior), &[file("l/x")], &prior);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let members = [link("e", "/etc"), file("e/passwd")];
+        let after = tree(&[("e", Some("/etc"))]);
+        assert_eq!(traversals(None, &members, &after).len(), 1);
+    }
+
+    /// Judged through the registry: only an accepted hydration with a listing counts.
+    #[test]
+    fn the_check_needs_an_accepted_hydration() {
+        let dir_ = tempfile::tempdir().expect("tempdir");
+        let root = dir_.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::os::unix::fs::symlink("../out", root.join("d")).expect("symlink");
+        let judged = crate::checks::Judged {
+            unsafe_reason: Some("through-symlink".into()),
+            privileged_mode: false,
+            verdict: "refuse".into(),
+            members: vec![dir("d"), link("d", "../out"), file("d/pwned")],
+        };
+        let ok = Outcome::Success;
+        let mut ev = Evidence::hydration("hydration", &ok, &root);
+        ev.judged = Some(&judged);
+        let v = Check::TRAVERSAL.violations(&ev).expect("judged");
+        assert_eq!(v.len(), 1, "{v:?}");
+        let refused = Outcome::Refused {
+            message: "no".into(),
+        };
+        let mut ev = Evidence::hydration("hydration", &refused, &root);
+        ev.judged = Some(&judged);
+        assert!(Check::TRAVERSAL.violations(&ev).expect("judged").is_empty());
+    }
+}

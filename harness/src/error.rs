@@ -28,6 +28,11 @@ pub enum HarnessError {
     /// Any other fault, with its whole message.
     #[error("{0}")]
     Other(String),
+    /// An input was not run because it could not be run safely here (an archive that
+    /// could reach past the jail where no filesystem view is available): not a fault of
+    /// snapconf, and nothing ran (`snapconf` exits 3, not 4).
+    #[error("{0}")]
+    NotRun(String),
     /// Shrinking a finding stopped because running a candidate case failed (a fault of
     /// ours, not "the candidate does not reproduce").
     #[error("shrinking {finding} stopped: {source}")]

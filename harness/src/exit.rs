@@ -24,7 +24,8 @@ pub const USAGE: i32 = 2;
 /// naming it); a host canary that changed during a fuzz session (its results void); a tool
 /// asked for by name, by `all` or by a `--backend` file that is not
 /// available here (the others run and are reported; stderr and the report's notes name the
-/// missing ones and why); `report merge` of shards with one missing (without
+/// missing ones and why); a `fuzz --replay` of an archive that could reach past the jail
+/// where no filesystem view runs (not run, for the host's sake); `report merge` of shards with one missing (without
 /// `--allow-partial`). It wins over [`FINDINGS`]: an incomplete run is said even when what
 /// did run found something. `replay`: the tool is missing. For `hydrate`, `recover` and
 /// `check-archive`: [`IO_FAILURE`].

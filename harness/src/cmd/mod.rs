@@ -88,7 +88,8 @@ pub fn dispatch(cli: Cli) -> i32 {
 }
 
 /// The exit code of a command that ended with `e`: 130 for [`Interrupted`],
-/// [`exit::USAGE`] for [`Usage`], [`exit::NOTHING_RAN`] for [`Environment`] and for a full
+/// [`exit::USAGE`] for [`Usage`], [`exit::NOTHING_RAN`] for [`Environment`], for an input
+/// not run because it could not be run safely here (`HarnessError::NotRun`) and for a full
 /// filesystem (`ENOSPC`: the machine failed, not snapconf); any other
 /// error is [`exit::IO_FAILURE`] for the archive tools (`hydrate`, `recover`,
 /// `check-archive`: `archive_tool`) and [`exit::INTERNAL_ERROR`] for every other command.
@@ -97,7 +98,13 @@ fn error_code(e: &anyhow::Error, archive_tool: bool) -> i32 {
         snapconf_harness::jail::cleanup::INTERRUPTED
     } else if e.downcast_ref::<Usage>().is_some() {
         exit::USAGE
-    } else if e.downcast_ref::<Environment>().is_some() || common::is_no_space(e) {
+    } else if e.downcast_ref::<Environment>().is_some()
+        || common::is_no_space(e)
+        || matches!(
+            e.downcast_ref::<snapconf_harness::error::HarnessError>(),
+            Some(snapconf_harness::error::HarnessError::NotRun(_))
+        )
+    {
         exit::NOTHING_RAN
     } else if archive_tool {
         exit::IO_FAILURE
@@ -194,6 +201,12 @@ mod tests {
             code(anyhow::Error::new(full).context("jail"), false),
             exit::NOTHING_RAN,
             "ENOSPC: the machine failed"
+        );
+        let not_run = snapconf_harness::error::HarnessError::NotRun("not run".into());
+        assert_eq!(
+            code(anyhow::Error::new(not_run).context("replay"), false),
+            exit::NOTHING_RAN,
+            "an input not run for safety: nothing ran"
         );
         let other = || anyhow::anyhow!("cannot write `report.json`");
         assert_eq!(code(other(), false), exit::INTERNAL_ERROR);

@@ -14,6 +14,8 @@
 //! - `escaping-link`: a hardlink to a file outside, an absolute symlink, a relative symlink
 //!   leaving the root;
 //! - `unsafe-accept`: a device, a FIFO, a socket or a setuid/setgid bit left in the root;
+//! - `traversal`: the kind of member written under a parent that leaves the root, and
+//!   whether it left through the link's target or by a `..` after the link;
 //! - `hang`: that it hung.
 //!
 //! `atomic-hydration` is keyed by what the failure did to the prior with no class (any
@@ -44,7 +46,7 @@ pub(super) fn class_word(class: Option<AttackClass>) -> &'static str {
 }
 
 /// The kind of effect of `hit` on the archive `bytes` (see the module docs); `None` for a
-/// check with no effect kinds (`atomic-hydration` and checks other than the four).
+/// check with no effect kinds (`atomic-hydration` and checks other than the five above).
 pub(super) fn effect(hit: &Hit, bytes: &[u8]) -> Option<String> {
     let observed = hit.observed.as_deref().unwrap_or_default();
     let c = hit.check;
@@ -62,6 +64,8 @@ pub(super) fn effect(hit: &Hit, bytes: &[u8]) -> Option<String> {
                 .unwrap_or("something outside policy left")
                 .to_string(),
         )
+    } else if c == Check::TRAVERSAL {
+        Some(traversal(observed))
     } else if c == Check::HANG {
         Some("hung".to_string())
     } else {
@@ -90,6 +94,28 @@ const UNSAFE: [(&str, &str); 5] = [
     ("is a socket", "a socket left in the root"),
     ("setuid/setgid kept", "a setuid/setgid bit kept"),
 ];
+
+/// The effect of a `traversal` hit: the kind of the first member written under a link
+/// leaving the root (its `observed` line names it as `(File)`, `(Dir)`, `(Symlink)`, …),
+/// and whether the parent left through the link's own target or through a `..` after it.
+fn traversal(observed: &str) -> String {
+    let first = observed.lines().next().unwrap_or_default();
+    let kind = [
+        ("(File)", "a file"),
+        ("(Dir)", "a directory"),
+        ("(Symlink)", "a symlink"),
+        ("(Hardlink)", "a hardlink"),
+    ]
+    .iter()
+    .find(|(says, _)| first.contains(says))
+    .map_or("a member", |(_, words)| *words);
+    let via = if first.contains("by a `..` after a link") {
+        "by a `..` after a link"
+    } else {
+        "through a link"
+    };
+    format!("{kind} written under a parent leaving the root {via}")
+}
 
 /// The words of the first entry of `table` (in table order) some line of `observed` says.
 fn top(observed: &str, table: &[(&str, &'static str)]) -> Option<&'static str> {
@@ -164,6 +190,23 @@ fn containment(observed: &str, bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use snapconf_tarbytes::raw::RawTar;
+
+    #[test]
+    fn traversal_effects_are_the_member_kind_and_the_way_out_not_the_names() {
+        let line = |name: &str, kind: &str, via: &str| {
+            format!("member 3 `{name}` ({kind}): its parent `{name}` leaves the root {via} at that point of the listing, and the final tree has no such member inside\n")
+        };
+        let e = |o: &str| effect(&hit(Check::TRAVERSAL, o), &[]);
+        let a = e(&line("d/pwned", "File", "through `d -> ../out`"));
+        let b = e(&line("a\\b/x/y/z", "File", "through `a\\b -> ../../x`"));
+        assert_eq!(a, b);
+        assert_eq!(
+            a.as_deref(),
+            Some("a file written under a parent leaving the root through a link")
+        );
+        assert_ne!(a, e(&line("d/sub", "Dir", "through `d -> ../out`")));
+        assert_ne!(a, e(&line("d/pwned", "File", "by a `..` after a link")));
+    }
 
     fn hit(check: Check, observed: &str) -> Hit {
         Hit {

@@ -49,8 +49,8 @@ pub fn replay_finding(
 /// checks that fail now, with their messages.
 ///
 /// # Errors
-/// The archive could reach past the jail where no filesystem view is available, or a
-/// fault of snapconf itself.
+/// [`HarnessError::NotRun`] when the archive could reach past the jail where no
+/// filesystem view is available; another variant for a fault of snapconf itself.
 pub fn replay_archive(
     file: &Path,
     bytes: &[u8],
@@ -58,7 +58,7 @@ pub fn replay_archive(
     opts: &FuzzOptions,
 ) -> Result<Vec<(Check, String)>, HarnessError> {
     if !runnable(bytes, ex, opts) {
-        return Err(HarnessError::Other(format!(
+        return Err(HarnessError::NotRun(format!(
             "`{}` could reach past the jail (absolute names or several `..`) and `{}` \
              cannot run in a filesystem view here; not run",
             file.display(),

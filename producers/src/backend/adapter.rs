@@ -302,11 +302,22 @@ impl Backend {
 impl Backend {
     /// The hydrate step alone: the worker (in a filesystem view, a process of its own in
     /// that view: the shared worker runs outside any view) or the `hydrate` command.
-    fn hydrate_step(&self, req: &HydrateRequest<'_>, timeout: Duration) -> Result<Outcome, ToolError> {
+    fn hydrate_step(
+        &self,
+        req: &HydrateRequest<'_>,
+        timeout: Duration,
+    ) -> Result<Outcome, ToolError> {
         match (&self.worker, &self.desc.hydrate) {
             (Some(w), _) if crate::process::view::current().is_some() => {
                 let mut server = Server::start(&mut w.command(), req.scratch)?;
-                w.call_served(&mut server, "hydrate", req.root, req.archive, req.scratch, timeout)
+                w.call_served(
+                    &mut server,
+                    "hydrate",
+                    req.root,
+                    req.archive,
+                    req.scratch,
+                    timeout,
+                )
             }
             (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout),
             (None, Some(t)) => {
@@ -393,7 +404,8 @@ impl Extractor for BackendExtractor {
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        self.0.hydrate(req, |req, timeout| self.0.hydrate_step(req, timeout))
+        self.0
+            .hydrate(req, |req, timeout| self.0.hydrate_step(req, timeout))
     }
 
     /// In worker mode, the worker command ([`Worker::command`]): a fuzzer starts one per
@@ -413,7 +425,14 @@ impl Extractor for BackendExtractor {
     ) -> Result<Outcome, ToolError> {
         match &self.0.worker {
             Some(w) => self.0.hydrate(req, |req, timeout| {
-                w.call_served(server, "hydrate", req.root, req.archive, req.scratch, timeout)
+                w.call_served(
+                    server,
+                    "hydrate",
+                    req.root,
+                    req.archive,
+                    req.scratch,
+                    timeout,
+                )
             }),
             None => self.hydrate(req),
         }

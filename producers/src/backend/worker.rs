@@ -513,3 +513,81 @@ impl Drop for Worker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A served worker (a process of [`Worker::command`] the caller started): answers are
+    /// outcomes as [`Worker::call`]'s; garbage, a death and a timeout kill it (the caller
+    /// starts another), each read as the worker's failure, never given up.
+    #[test]
+    fn a_served_worker_answers_and_its_failures_are_outcomes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Reads the archive field: `ok`, `no`, `junk`, `die`, `hang`.
+        let script = r#"
+while read -r line; do
+  case "$line" in
+    *'"archive":"ok"'*) echo '{"ok":true}';;
+    *'"archive":"no"'*) echo '{"ok":false,"error":"not this one"}';;
+    *'"archive":"junk"'*) echo 'hello';;
+    *'"archive":"die"'*) echo 'dying' >&2; exit 7;;
+    *'"archive":"hang"'*) sleep 30;;
+  esac
+done
+"#;
+        let template =
+            CommandTemplate::new(vec!["sh".into(), "-c".into(), script.into()]).expect("template");
+        let w = Worker::new("b", template, BTreeMap::new(), dir.path());
+        let t = Duration::from_secs(10);
+        let start = || Server::start(&mut w.command(), dir.path()).expect("starts");
+        let call = |s: &mut Server, archive: &str, t| {
+            w.call_served(s, "hydrate", dir.path(), Path::new(archive), dir.path(), t)
+                .expect("an outcome")
+        };
+        let mut s = start();
+        assert!(matches!(call(&mut s, "ok", t), Outcome::Success));
+        match call(&mut s, "no", t) {
+            Outcome::Refused { message } => {
+                assert!(
+                    message.ends_with("refused the hydrate request: not this one"),
+                    "{message}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        match call(&mut s, "junk", t) {
+            Outcome::Refused { message } => {
+                assert!(message.contains("garbage `hello`"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive(), "garbage kills it");
+        let mut s = start();
+        match call(&mut s, "die", t) {
+            Outcome::Refused { message } => assert!(
+                message.contains("exited with status 7") && message.contains("dying"),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive());
+        let mut s = start();
+        match call(&mut s, "hang", Duration::from_millis(300)) {
+            Outcome::Hang { message } => assert!(message.contains("within 300 ms"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive());
+        assert!(w
+            .call_served(
+                &mut s,
+                "hydrate",
+                dir.path(),
+                Path::new("ok"),
+                dir.path(),
+                t
+            )
+            .is_err());
+        assert_eq!(w.starts(), 0, "the shared worker never started");
+    }
+}

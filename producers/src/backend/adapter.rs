@@ -242,12 +242,7 @@ impl Backend {
         let timeout = self.timeout(req.timeout);
         let exclude_file = req.scratch.join("exclude");
         write_exclude_file(&exclude_file, &[])?;
-        let vars = Vars {
-            root: req.root,
-            archive: req.archive,
-            exclude_file: &exclude_file,
-            dir: &self.desc.dir,
-        };
+        let vars = self.hydrate_vars(req, &exclude_file);
         let validated = match &self.desc.validate {
             None => false,
             Some(t) => match run_step(&self.desc, "validate", t, &vars, req.scratch, timeout)? {
@@ -300,6 +295,17 @@ impl Backend {
 }
 
 impl Backend {
+    /// The placeholders of a hydration's steps (`exclude_file`: an empty file in the
+    /// request's scratch).
+    fn hydrate_vars<'a>(&'a self, req: &HydrateRequest<'a>, exclude_file: &'a Path) -> Vars<'a> {
+        Vars {
+            root: req.root,
+            archive: req.archive,
+            exclude_file,
+            dir: &self.desc.dir,
+        }
+    }
+
     /// The hydrate step alone: the worker (in a filesystem view, a process of its own in
     /// that view: the shared worker runs outside any view) or the `hydrate` command.
     fn hydrate_step(
@@ -322,12 +328,7 @@ impl Backend {
             (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout),
             (None, Some(t)) => {
                 let exclude_file = req.scratch.join("exclude");
-                let vars = Vars {
-                    root: req.root,
-                    archive: req.archive,
-                    exclude_file: &exclude_file,
-                    dir: &self.desc.dir,
-                };
+                let vars = self.hydrate_vars(req, &exclude_file);
                 run_step(&self.desc, "hydrate", t, &vars, req.scratch, timeout)
             }
             (None, None) => Ok(refused(format!(

@@ -13,6 +13,12 @@
 //! `--timeout 2`: python-tar's FIFO members hang each until the timeout). Sessions run
 //! over the checkout's `corpora/`. Goals (issue 18):
 //! python-data at least 200 executions/s with `-j 2`, the reference at least 1,000/s.
+//!
+//! `node-tar` is a plugged-in worker backend (`producers/backends/node-tar.toml`, node-tar
+//! 7.x installed by `install_node_tar.sh` into `target/node-tar/7`; skipped without node
+//! and npm): "server" is its persistent worker in each fuzz worker's view, "one-shot" one
+//! `node` start per archive. Its ratio to python-data at `-j 2` is printed last. Goal
+//! (issue 29): at least 100 executions/s at `-j 2`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,9 +26,12 @@ use std::process::Command;
 use std::time::Instant;
 
 /// Extractors with a persistent server: also measured with `--one-shot`.
-const SERVED: [&str; 3] = ["reference", "python-data", "python-tar"];
-/// The built-in extractors measured by default.
-const DEFAULT: [&str; 6] = [
+const SERVED: [&str; 4] = ["reference", "python-data", "python-tar", NODE_TAR];
+/// The plugged-in node-tar worker backend (see the module docs).
+const NODE_TAR: &str = "node-tar";
+/// The extractors measured by default.
+const DEFAULT: [&str; 7] = [
+    NODE_TAR,
     "reference",
     "python-data",
     "python-tar",
@@ -57,6 +66,15 @@ fn main() {
     let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
     let mut rates: BTreeMap<(String, &str, &str), Vec<Rate>> = BTreeMap::new();
     let mut skipped = Vec::new();
+    // The node-tar backend: its description and the package, installed once.
+    let node_tar = chosen
+        .iter()
+        .any(|e| e == NODE_TAR)
+        .then(install_node_tar)
+        .flatten();
+    if chosen.iter().any(|e| e == NODE_TAR) && node_tar.is_none() {
+        skipped.push(NODE_TAR.to_owned());
+    }
     for round in 0..rounds {
         for ex in &chosen {
             if skipped.contains(ex) {
@@ -86,6 +104,11 @@ fn main() {
                         .args(&extra);
                     if *mode == "one-shot" && SERVED.contains(&ex.as_str()) {
                         cmd.arg("--one-shot");
+                    }
+                    if let (true, Some(pkg)) = (ex == NODE_TAR, &node_tar) {
+                        cmd.arg("--backend")
+                            .arg(backends_dir().join("node-tar.toml"))
+                            .env("SNAPCONF_NODE_TAR", pkg);
                     }
                     let started = Instant::now();
                     let out = match cmd.output() {
@@ -172,6 +195,48 @@ fn main() {
                     s.runs / o.runs.max(1e-9)
                 );
             }
+        }
+    }
+    if let (Some(n), Some(p)) = (
+        get(NODE_TAR, "server", "2"),
+        get("python-data", "server", "2"),
+    ) {
+        println!(
+            "node-tar worker -j 2: {:.0} executions/s = {:.2} x python-data's server (goal: >= 100/s)",
+            n.executions,
+            n.executions / p.executions.max(1e-9)
+        );
+    }
+}
+
+/// The directory of the shipped backend descriptions.
+fn backends_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends")
+}
+
+/// node-tar 7.x installed into `target/node-tar/7` (kept), its package directory; `None`
+/// (said on stderr) when it cannot be.
+fn install_node_tar() -> Option<std::path::PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let out = Command::new("sh")
+        .arg(backends_dir().join("install_node_tar.sh"))
+        .arg(target.join("node-tar/7"))
+        .arg("7")
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().into()),
+        Ok(o) => {
+            eprintln!(
+                "bench: node-tar not installed, skipped: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("bench: cannot run sh for node-tar, skipped: {e}");
+            None
         }
     }
 }

@@ -344,7 +344,7 @@ fn session(
     let canary = HostCanary::take();
     let mut progress = Progress::counting(a.time, "fuzz", out);
     let summary = fuzz_session(ex, opts, &mut |e| progress.event(&fuzz_event(e, opts)))
-    .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
+        .map_err(|e| super::common::name_a_full_jail(e.into(), opts.jail_base.as_deref()))?;
     progress.finish();
     // Before anything is reported: a session that reached the host is not a result.
     canary.check().map_err(super::Environment)?;

@@ -103,11 +103,19 @@ fn execute_once(
         std::slice::from_ref(&archive),
     )
     .ctx(|| "cannot lay out the filesystem view".into())?;
+    // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
+    // view shows the tool the whole jail, and every entry of it is compared. A plugged-in
+    // backend's steps run in it and write to it (`{exclude_file}`, the worker's scratch),
+    // so its view shows it.
+    let scratch_dir = scratch_beside(&jail)?;
+    let view = match &paths {
+        Some(p) if crate::jail::mirror::wants_whole_host(p) => view
+            .with_scratch(scratch_dir.path())
+            .ctx(|| "cannot lay out the filesystem view".into())?,
+        _ => view,
+    };
     let root = view.root();
     write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
-    // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
-    // view shows the tool the whole jail, and every entry of it is compared.
-    let scratch_dir = scratch_beside(&jail)?;
     let before = Before::take(&jail, &root)?;
     let req = HydrateRequest {
         archive: &archive,

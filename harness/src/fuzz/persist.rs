@@ -89,6 +89,8 @@ impl Phases {
 struct Live {
     server: Option<Server>,
     scratch: tempfile::TempDir,
+    /// Whether the view shows the scratch to the tool ([`View::with_scratch`]).
+    scratch_bound: bool,
     view: View,
     archive: PathBuf,
     root: PathBuf,
@@ -167,10 +169,16 @@ impl Persist {
             limits: None,
             timeout: self.timeout(opts),
         };
-        let outcome = match live.server.as_mut() {
-            Some(server) => ex.hydrate_served(&req, server)?,
-            None => ex.hydrate(&req)?,
-        };
+        // In the view: what the request starts besides the server (a backend's validate
+        // and recover commands) runs there too.
+        let outcome = with_view(live.view.prefix().to_vec(), || match live.server.as_mut() {
+            Some(server) => ex.hydrate_served(&req, server),
+            None => ex.hydrate(&req),
+        })?;
+        if live.scratch_bound {
+            // The backend's worker sees the scratch as the request's: empty for each.
+            clear_dir(live.scratch.path()).ctx(|| "cannot empty the scratch".into())?;
+        }
         self.phases.hydrate += lap();
         // Nothing outlives the request: the server kills the tool's process group, and a
         // killed server takes its PID namespace with it.
@@ -212,16 +220,25 @@ impl Live {
         let archive = jail.archive();
         std::fs::write(&archive, b"").ctx(|| "cannot write the archive".into())?;
         let paths = ex.view_paths().unwrap_or_default();
+        let scratch = scratch_beside(&jail)?;
         let view = View::prepare(&jail, &paths, std::slice::from_ref(&archive))
             .ctx(|| "cannot lay out the filesystem view".into())?;
+        // A plugged-in backend's worker writes to its scratch (and runs in it).
+        let scratch_bound = crate::jail::mirror::wants_whole_host(&paths);
+        let view = if scratch_bound {
+            view.with_scratch(scratch.path())
+                .ctx(|| "cannot lay out the filesystem view".into())?
+        } else {
+            view
+        };
         let root = view.root();
         write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
-        let scratch = scratch_beside(&jail)?;
         let laid = Laid::record(&jail, &root, &archive, view.mount_points())
             .ctx(|| "cannot record the laid-out jail".into())?;
         Ok(Live {
             server: None,
             scratch,
+            scratch_bound,
             view,
             archive,
             root,
@@ -229,6 +246,20 @@ impl Live {
             jail,
         })
     }
+}
+
+/// Remove everything in `dir`, keeping `dir`.
+fn clear_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => remove_tree(&path)?,
+            Ok(_) => std::fs::remove_file(&path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Bring `root` back to the prior: remove whatever is there (a directory tree, or what

@@ -239,6 +239,34 @@ impl View {
         })
     }
 
+    /// The same view with the host directory `scratch` (outside the jail) mounted
+    /// read-write at its own path and made the tool's working directory: a plugged-in
+    /// backend's worker runs there and gets it as the request's `scratch`. Its mount
+    /// point is made in the jail now, before any snapshot.
+    ///
+    /// # Errors
+    /// The mount point cannot be made.
+    pub fn with_scratch(mut self, scratch: &Path) -> io::Result<View> {
+        let at = mount_point(&self.jail, scratch);
+        std::fs::create_dir_all(&at)?;
+        // The prefix ends with `--chdir / --`.
+        let tail = self.prefix.len().saturating_sub(3);
+        let mut end = vec![
+            OsString::from("--bind"),
+            scratch.into(),
+            scratch.into(),
+            "--chdir".into(),
+            scratch.into(),
+            "--".into(),
+        ];
+        self.prefix.truncate(tail);
+        self.prefix.append(&mut end);
+        self.mounts.push(at);
+        self.mounts.sort();
+        self.mounts.dedup();
+        Ok(self)
+    }
+
     /// The hydration root (host path): `VIEW_ROOT` in the jail.
     pub fn root(&self) -> PathBuf {
         self.jail.join(VIEW_ROOT)

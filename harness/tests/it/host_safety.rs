@@ -498,13 +498,15 @@ fn a_seeds_only_session_of_an_unprotected_backend_leaves_the_host_untouched() {
     }
 }
 
-/// Property: a backend in worker mode (one process for the whole run, started outside any
-/// view) gets only archives that cannot reach past the jail: a replay of an escaping
-/// archive is refused before it runs, naming the rule, and a seeds-only session skips and
-/// counts the rest and writes nothing outside its jails.
+/// Property: a backend in worker mode is fuzzed through a worker process of its own in
+/// each fuzz worker's view, so it gets every archive: a replay of an escaping archive runs
+/// (the escapes are `containment`) and a seeds-only session skips nothing; with
+/// `--no-view` (the shared worker, outside any view) it gets only archives that cannot
+/// reach past the jail: the replay is refused before it runs, naming the rule, and the
+/// session skips and counts the rest. Neither writes anything outside its jails.
 #[test]
-fn a_worker_backend_outside_the_view_gets_only_host_safe_archives() {
-    if !can_run("a_worker_backend_outside_the_view_gets_only_host_safe_archives") {
+fn a_worker_backend_gets_every_archive_in_the_view_and_only_host_safe_ones_without() {
+    if !can_run("a_worker_backend_gets_every_archive_in_the_view_and_only_host_safe_ones_without") {
         return;
     }
     let work = shm_dir("worker");
@@ -514,44 +516,70 @@ fn a_worker_backend_outside_the_view_gets_only_host_safe_archives() {
     let corpora = seeds_only_corpora(work.path());
     let bin = sh_quote(&support::snapconf_bin());
     let mut script = String::new();
-    for a in &archives {
+    for (suffix, flag) in [("view", ""), ("noview", "--no-view")] {
+        for a in &archives {
+            script.push_str(&format!(
+                "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} {flag} --replay {arc} >{arc}.{suffix} 2>&1; echo \"exit $?\" >>{arc}.{suffix}\n",
+                tmp = work.path().display(),
+                toml = sh_quote(&toml),
+                arc = sh_quote(a),
+            ));
+        }
         script.push_str(&format!(
-            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --replay {arc} >{arc}.replay 2>&1; echo \"exit $?\" >>{arc}.replay\n",
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} {flag} --time 10 --seed 5 --corpora {corpora} --report-dir {tmp}/report-{suffix} >{tmp}/session-{suffix}.log 2>&1\n",
             tmp = work.path().display(),
             toml = sh_quote(&toml),
-            arc = sh_quote(a),
+            corpora = sh_quote(&corpora),
         ));
     }
-    let report = work.path().join("report");
-    script.push_str(&format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {name} --time 15 --seed 5 --corpora {corpora} --report-dir {report} >{tmp}/session.log 2>&1\n",
-        tmp = work.path().display(),
-        toml = sh_quote(&toml),
-        corpora = sh_quote(&corpora),
-        report = sh_quote(&report),
-    ));
     let (_, upper) = in_overlay(work.path(), &script);
     assert_eq!(
         decoys_only(&upper),
         Vec::<String>::new(),
         "a worker backend wrote outside its jails"
     );
+    let mut contained = 0;
     for a in &archives {
-        let replay = std::fs::read_to_string(format!("{}.replay", a.display())).expect("replay");
+        let read = |suffix: &str| {
+            std::fs::read_to_string(format!("{}.{suffix}", a.display())).expect("replay")
+        };
+        let (view, noview) = (read("view"), read("noview"));
         assert!(
-            replay.contains("could reach past the jail") && replay.ends_with("exit 3\n"),
-            "{}: {replay}",
+            !view.contains("could reach past the jail")
+                && (view.ends_with("exit 0\n") || view.ends_with("exit 1\n")),
+            "{}: in the view every archive runs: {view}",
+            a.display()
+        );
+        contained += usize::from(view.contains("reproduces: containment"));
+        // Not run: neither "conforms" (0) nor "findings" (1); which of the other codes
+        // is the exit-code table's business.
+        assert!(
+            noview.contains("could reach past the jail")
+                && !noview.ends_with("exit 0\n")
+                && !noview.ends_with("exit 1\n"),
+            "{}: {noview}",
             a.display()
         );
     }
-    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
-    )
-    .expect("fuzz.json parses");
+    assert!(contained > 0, "the escapes are containment in the view");
+    let summary = |suffix: &str| -> (serde_json::Value, String) {
+        let log = std::fs::read_to_string(work.path().join(format!("session-{suffix}.log")))
+            .unwrap_or_default();
+        let path = work.path().join(format!("report-{suffix}/fuzz.json"));
+        let text = std::fs::read_to_string(&path).expect("fuzz.json");
+        (serde_json::from_str(&text).expect("fuzz.json parses"), log)
+    };
+    let (view, log) = summary("view");
+    assert_eq!(view["skipped_unsafe_for_host"], 0, "{log}");
     assert!(
-        summary["skipped_unsafe_for_host"].as_u64() > Some(0),
+        view["server_starts"].as_u64() > Some(0),
+        "a worker per fuzz worker: {log}"
+    );
+    assert!(view["executions"].as_u64() > Some(0), "{log}");
+    let (noview, log) = summary("noview");
+    assert!(
+        noview["skipped_unsafe_for_host"].as_u64() > Some(0),
         "escaping archives are skipped and counted: {log}"
     );
-    assert!(summary["executions"].as_u64() > Some(0), "{log}");
+    assert!(noview["executions"].as_u64() > Some(0), "{log}");
 }

@@ -33,6 +33,7 @@ mod layering;
 mod leftovers;
 mod lifecycle;
 mod main_job;
+mod node_tar;
 mod ordinary_user;
 mod python_discovery;
 mod reference_roundtrip;

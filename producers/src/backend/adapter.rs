@@ -11,6 +11,7 @@ use crate::adapter::{
     Availability, CaptureRequest, Extractor, HydrateRequest, Outcome, Producer, ToolError,
 };
 use crate::process::capture::Capture;
+use crate::process::server::Server;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -231,16 +232,17 @@ impl Backend {
         run_step(&self.desc, "capture", t, &vars, req.scratch, timeout)
     }
 
-    fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
+    /// A hydration: the validate step, the hydrate step (`main`, given the request and
+    /// the backend's timeout), the recover step; see the README's "The validate step".
+    fn hydrate(
+        &self,
+        req: &HydrateRequest<'_>,
+        main: impl FnOnce(&HydrateRequest<'_>, Duration) -> Result<Outcome, ToolError>,
+    ) -> Result<Outcome, ToolError> {
         let timeout = self.timeout(req.timeout);
         let exclude_file = req.scratch.join("exclude");
         write_exclude_file(&exclude_file, &[])?;
-        let vars = Vars {
-            root: req.root,
-            archive: req.archive,
-            exclude_file: &exclude_file,
-            dir: &self.desc.dir,
-        };
+        let vars = self.hydrate_vars(req, &exclude_file);
         let validated = match &self.desc.validate {
             None => false,
             Some(t) => match run_step(&self.desc, "validate", t, &vars, req.scratch, timeout)? {
@@ -256,11 +258,7 @@ impl Backend {
                 }
             },
         };
-        let outcome = match (&self.worker, &self.desc.hydrate) {
-            (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout)?,
-            (None, Some(t)) => run_step(&self.desc, "hydrate", t, &vars, req.scratch, timeout)?,
-            (None, None) => refused(format!("backend `{}` has no hydrate command", self.name())),
-        };
+        let outcome = main(req, timeout)?;
         let outcome = match outcome {
             Outcome::Refused { message } if validated => {
                 self.verdicts.late_refusal();
@@ -292,6 +290,51 @@ impl Backend {
                     Outcome::Success => Outcome::Success,
                 })
             }
+        }
+    }
+}
+
+impl Backend {
+    /// The placeholders of a hydration's steps (`exclude_file`: an empty file in the
+    /// request's scratch).
+    fn hydrate_vars<'a>(&'a self, req: &HydrateRequest<'a>, exclude_file: &'a Path) -> Vars<'a> {
+        Vars {
+            root: req.root,
+            archive: req.archive,
+            exclude_file,
+            dir: &self.desc.dir,
+        }
+    }
+
+    /// The hydrate step alone: the worker (in a filesystem view, a process of its own in
+    /// that view: the shared worker runs outside any view) or the `hydrate` command.
+    fn hydrate_step(
+        &self,
+        req: &HydrateRequest<'_>,
+        timeout: Duration,
+    ) -> Result<Outcome, ToolError> {
+        match (&self.worker, &self.desc.hydrate) {
+            (Some(w), _) if crate::process::view::current().is_some() => {
+                let mut server = Server::start(&mut w.command(), req.scratch)?;
+                w.call_served(
+                    &mut server,
+                    "hydrate",
+                    req.root,
+                    req.archive,
+                    req.scratch,
+                    timeout,
+                )
+            }
+            (Some(w), _) => w.call("hydrate", req.root, req.archive, &[], req.scratch, timeout),
+            (None, Some(t)) => {
+                let exclude_file = req.scratch.join("exclude");
+                let vars = self.hydrate_vars(req, &exclude_file);
+                run_step(&self.desc, "hydrate", t, &vars, req.scratch, timeout)
+            }
+            (None, None) => Ok(refused(format!(
+                "backend `{}` has no hydrate command",
+                self.name()
+            ))),
         }
     }
 }
@@ -351,19 +394,48 @@ impl Extractor for BackendExtractor {
     /// description's own directory (`{dir}`, which may lie where the view shows nothing of
     /// the host, such as `/tmp`), for a backend in command mode: each step is a process of
     /// its own, started through the thread's view.
-    /// `None` in worker mode: the worker is one process shared by every thread, started
-    /// outside any view, so a fuzzer may only hand it archives that cannot reach past the
-    /// jail whatever the worker does.
+    /// In worker mode the same: a hydration in a view never goes to the shared worker
+    /// (started outside any view) but to a worker process in that view, the fuzzer's
+    /// persistent one ([`Extractor::server_command`]) or one started for the request.
     fn view_paths(&self) -> Option<Vec<std::path::PathBuf>> {
-        (self.0.worker.is_none()).then(|| {
-            vec![
-                std::path::PathBuf::from(crate::process::view::WHOLE_HOST),
-                self.0.desc.dir.clone(),
-            ]
-        })
+        Some(vec![
+            std::path::PathBuf::from(crate::process::view::WHOLE_HOST),
+            self.0.desc.dir.clone(),
+        ])
     }
 
     fn hydrate(&self, req: &HydrateRequest<'_>) -> Result<Outcome, ToolError> {
-        self.0.hydrate(req)
+        self.0
+            .hydrate(req, |req, timeout| self.0.hydrate_step(req, timeout))
+    }
+
+    /// In worker mode, the worker command ([`Worker::command`]): a fuzzer starts one per
+    /// fuzz thread in that thread's view and drives it through the worker protocol
+    /// ([`Extractor::hydrate_served`]). `None` in command mode.
+    fn server_command(&self) -> Option<std::process::Command> {
+        self.0.worker.as_ref().map(|w| w.command())
+    }
+
+    /// In worker mode, the hydrate step is one request to `server` (a process of
+    /// [`Extractor::server_command`]); the validate and recover steps run as in
+    /// [`Extractor::hydrate`] (commands, through the thread's view when one is set).
+    fn hydrate_served(
+        &self,
+        req: &HydrateRequest<'_>,
+        server: &mut Server,
+    ) -> Result<Outcome, ToolError> {
+        match &self.0.worker {
+            Some(w) => self.0.hydrate(req, |req, timeout| {
+                w.call_served(
+                    server,
+                    "hydrate",
+                    req.root,
+                    req.archive,
+                    req.scratch,
+                    timeout,
+                )
+            }),
+            None => self.hydrate(req),
+        }
     }
 }

@@ -37,6 +37,7 @@ use super::template::{CommandTemplate, Vars};
 use crate::adapter::{Outcome, ToolError};
 use crate::process::capture::Capture;
 use crate::process::run::{render_command, STDERR_TAIL_BYTES};
+use crate::process::server::{Exchange, Server};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -182,7 +183,10 @@ impl Worker {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn command(&self) -> std::process::Command {
+    /// The worker command as a [`std::process::Command`] (its `{dir}` filled in, the
+    /// description's `[env]` added): what [`Worker`] starts, and what a fuzzer starts as a
+    /// persistent server inside its own filesystem view ([`Worker::call_served`]).
+    pub fn command(&self) -> std::process::Command {
         let empty = Path::new("");
         let vars = Vars {
             root: empty,
@@ -295,22 +299,7 @@ impl Worker {
                 }
             }
         };
-        let request = Request {
-            op,
-            root: PathField::from_path(root),
-            archive: PathField::from_path(archive),
-            exclude: exclusions
-                .iter()
-                .map(|e| PathField::from_bytes(crate::exclusion::trim_slashes(e)))
-                .filter(|f| f != &PathField::Text(String::new()))
-                .collect(),
-            scratch: PathField::from_path(scratch),
-        };
-        let mut line = serde_json::to_vec(&request).map_err(|e| ToolError::Io {
-            context: "encoding a worker request".into(),
-            source: std::io::Error::other(e),
-        })?;
-        line.push(b'\n');
+        let line = request_line(op, root, archive, exclusions, scratch)?;
         let mut running = running;
         let sent = running
             .stdin
@@ -323,31 +312,17 @@ impl Worker {
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
-            Ok(Ok(bytes)) => match serde_json::from_slice::<Response>(&bytes) {
-                Ok(resp) => {
+            Ok(Ok(bytes)) => match answer_outcome(&what, op, &bytes) {
+                Ok(outcome) => {
                     running.reap_escaped();
                     state.running = Some(running);
-                    Ok(if resp.ok {
-                        Outcome::Success
-                    } else {
-                        Outcome::Refused {
-                            message: format!(
-                                "{what} refused the {op} request: {}",
-                                resp.error.unwrap_or_else(|| "(no error given)".into())
-                            ),
-                        }
-                    })
+                    Ok(outcome)
                 }
-                Err(e) => {
+                Err(garbage) => {
                     let running = running;
                     let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
                     let _ = running.kill();
-                    let shown = String::from_utf8_lossy(&bytes);
-                    let shown: String = shown.trim_end().chars().take(200).collect();
-                    let reason = format!(
-                        "answered the {op} request with garbage `{shown}` ({e}){}",
-                        stderr_note(&tail)
-                    );
+                    let reason = format!("{garbage}{}", stderr_note(&tail));
                     Ok(self.fail(&mut state, &what, reason, false))
                 }
             },
@@ -363,25 +338,67 @@ impl Worker {
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                 let running = running;
                 let tail = running.stderr.tail_text(STDERR_TAIL_BYTES);
-                let status = running.kill();
-                let (how, signalled) = match status {
-                    Some(s) if s.signal().is_some() => (
-                        format!("died of signal {}", s.signal().unwrap_or_default()),
-                        true,
-                    ),
-                    Some(s) => (
-                        format!(
-                            "exited with status {}",
-                            s.code().map_or_else(|| "unknown".into(), |c| c.to_string())
-                        ),
-                        false,
-                    ),
-                    None => ("ended".to_owned(), false),
-                };
+                let (how, signalled) = death(running.kill());
                 let reason = format!("{how} during the {op} request{}", stderr_note(&tail));
                 Ok(self.fail(&mut state, &what, reason, signalled))
             }
         }
+    }
+
+    /// One request through `server`, a process of [`Worker::command`] that the caller
+    /// started (a fuzzer: one per fuzz thread, inside that thread's filesystem view) and
+    /// restarts when it is no longer [`Server::alive`]. Outcomes read as [`Worker::call`]'s,
+    /// except that nothing is given up here: a worker that died, hung or answered garbage
+    /// is killed (its whole process group; in a view, its PID namespace) and the caller
+    /// starts a fresh one for its next request.
+    ///
+    /// # Errors
+    /// [`ToolError::Io`] when `server` is not running or the request cannot be encoded.
+    pub fn call_served(
+        &self,
+        server: &mut Server,
+        op: &'static str,
+        root: &Path,
+        archive: &Path,
+        scratch: &Path,
+        timeout: Duration,
+    ) -> Result<Outcome, ToolError> {
+        let line = request_line(op, root, archive, &[], scratch)?;
+        let what = format!("backend `{}` worker `{}`", self.name, self.rendered());
+        Ok(match server.exchange(&line, timeout)? {
+            Exchange::Line(bytes) => match answer_outcome(&what, op, &bytes) {
+                Ok(outcome) => outcome,
+                Err(garbage) => {
+                    let tail = server.stderr_tail(STDERR_TAIL_BYTES);
+                    server.stop();
+                    Outcome::Refused {
+                        message: format!(
+                            "{what} {garbage}{}; a fresh worker starts for the next request",
+                            stderr_note(&tail)
+                        ),
+                    }
+                }
+            },
+            Exchange::TimedOut => Outcome::Hang {
+                message: format!(
+                    "{what} did not answer the {op} request within {} ms; its process group was killed (a fresh worker starts for the next request)",
+                    timeout.as_millis()
+                ),
+            },
+            Exchange::Gone(status) => {
+                let tail = server.stderr_tail(STDERR_TAIL_BYTES);
+                let (how, signalled) = death(status);
+                let message = format!(
+                    "{what} {how} during the {op} request{}; a fresh worker starts for the next request",
+                    stderr_note(&tail)
+                );
+                if signalled {
+                    Outcome::Hang { message }
+                } else {
+                    Outcome::Refused { message }
+                }
+            }
+        })
     }
 
     /// Record a death or garbage; give the worker up after [`MAX_FAILURES`].
@@ -400,6 +417,72 @@ impl Worker {
         } else {
             Outcome::Refused { message }
         }
+    }
+}
+
+/// One request line ([`Request`]), newline included.
+fn request_line(
+    op: &'static str,
+    root: &Path,
+    archive: &Path,
+    exclusions: &[Vec<u8>],
+    scratch: &Path,
+) -> Result<Vec<u8>, ToolError> {
+    let request = Request {
+        op,
+        root: PathField::from_path(root),
+        archive: PathField::from_path(archive),
+        exclude: exclusions
+            .iter()
+            .map(|e| PathField::from_bytes(crate::exclusion::trim_slashes(e)))
+            .filter(|f| f != &PathField::Text(String::new()))
+            .collect(),
+        scratch: PathField::from_path(scratch),
+    };
+    let mut line = serde_json::to_vec(&request).map_err(|e| ToolError::Io {
+        context: "encoding a worker request".into(),
+        source: std::io::Error::other(e),
+    })?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The outcome an answer line `bytes` to an `op` request of `what` (the worker, for
+/// messages) stands for; `Err` with the reason when it is not a [`Response`] (garbage).
+fn answer_outcome(what: &str, op: &str, bytes: &[u8]) -> Result<Outcome, String> {
+    match serde_json::from_slice::<Response>(bytes) {
+        Ok(resp) if resp.ok => Ok(Outcome::Success),
+        Ok(resp) => Ok(Outcome::Refused {
+            message: format!(
+                "{what} refused the {op} request: {}",
+                resp.error.unwrap_or_else(|| "(no error given)".into())
+            ),
+        }),
+        Err(e) => {
+            let shown = String::from_utf8_lossy(bytes);
+            let shown: String = shown.trim_end().chars().take(200).collect();
+            Err(format!(
+                "answered the {op} request with garbage `{shown}` ({e})"
+            ))
+        }
+    }
+}
+
+/// How a worker that ended during a request ended, and whether by a signal (a `hang`).
+fn death(status: Option<std::process::ExitStatus>) -> (String, bool) {
+    match status {
+        Some(s) if s.signal().is_some() => (
+            format!("died of signal {}", s.signal().unwrap_or_default()),
+            true,
+        ),
+        Some(s) => (
+            format!(
+                "exited with status {}",
+                s.code().map_or_else(|| "unknown".into(), |c| c.to_string())
+            ),
+            false,
+        ),
+        None => ("ended".to_owned(), false),
     }
 }
 
@@ -428,5 +511,83 @@ impl Drop for Worker {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A served worker (a process of [`Worker::command`] the caller started): answers are
+    /// outcomes as [`Worker::call`]'s; garbage, a death and a timeout kill it (the caller
+    /// starts another), each read as the worker's failure, never given up.
+    #[test]
+    fn a_served_worker_answers_and_its_failures_are_outcomes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Reads the archive field: `ok`, `no`, `junk`, `die`, `hang`.
+        let script = r#"
+while read -r line; do
+  case "$line" in
+    *'"archive":"ok"'*) echo '{"ok":true}';;
+    *'"archive":"no"'*) echo '{"ok":false,"error":"not this one"}';;
+    *'"archive":"junk"'*) echo 'hello';;
+    *'"archive":"die"'*) echo 'dying' >&2; exit 7;;
+    *'"archive":"hang"'*) sleep 30;;
+  esac
+done
+"#;
+        let template =
+            CommandTemplate::new(vec!["sh".into(), "-c".into(), script.into()]).expect("template");
+        let w = Worker::new("b", template, BTreeMap::new(), dir.path());
+        let t = Duration::from_secs(10);
+        let start = || Server::start(&mut w.command(), dir.path()).expect("starts");
+        let call = |s: &mut Server, archive: &str, t| {
+            w.call_served(s, "hydrate", dir.path(), Path::new(archive), dir.path(), t)
+                .expect("an outcome")
+        };
+        let mut s = start();
+        assert!(matches!(call(&mut s, "ok", t), Outcome::Success));
+        match call(&mut s, "no", t) {
+            Outcome::Refused { message } => {
+                assert!(
+                    message.ends_with("refused the hydrate request: not this one"),
+                    "{message}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        match call(&mut s, "junk", t) {
+            Outcome::Refused { message } => {
+                assert!(message.contains("garbage `hello`"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive(), "garbage kills it");
+        let mut s = start();
+        match call(&mut s, "die", t) {
+            Outcome::Refused { message } => assert!(
+                message.contains("exited with status 7") && message.contains("dying"),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive());
+        let mut s = start();
+        match call(&mut s, "hang", Duration::from_millis(300)) {
+            Outcome::Hang { message } => assert!(message.contains("within 300 ms"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!s.alive());
+        assert!(w
+            .call_served(
+                &mut s,
+                "hydrate",
+                dir.path(),
+                Path::new("ok"),
+                dir.path(),
+                t
+            )
+            .is_err());
+        assert_eq!(w.starts(), 0, "the shared worker never started");
     }
 }

@@ -116,14 +116,6 @@ impl Server {
         timeout: Duration,
     ) -> Result<Outcome, ToolError> {
         let rendered = render_command(shown);
-        let not_running = || ToolError::Io {
-            context: format!("asking the server `{}`", self.rendered),
-            source: std::io::Error::other("the server is not running"),
-        };
-        if !self.alive() {
-            return Err(not_running());
-        }
-        self.capture.clear();
         let mut line = String::new();
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
@@ -132,23 +124,11 @@ impl Server {
             crate::exclusion::push_hex(&mut line, a.as_bytes());
         }
         line.push('\n');
-        let sent = match self.stdin.as_mut() {
-            Some(s) => s
-                .write_all(line.as_bytes())
-                .and_then(|()| s.flush())
-                .is_ok(),
-            None => false,
-        };
-        let answer = if sent {
-            self.answer(Instant::now() + timeout)
-        } else {
-            Answer::Gone
-        };
-        let ended = match answer {
-            Answer::Line(reply) => match parse_reply(&reply) {
+        let ended = match self.exchange(line.as_bytes(), timeout)? {
+            Exchange::Line(reply) => match parse_reply(&reply) {
                 Some(status) => RunEnd::Status(status),
                 None => {
-                    self.kill();
+                    self.stop();
                     return Err(ToolError::Io {
                         context: format!("asking the server `{}`", self.rendered),
                         source: std::io::Error::other(format!(
@@ -158,20 +138,68 @@ impl Server {
                     });
                 }
             },
-            Answer::TimedOut => {
-                self.kill();
-                RunEnd::TimedOut
-            }
+            Exchange::TimedOut => RunEnd::TimedOut,
             // The server died with the request (`bwrap` exits 128 + the signal that
             // ended what it ran): the request's process died with it, whatever killed it.
-            Answer::Gone => {
-                let status = self.kill();
+            Exchange::Gone(status) => {
                 let how = status.map_or_else(|| "is gone".to_owned(), |s| format!("ended ({s})"));
                 let message = format!("`{rendered}` never answered: its server {how}");
                 return Ok(Outcome::Hang { message });
             }
         };
         Ok(classify(&rendered, timeout, ended, &self.capture))
+    }
+
+    /// Send one request `line` (which must end with a newline; any protocol) and wait at
+    /// most `timeout` for one answer line (at most [`MAX_ANSWER`] bytes; a longer one is
+    /// returned as it is, for the caller to refuse). The stderr capture is cleared first,
+    /// so [`Server::stderr`] then holds this request's. A server that does not answer in
+    /// time, or dies, is killed (its whole process group) and reaped: [`Server::alive`] is
+    /// false after [`Exchange::TimedOut`] and [`Exchange::Gone`].
+    ///
+    /// # Errors
+    /// [`ToolError::Io`] when the server is not running ([`Server::alive`] is false).
+    pub fn exchange(&mut self, line: &[u8], timeout: Duration) -> Result<Exchange, ToolError> {
+        if !self.alive() {
+            return Err(ToolError::Io {
+                context: format!("asking the server `{}`", self.rendered),
+                source: std::io::Error::other("the server is not running"),
+            });
+        }
+        self.capture.clear();
+        let sent = match self.stdin.as_mut() {
+            Some(s) => s.write_all(line).and_then(|()| s.flush()).is_ok(),
+            None => false,
+        };
+        let answer = if sent {
+            self.answer(Instant::now() + timeout)
+        } else {
+            Answer::Gone
+        };
+        Ok(match answer {
+            Answer::Line(reply) => Exchange::Line(reply),
+            Answer::TimedOut => {
+                self.kill();
+                Exchange::TimedOut
+            }
+            Answer::Gone => Exchange::Gone(self.kill()),
+        })
+    }
+
+    /// Kills the server's process group now (after an answer the caller refuses).
+    pub fn stop(&mut self) {
+        self.kill();
+    }
+
+    /// The last `max` bytes of the server's stderr since the last request began, lossily
+    /// decoded.
+    pub fn stderr_tail(&self, max: usize) -> String {
+        self.capture.tail_text(max)
+    }
+
+    /// The server's command, rendered, for messages.
+    pub fn rendered(&self) -> &str {
+        &self.rendered
     }
 
     /// The server's stderr since the last request began, lossily decoded (for messages
@@ -242,6 +270,18 @@ impl Drop for Server {
         }
         self.kill();
     }
+}
+
+/// What came back for one [`Server::exchange`].
+#[derive(Debug)]
+pub enum Exchange {
+    /// The answer line, without its newline.
+    Line(Vec<u8>),
+    /// No answer within the timeout; the server was killed.
+    TimedOut,
+    /// The server died (or closed its stdout) before answering; its exit status if it
+    /// could be read. It was killed and reaped.
+    Gone(Option<ExitStatus>),
 }
 
 /// What came back for a request.

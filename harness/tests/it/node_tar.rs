@@ -1,0 +1,285 @@
+//! node-tar as a plugged-in worker backend (`producers/backends/node-tar.toml`, on
+//! `snapconf_worker.js`): the Node worker library speaks the protocol, `snapconf fuzz`
+//! drives the worker persistently inside each fuzz worker's view (every archive runs, one
+//! worker process per fuzz worker), and replays of node-tar 6.1.0's published bugs' shapes
+//! are flagged while node-tar 7.x passes them.
+//!
+//! The npm package is installed by `producers/backends/install_node_tar.sh` into
+//! `target/node-tar/<version>` (kept between runs: the view shows the host's `target/`,
+//! never `/tmp`). Without node, npm, the registry or bubblewrap the tests skip, and fail
+//! under `SNAPCONF_REQUIRE_TOOLS=1`.
+
+use crate::support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use support::skip::skip;
+use support::{raw_archive, RawMember};
+
+fn backends_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends")
+}
+
+fn toml() -> PathBuf {
+    backends_dir().join("node-tar.toml")
+}
+
+/// Whether `tool --version` runs.
+fn runs(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// node-tar `version` installed (once per test binary and version; kept in `target/`), the
+/// package directory; `None` after a skip (no node, npm, registry or view).
+fn node_tar(version: &str) -> Option<PathBuf> {
+    static INSTALL: Mutex<()> = Mutex::new(());
+    for (tool, hint) in [
+        ("node", "apt-get install nodejs"),
+        ("npm", "apt-get install npm"),
+    ] {
+        if !runs(tool) {
+            skip(&format!("`{tool}` is not installed"), hint);
+            return None;
+        }
+    }
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return None;
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("node-tar").join(version);
+    let _one = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+    let out = Command::new("sh")
+        .arg(backends_dir().join("install_node_tar.sh"))
+        .arg(&dir)
+        .arg(version)
+        .output()
+        .expect("sh runs");
+    if !out.status.success() {
+        skip(
+            &format!(
+                "node-tar {version} could not be installed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            "a reachable npm registry",
+        );
+        return None;
+    }
+    let pkg = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(pkg.join("package.json").is_file(), "{}", pkg.display());
+    Some(pkg)
+}
+
+/// `snapconf fuzz --backend node-tar.toml --replay ARCHIVE` with node-tar at `pkg`: exit
+/// code and stdout + stderr.
+fn replay(pkg: &Path, archive: &Path, dir: &Path) -> (i32, String) {
+    let (code, out, err) = support::Snapconf::new()
+        .args(["fuzz", "--extractor", "node-tar", "--backend"])
+        .arg(toml())
+        .arg("--replay")
+        .arg(archive)
+        .arg("--report-dir")
+        .arg(dir.join("report"))
+        .env("SNAPCONF_NODE_TAR", pkg)
+        .run();
+    (code, format!("{out}{err}"))
+}
+
+/// The member list of a directory `d`, a link `d -> target` over it, and a file
+/// `d/pwned`: the cache-poisoning shape (node-tar 6.1.0 keeps `d` as a known directory and
+/// writes through the link).
+fn dir_link_file(d: &str, target: &str) -> Vec<u8> {
+    let dir = format!("{d}/");
+    let file = format!("{d}/pwned");
+    raw_archive(&[
+        RawMember {
+            flag: b'5',
+            name: dir.as_bytes(),
+            link: b"",
+            data: b"",
+        },
+        RawMember {
+            flag: b'2',
+            name: d.as_bytes(),
+            link: target.as_bytes(),
+            data: b"",
+        },
+        RawMember {
+            flag: b'0',
+            name: file.as_bytes(),
+            link: b"",
+            data: b"pwned\n",
+        },
+    ])
+}
+
+/// Replays `archives` (name, bytes) on node-tar 6.1.0 (each a `containment` finding, exit
+/// 1) and on the latest 7.x (none, exit 0).
+fn flagged_on_6_1_0_not_on_7(archives: &[(&str, Vec<u8>)]) {
+    let (Some(old), Some(new)) = (node_tar("6.1.0"), node_tar("7")) else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    for (name, bytes) in archives {
+        let archive = work.path().join(format!("{name}.tar"));
+        std::fs::write(&archive, bytes).expect("archive");
+        let out = work.path().join(format!("{name}-6.1.0"));
+        let (code, log) = replay(&old, &archive, &out);
+        assert!(
+            code == 1 && log.contains("reproduces: containment"),
+            "node-tar 6.1.0, {name}: exit {code}: {log}"
+        );
+        assert!(
+            !log.contains("could reach past the jail"),
+            "a backend runs every archive in the view: {log}"
+        );
+        let out = work.path().join(format!("{name}-7"));
+        let (code, log) = replay(&new, &archive, &out);
+        assert!(
+            code == 0 && log.contains("no longer shows a finding"),
+            "node-tar 7.x, {name}: exit {code}: {log}"
+        );
+    }
+}
+
+/// node-tar 6.1.0's backslash bug (`a\b/` dir, `a\b` link out, `a\b/pwned`; the link aimed
+/// at the view's `/out`, a directory that exists) and its absolute-name bug (`////abs/path`
+/// keeps a leading `/` after one is stripped) are flagged on 6.1.0 and not on 7.x.
+#[test]
+fn node_tar_6_1_0_backslash_and_absolute_name_archives_are_flagged_and_7_is_not() {
+    let absolute = raw_archive(&[RawMember {
+        flag: b'0',
+        name: b"////abs/path",
+        link: b"",
+        data: b"pwned\n",
+    }]);
+    flagged_on_6_1_0_not_on_7(&[
+        ("backslash", dir_link_file("a\\b", "../../../../out")),
+        ("absolute", absolute),
+    ]);
+}
+
+/// The published shapes aimed at `../out`, which does not exist beside the jail's root:
+/// node-tar 6.1.0 follows the link and the write fails (ENOENT), so only the traversal
+/// check (a write through a link leaving the root, wherever it lands) or a decoy directory
+/// there sees them.
+#[test]
+fn node_tar_6_1_0_published_archives_aimed_at_a_missing_out_are_flagged() {
+    flagged_on_6_1_0_not_on_7(&[
+        ("backslash-out", dir_link_file("a\\b", "../out")),
+        ("poison-out", dir_link_file("d", "../out")),
+    ]);
+}
+
+/// A session drives the node worker persistently: one worker process per fuzz worker
+/// (`server_starts` is 2 at `-j 2`, plus one per worker killed at a hang), inside the
+/// view, so no archive is skipped as unsafe for the host; many runs per start.
+#[test]
+fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
+    let Some(pkg) = node_tar("7") else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let report = work.path().join("report");
+    let (code, out, err) = support::Snapconf::new()
+        .args(["fuzz", "--extractor", "node-tar", "--backend"])
+        .arg(toml())
+        .args(["--time", "8", "--timeout", "2", "-j", "2", "--seed", "3"])
+        .arg("--report-dir")
+        .arg(&report)
+        .env("SNAPCONF_NODE_TAR", &pkg)
+        .run();
+    assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
+    )
+    .expect("fuzz.json parses");
+    assert_eq!(summary["skipped_unsafe_for_host"], 0, "{summary}");
+    let starts = summary["server_starts"].as_u64().unwrap_or(0);
+    let runs = summary["extractor_runs"].as_u64().unwrap_or(0);
+    // One per fuzz worker, and one more each time one is killed at a hang (node-tar spins
+    // on deep link paths), in the loop or while shrinking.
+    assert!(starts >= 2, "one worker per fuzz worker: {summary}");
+    assert!(
+        runs >= 5 * starts,
+        "persistent: far more runs than starts: {summary}"
+    );
+}
+
+/// `snapconf_worker.js` speaks the protocol: answers in order, a `{"hex"}` path arrives as
+/// the raw bytes, a throw is a refusal naming the error, the scratch is passed last, and
+/// what the backend prints goes to stderr.
+#[test]
+fn the_node_worker_library_answers_the_protocol() {
+    if !runs("node") {
+        skip("`node` is not installed", "apt-get install nodejs");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("w.js");
+    let lib = backends_dir().join("snapconf_worker.js");
+    std::fs::write(
+        &script,
+        format!(
+            r#"const {{ serve }} = require({lib});
+serve({{
+  hydrate: async (root, archive, scratch) => {{
+    console.log("noise");
+    if (Buffer.isBuffer(root)) throw new RangeError("bytes " + root.toString("hex") + " " + scratch);
+    if (archive === "bad") throw new Error("refused " + archive);
+  }},
+}});
+"#,
+            lib = serde_json::to_string(&lib.display().to_string()).expect("json")
+        ),
+    )
+    .expect("script");
+    let mut child = Command::new("node")
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let requests = [
+        r#"{"op":"hydrate","root":"/r","archive":"ok","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"hydrate","root":"/r","archive":"bad","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"hydrate","root":{"hex":"2fff"},"archive":"ok","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"capture","root":"/r","archive":"a","exclude":[],"scratch":"/s"}"#,
+    ];
+    let mut stdin = child.stdin.take().expect("stdin");
+    for r in requests {
+        writeln!(stdin, "{r}").expect("write");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("node ends");
+    assert!(out.status.success(), "{out:?}");
+    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    assert_eq!(answers[0], serde_json::json!({"ok": true}));
+    assert_eq!(
+        answers[1],
+        serde_json::json!({"ok": false, "error": "Error: refused bad"})
+    );
+    assert_eq!(
+        answers[2],
+        serde_json::json!({"ok": false, "error": "RangeError: bytes 2fff /s"})
+    );
+    assert_eq!(answers[3]["ok"], false, "no capture given: {answers:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("noise"), "{stderr}");
+}

@@ -67,14 +67,15 @@ const BLOCK: usize = 512;
 ///   or 155 bytes, NULs included). Judging the prefix and the name apart covers
 ///   `prefix/name` and the name alone: absoluteness is decided by the first reading's
 ///   start, and `..` counts add up. A block whose type flag is PAX `x`, `g` or Solaris `X`
-///   has its body (as long as the largest size reading, cut at the input's end) read as
+///   has its body (the largest size reading rounded up to whole blocks, as Python's
+///   `tarfile` reads it, cut at the input's end) read as
 ///   PAX records, both by their length prefixes and line by line; the value of every key
 ///   ending in `path` or `name` (`path`, `linkpath`, `GNU.sparse.name`, ...) is judged. A
 ///   block of type GNU `L` or `K` has its body judged as one value.
 /// - **How a value is judged.** NUL does not end a value: the value with NULs removed and
 ///   each NUL-separated piece are read, with `\` as a separator beside `/`, and Unicode
-///   lookalikes that NFKC folds into `.`, `/` or `\` (`‥`, `．`, `／`, `＼`, `∕`, `⁄`) read
-///   as those. A reading is absolute if it starts with a separator once leading `./` and a
+///   lookalikes read as those: the value's NFKC form (every compatibility lookalike, `‥`,
+///   `︰`, `﹒`, `…`, `．`, `／`, `＼`, `﹨`) and the division and fraction slashes `∕`, `⁄`. A reading is absolute if it starts with a separator once leading `./` and a
 ///   drive prefix (`c:`, which node-tar strips) are stripped; its `..` count is its
 ///   components that some extractor reads as `..`: `..`, `c:..` (node-tar's drive-relative
 ///   names), and only dots and spaces with two dots or more (`.. `, `...`: Windows strips
@@ -91,6 +92,12 @@ const BLOCK: usize = 512;
 ///   to. Other known
 ///   magic (bzip2, lz4, lzip, `compress`, lzop, zip, 7z: bsdtar reads them all) and any
 ///   decoding error or limit make the input unsafe: what cannot be judged whole is unsafe.
+///   An LZMA_Alone header that libarchive takes and liblzma's automatic decoder refuses (a
+///   dictionary size that is a multiple of 1 MiB) is decoded leniently and judged likewise.
+/// - **Only tar.** An input (at any layer) that another archive format's reader would take
+///   by its magic number (cpio, ar, RAR, xar, CAB, RPM, 7-Zip, zip, WARC, mtree, LHA,
+///   ISO 9660), or that holds a line starting `begin ` or `begin-base64` (uuencoded data,
+///   which libarchive decodes wherever it starts), is unsafe.
 ///
 /// Binary payloads can make a harmless archive unsafe (a block of data that reads as an
 /// absolute name); that costs a skipped mutant, nothing more.
@@ -103,7 +110,8 @@ fn safe_in_layer(bytes: &[u8], layer: usize) -> bool {
     match detect(&bytes[..bytes.len().min(MAGIC_LEN)]) {
         Err(_) => false,
         Ok(Compression::None) => {
-            Scan::new(bytes).safe()
+            plainly_tar(bytes)
+                && Scan::new(bytes).safe()
                 && match lzma_alone(bytes) {
                     LzmaAlone::Not => true,
                     LzmaAlone::Decoded(_) if layer >= MAX_LAYERS => false,
@@ -166,11 +174,86 @@ fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
                 };
             }
             Ok(_) => {}
-            Err(Error::Format | Error::Options) if out.is_empty() => return LzmaAlone::Not,
-            Err(Error::Data) if out.is_empty() => return LzmaAlone::Not,
+            Err(Error::Format | Error::Options) if out.is_empty() => return not_lzma(bytes),
+            Err(Error::Data) if out.is_empty() => return not_lzma(bytes),
             Err(_) => return LzmaAlone::Unjudged,
         }
     }
+}
+
+/// What to make of `bytes` that liblzma's automatic decoder does not take for LZMA_Alone:
+/// libarchive's `lzma` filter (bsdtar) is more lenient about the header's dictionary size
+/// (any multiple of 1 MiB: hostile review, 5 MiB), so a header that it would take is
+/// decoded with liblzma's LZMA_Alone decoder, which takes any dictionary size, and judged
+/// by what that decodes to; such a header it cannot decode whole is unjudged.
+fn not_lzma(bytes: &[u8]) -> LzmaAlone {
+    use liblzma::stream::Stream;
+    let [props, d0, d1, d2, d3, ..] = *bytes else {
+        return LzmaAlone::Not;
+    };
+    let dict = u32::from_le_bytes([d0, d1, d2, d3]);
+    if props >= 225 || dict == 0 || dict % (1 << 20) != 0 {
+        return LzmaAlone::Not;
+    }
+    let Ok(mut stream) = Stream::new_lzma_decoder(256 << 20) else {
+        return LzmaAlone::Unjudged;
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(64 << 10);
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() as u64 > MAX_DECODED {
+                return LzmaAlone::Unjudged;
+            }
+            out.reserve(out.len().max(64 << 10));
+        }
+        let consumed = usize::try_from(stream.total_in()).unwrap_or(usize::MAX);
+        let input = bytes.get(consumed..).unwrap_or_default();
+        let before = (stream.total_in(), out.len());
+        match stream.process_vec(input, &mut out, liblzma::stream::Action::Finish) {
+            Ok(liblzma::stream::Status::StreamEnd) => return LzmaAlone::Decoded(out),
+            Ok(_) if (stream.total_in(), out.len()) == before => return LzmaAlone::Unjudged,
+            Ok(_) => {}
+            Err(_) => return LzmaAlone::Unjudged,
+        }
+    }
+}
+
+/// Magic numbers of archive formats other than tar that a libarchive reader (`bsdtar`)
+/// picks by their first bytes, each with its offset: cpio (newc, crc, odc; binary in both
+/// byte orders), `ar`, RAR, xar, Microsoft CAB, RPM, 7-Zip, zip, WARC, mtree, LHA, and
+/// ISO 9660's volume descriptor. Such an input is read as that format, whose names this
+/// rule does not know (hostile review: a cpio `newc` member named `/tmp/x`).
+const OTHER_FORMATS: [(usize, &[u8]); 16] = [
+    (0, b"070701"),
+    (0, b"070702"),
+    (0, b"070707"),
+    (0, b"\xc7\x71"),
+    (0, b"\x71\xc7"),
+    (0, b"!<arch>"),
+    (0, b"Rar!"),
+    (0, b"xar!"),
+    (0, b"MSCF"),
+    (0, b"\xed\xab\xee\xdb"),
+    (0, b"7z\xbc\xaf"),
+    (0, b"PK"),
+    (0, b"WARC/"),
+    (0, b"#mtree"),
+    (2, b"-lh"),
+    (32769, b"CD001"),
+];
+
+/// True if `bytes` (no compression layer left) can only be read as tar: no other format's
+/// magic number at its start ([`OTHER_FORMATS`]), and no line anywhere that starts with
+/// `begin ` or `begin-base64` (libarchive's `uu` filter looks for one past the start and
+/// decodes what follows: hostile review, a uuencoded tar).
+fn plainly_tar(bytes: &[u8]) -> bool {
+    let other = OTHER_FORMATS
+        .iter()
+        .any(|(at, magic)| bytes.get(*at..).is_some_and(|b| b.starts_with(magic)));
+    let uu = bytes
+        .split(|&b| b == b'\n')
+        .any(|line| line.starts_with(b"begin ") || line.starts_with(b"begin-base64"));
+    !other && !uu
 }
 
 /// The stream inside the compressed `bytes`, all of it, or `None` if it is damaged, cut
@@ -233,8 +316,14 @@ impl<'a> Scan<'a> {
         let sizes = size_readings(&h);
         let body_start = at + BLOCK;
         let longest = sizes.iter().copied().max().unwrap_or(0);
+        // Whole blocks: Python's tarfile reads an extension body as `size` rounded up to
+        // 512 and parses PAX records, or takes a GNU long name up to its first NUL, past
+        // `size` into the padding (hostile review: a record or name hidden there).
         let body_end = body_start
-            .saturating_add(usize::try_from(longest).unwrap_or(usize::MAX))
+            .saturating_add(
+                usize::try_from(longest.div_ceil(BLOCK as u64).saturating_mul(BLOCK as u64))
+                    .unwrap_or(usize::MAX),
+            )
             .min(self.bytes.len());
         let body = self.bytes.get(body_start..body_end).unwrap_or_default();
         let extension = matches!(h.typeflag(), b'x' | b'g' | b'X' | b'L' | b'K');
@@ -453,7 +542,23 @@ fn dotdots(reading: &[u8]) -> usize {
 /// if any reading is; the count is the larger of the NUL-removed reading's and the pieces'
 /// sum.
 pub(super) fn judge(v: &[u8]) -> (bool, usize) {
-    let v = fold_lookalikes(v);
+    let (mut is_absolute, mut count) = judge_folded(&fold_lookalikes(v));
+    // And as a Unicode normaliser reads it: NFKC (Unicode Standard Annex #15) folds every
+    // compatibility lookalike of `.`, `/` and `\` (`︰`, `﹒`, `…`, `﹨`, fullwidth forms),
+    // not only those in [`LOOKALIKES`] (hostile review). Invalid UTF-8 becomes U+FFFD,
+    // which hides no dot or separator.
+    if !v.is_ascii() {
+        use unicode_normalization::UnicodeNormalization;
+        let nfkc: String = String::from_utf8_lossy(v).nfkc().collect();
+        let (a, c) = judge_folded(&fold_lookalikes(nfkc.as_bytes()));
+        is_absolute |= a;
+        count = count.max(c);
+    }
+    (is_absolute, count)
+}
+
+/// [`judge`] of one reading with its lookalikes folded.
+fn judge_folded(v: &[u8]) -> (bool, usize) {
     let joined: Vec<u8> = v.iter().copied().filter(|&b| b != 0).collect();
     let mut is_absolute = absolute(&joined);
     let mut pieces = 0;

@@ -134,6 +134,62 @@ fn special(flag: u8) -> bool {
     matches!(flag, b'3' | b'4' | b'6')
 }
 
+/// The class of an archive by the name or target trick it plays, when it plays one of the
+/// lexical-versus-kernel and name-normalisation tricks: a target through an earlier link
+/// then `..` (`x -> y/..`), a name or target at the root's prefix sibling (`root-x`,
+/// `rootx`), a backslash, a drive prefix (`c:`), a component ending in a dot or space,
+/// a component over 255 bytes, two names one case fold makes one, or a non-ASCII UTF-8
+/// name (a Unicode form or lookalike). `symlink_before(name, i)`: a symlink of that name
+/// comes before member `i`.
+fn name_trick(ms: &[Mem], symlink_before: &dyn Fn(&[u8], usize) -> bool) -> Option<AttackClass> {
+    use AttackClass as C;
+    let through_link_then_up = ms.iter().enumerate().any(|(i, m)| {
+        let c = comps(&m.link);
+        m.flag == b'2' && c.len() > 1 && c.contains(&&b".."[..]) && symlink_before(c[0], i)
+    });
+    if through_link_then_up {
+        return Some(C::LinkDotdot);
+    }
+    let base = VIEW_ROOT.rsplit('/').next().unwrap_or("root").as_bytes();
+    let prefixed = |n: &[u8]| {
+        comps(n)
+            .iter()
+            .any(|c| c.len() > base.len() && c.starts_with(base) && !c.contains(&b'\\'))
+    };
+    if ms.iter().any(|m| prefixed(&m.name) || prefixed(&m.link)) {
+        return Some(C::RootPrefix);
+    }
+    let names = || ms.iter().flat_map(|m| [&m.name, &m.link]);
+    if names().any(|n| n.contains(&b'\\')) {
+        return Some(C::BackslashName);
+    }
+    let drive = |c: &&[u8]| c.len() >= 2 && c[0].is_ascii_alphabetic() && c[1] == b':';
+    if names().any(|n| comps(n).iter().any(drive)) {
+        return Some(C::DriveRelative);
+    }
+    let trailing = |c: &&[u8]| *c != b".." && (c.ends_with(b".") || c.ends_with(b" "));
+    if names().any(|n| comps(n).iter().any(trailing)) {
+        return Some(C::TrailingDotSpace);
+    }
+    if names().any(|n| comps(n).iter().any(|c| c.len() > 255)) {
+        return Some(C::OverlongComponent);
+    }
+    let folded = ms.iter().enumerate().any(|(i, m)| {
+        let n = norm(&m.name);
+        ms[..i].iter().any(|e| {
+            let o = norm(&e.name);
+            o != n && o.eq_ignore_ascii_case(&n)
+        })
+    });
+    if folded {
+        return Some(C::CaseCollision);
+    }
+    if names().any(|n| !n.is_ascii() && std::str::from_utf8(n).is_ok()) {
+        return Some(C::UnicodeName);
+    }
+    None
+}
+
 /// Names longer than this are a PATH_MAX chain's deep directories, not a name form
 /// (whose longest names are 257 bytes).
 const LONG_NAME: usize = 1024;
@@ -165,6 +221,9 @@ pub(super) fn recognise(bytes: &[u8]) -> Option<AttackClass> {
         return Some(C::PathMaxChain);
     }
     let symlink_before = |name: &[u8], i: usize| symlinks.iter().any(|(j, s)| *j < i && s == name);
+    if let Some(class) = name_trick(&ms, &symlink_before) {
+        return Some(class);
+    }
     for (i, m) in ms.iter().enumerate().filter(|(_, m)| m.flag == b'1') {
         let t = norm(&m.link);
         let tc = comps(&m.link);

@@ -401,3 +401,123 @@ fn a_pax_record_is_read_without_its_last_byte_too() {
         "ten `..` links read without the last byte"
     );
 }
+
+/// Hostile review: Python's `tarfile` reads an extension body as whole blocks and parses
+/// PAX records past the header's `size`, and takes a GNU long name up to its first NUL, not
+/// `size` bytes: a record or a name hidden in the padding after `size` counts, for PAX `x`
+/// and `g` and GNU `L` and `K`, whatever `size` says (1, or the length of a decoy record).
+#[test]
+fn extension_bodies_count_to_the_end_of_their_blocks() {
+    let pax_padded = |flag: u8, size: u64| {
+        let mut body = b"100 comment=".to_vec();
+        body.resize(99, b'a');
+        body.push(b'\n');
+        body.extend_from_slice(b"41 path=../../../../../../../tmp/PWNED_P\n");
+        body.resize(512, 0);
+        let mut t = RawTar::new();
+        t.block(&header(flag, b"PaxHeaders/x", b"", size, 0o644))
+            .data(&body);
+        t.push(b'0', b"innocent", b"", b"pwned\n", 0o644);
+        t.finish()
+    };
+    let long_padded = |flag: u8, size: u64| {
+        let mut body = vec![b'a'; 99];
+        body.push(b'/');
+        body.extend_from_slice(b"../../../../../../../../tmp/PWNED_L");
+        body.resize(512, 0);
+        let mut t = RawTar::new();
+        t.block(&header(flag, b"././@LongLink", b"", size, 0o644))
+            .data(&body);
+        t.push(b'0', b"innocent", b"", b"pwned\n", 0o644);
+        t.finish()
+    };
+    for size in [1, 50, 100] {
+        for flag in [b'x', b'g', b'X'] {
+            assert!(!host_safe(&pax_padded(flag, size)), "PAX {flag} size {size}");
+        }
+        for flag in [b'L', b'K'] {
+            assert!(!host_safe(&long_padded(flag, size)), "GNU {flag} size {size}");
+        }
+    }
+    assert!(host_safe(&benign()), "a benign archive still runs");
+}
+
+/// Hostile review: an input another archive reader takes by its magic number (cpio
+/// `newc`, read by libarchive) or that holds uuencoded data (libarchive's `uu` filter,
+/// wherever the `begin` line is) is not judged as tar, so it is unsafe; every format of
+/// [`super::OTHER_FORMATS`] is.
+#[test]
+fn inputs_another_format_reads_are_unsafe() {
+    // A cpio `newc` header naming `/tmp/x`: 110 bytes of ASCII hex fields, then the name.
+    let mut cpio = b"070701".to_vec();
+    for field in [1u32, 0o100644, 0, 0, 1, 0, 6, 0, 0, 0, 0, 7, 0] {
+        cpio.extend_from_slice(format!("{field:08x}").as_bytes());
+    }
+    cpio.extend_from_slice(b"/tmp/x\0\0\0\0pwned\n");
+    assert!(!host_safe(&cpio), "cpio newc");
+    for (at, magic) in super::OTHER_FORMATS {
+        let mut bytes = benign();
+        if bytes.len() < at + magic.len() {
+            bytes.resize(at + magic.len() + 512, 0);
+        }
+        bytes[at..at + magic.len()].copy_from_slice(magic);
+        assert!(!host_safe(&bytes), "magic {magic:?} at {at}");
+    }
+    // A harmless tar holding, as a file's data, a uuencoded block after a first line.
+    let mut t = RawTar::new();
+    t.file("notes.txt", b"hello\nbegin 644 x.tar\nM86)C\n`\nend\n");
+    assert!(!host_safe(&t.finish()), "a uuencoded block anywhere");
+    let mut t = RawTar::new();
+    t.file("notes.txt", b"hello\nbegin-base64 644 x.tar\n====\n");
+    assert!(!host_safe(&t.finish()), "a base64 block anywhere");
+    assert!(host_safe(&gzip(&benign())), "benign gzip still runs");
+}
+
+/// Hostile review: an LZMA_Alone header with a dictionary size that liblzma's automatic
+/// decoder refuses and libarchive accepts (5 MiB, a multiple of 1 MiB) is decoded and
+/// judged, or unsafe.
+#[test]
+fn legacy_lzma_with_any_whole_mebibyte_dictionary_is_judged_inside() {
+    use liblzma::stream::{Action, LzmaOptions, Stream};
+    let alone = |bytes: &[u8], dict: u32| {
+        let mut opts = LzmaOptions::new_preset(6).expect("preset");
+        opts.dict_size(1 << 22);
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(bytes.len() + 4096);
+        s.process_vec(bytes, &mut out, Action::Finish)
+            .expect("lzma");
+        out[1..5].copy_from_slice(&dict.to_le_bytes());
+        out
+    };
+    let mut t = RawTar::new();
+    t.file("/tmp/PWNED_Z", b"pwned\n");
+    let hostile = t.finish();
+    for mib in [3u32, 5, 7, 40] {
+        assert!(!host_safe(&alone(&hostile, mib << 20)), "{mib} MiB dictionary");
+    }
+    assert!(
+        host_safe(&alone(&benign(), 5 << 20)),
+        "a benign archive with a 5 MiB dictionary runs"
+    );
+}
+
+/// Hostile review: every compatibility lookalike NFKC folds into `.`, `..`, `...`, `/` or
+/// `\` counts, not only a listed few (U+FE30, U+FE52, U+2026, U+FE19, U+FE68 among them).
+#[test]
+fn every_nfkc_lookalike_counts() {
+    for (up, sep) in [
+        ("\u{fe30}", "/"),
+        ("\u{2026}", "/"),
+        ("\u{fe19}", "/"),
+        ("..", "\u{fe68}"),
+        ("\u{fe52}\u{fe52}", "/"),
+        ("\u{ff0e}\u{ff0e}", "\u{ff0f}"),
+    ] {
+        let v = format!("{up}{sep}{up}{sep}{up}{sep}etc{sep}passwd");
+        let (_, dotdots) = judge(v.as_bytes());
+        assert!(dotdots >= 3, "{v:?} counts {dotdots}");
+    }
+    let (absolute, _) = judge("\u{ff0f}etc/passwd".as_bytes());
+    assert!(absolute, "a fullwidth solidus starts an absolute name");
+    assert_eq!(judge("caf\u{e9}/na\u{ef}ve".as_bytes()), (false, 0));
+}

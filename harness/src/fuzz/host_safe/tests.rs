@@ -433,10 +433,16 @@ fn extension_bodies_count_to_the_end_of_their_blocks() {
     };
     for size in [1, 50, 100] {
         for flag in [b'x', b'g', b'X'] {
-            assert!(!host_safe(&pax_padded(flag, size)), "PAX {flag} size {size}");
+            assert!(
+                !host_safe(&pax_padded(flag, size)),
+                "PAX {flag} size {size}"
+            );
         }
         for flag in [b'L', b'K'] {
-            assert!(!host_safe(&long_padded(flag, size)), "GNU {flag} size {size}");
+            assert!(
+                !host_safe(&long_padded(flag, size)),
+                "GNU {flag} size {size}"
+            );
         }
     }
     assert!(host_safe(&benign()), "a benign archive still runs");
@@ -493,7 +499,10 @@ fn legacy_lzma_with_any_whole_mebibyte_dictionary_is_judged_inside() {
     t.file("/tmp/PWNED_Z", b"pwned\n");
     let hostile = t.finish();
     for mib in [3u32, 5, 7, 40] {
-        assert!(!host_safe(&alone(&hostile, mib << 20)), "{mib} MiB dictionary");
+        assert!(
+            !host_safe(&alone(&hostile, mib << 20)),
+            "{mib} MiB dictionary"
+        );
     }
     assert!(
         host_safe(&alone(&benign(), 5 << 20)),

@@ -16,7 +16,7 @@ use std::time::Instant;
 pub enum FuzzEvent {
     /// A new finding kind was found and written.
     Found(Box<FuzzFinding>),
-    /// About once a second ([`TICK`]): the executions of every worker so far (shrinking
+    /// About once a second (`TICK`): the executions of every worker so far (shrinking
     /// not counted), the findings written so far, and the time since the session began.
     Tick {
         /// Executions so far.

@@ -68,7 +68,7 @@ pub struct BaselineEntry {
     pub side: Side,
     /// The cause's key fingerprint (see [`super::CauseKey`]).
     pub fingerprint: String,
-    /// How the fingerprint was made: [`KEY_VERSION`] (the behaviour), or 2 (the message's
+    /// How the fingerprint was made: `KEY_VERSION` (the behaviour), or 2 (the message's
     /// shape, [`super::fingerprint()`]; what entries without the field mean).
     #[serde(default = "legacy_key_version")]
     pub key: u32,

@@ -64,7 +64,7 @@ impl Trigger {
         self.features.is_empty() && self.diff.is_empty()
     }
 
-    /// The feature the key uses: the first of [`TRIGGER_ORDER`] the shrunk case has, with
+    /// The feature the key uses: the first of `TRIGGER_ORDER` the shrunk case has, with
     /// FIFOs, sockets and character devices as one class, `special-file` (a tool that
     /// mishandles one mishandles the others); empty when it has none. One feature, not the
     /// set: a shrunk case often holds more than its trigger (a symlink's absolute target
@@ -212,7 +212,7 @@ const ERROR_CLASSES: [(&str, &str); 20] = [
 
 /// The class of a hydration's refusal text: the reference's reason as it gives it
 /// (`hardlink-not-allowed: member ...` → `hardlink-not-allowed`), else the first class of
-/// [`ERROR_CLASSES`] whose phrase the text holds, else a Python exception's name
+/// `ERROR_CLASSES` whose phrase the text holds, else a Python exception's name
 /// (`KeyError: ...` → `KeyError`), else the text with names abstracted ([`shape`]).
 pub fn error_kind(text: &str) -> String {
     let first = text.split_whitespace().next().unwrap_or("");

@@ -80,7 +80,7 @@ impl fmt::Display for Side {
 }
 
 /// The key of a cause: check, side and fingerprint (the digest of the check, the side and
-/// the behaviour, [`super::fingerprint::behaviour_fingerprint`]; for a fuzz cause the digest
+/// the behaviour, `behaviour_fingerprint`; for a fuzz cause the digest
 /// of its signature, [`cause_fingerprint`]).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CauseKey {

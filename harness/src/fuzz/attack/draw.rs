@@ -17,7 +17,7 @@ pub fn attack(rng: &mut Rng) -> (Vec<u8>, AttackClass, String) {
 }
 
 /// [`attack`] with each class's weight halved `halvings(class)` times
-/// ([`AttackClass::draw_by`]): what a session draws once it has kept causes.
+/// (`AttackClass::draw_by`): what a session draws once it has kept causes.
 pub fn attack_lowered(
     rng: &mut Rng,
     halvings: impl Fn(AttackClass) -> u32,

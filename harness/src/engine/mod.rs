@@ -11,5 +11,6 @@ pub mod pool;
 pub mod progress;
 pub mod report_dir;
 pub mod repro;
-pub mod shard;
+/// `--shard K/N`: the value type lives in the model, below the report that records it.
+pub use crate::model::shard;
 pub mod shrink;

@@ -10,3 +10,4 @@ pub mod policy_map;
 pub mod profile;
 pub mod spec;
 pub mod tree;
+pub mod shard;

@@ -17,7 +17,7 @@ use super::{
     FaultRow, FindingRecord, MissingShards, PairReport, RefusalCount, RunReport, SkippedAdapter,
 };
 use crate::checks::Check;
-use crate::engine::shard::Shard;
+use crate::model::shard::Shard;
 use std::collections::BTreeMap;
 
 /// One report to merge: the run, and for each of its findings (same order) the index of

@@ -8,6 +8,6 @@ pub mod fault;
 pub mod links;
 pub mod policy_map;
 pub mod profile;
+pub mod shard;
 pub mod spec;
 pub mod tree;
-pub mod shard;

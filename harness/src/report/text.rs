@@ -33,7 +33,7 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
             if c.known { "known" } else { "NEW" },
             c.check.id(),
             c.side,
-            c.message
+            one_line(&c.message)
         );
         let _ = writeln!(s, "   pairs: {} ({})", c.pairs_text(4), c.counts_text());
         if let Some(also) = c.symptoms_text() {
@@ -47,6 +47,16 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
         );
         for l in case_tree_at_most(&dir.join(&c.case_dir), TREE_LINES).lines() {
             let _ = writeln!(s, "   {l}");
+        }
+    }
+    if !file.run.fixed.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nfixed since the baseline ({} cause(s) it lists were not found):",
+            file.run.fixed.len()
+        );
+        for f in &file.run.fixed {
+            let _ = writeln!(s, "   {} ({} side): {}", f.check.id(), f.side, f.behaviour);
         }
     }
     // A fuzz session's notes: per cause, when it was first seen, its hits and classes.
@@ -65,4 +75,33 @@ pub fn summary_text(file: &ReportFile, dir: &Path) -> String {
     }
     let _ = writeln!(s, "report: {}", dir.display());
     s
+}
+
+/// `text` on one line: a control character a tool printed (a raw newline of a member name
+/// in its error) is shown escaped (`\n`, `\x1b`), so a cause's headline never breaks.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A tool's message with a raw newline or escape in a name stays one line.
+    #[test]
+    fn a_headline_is_one_line() {
+        let m = "tar-rs: failed to unpack `$JAIL/h-2/new\nline\u{1b}[31m`";
+        let l = super::one_line(m);
+        assert_eq!(
+            l,
+            "tar-rs: failed to unpack `$JAIL/h-2/new\\nline\\x1b[31m`"
+        );
+        assert!(!l.chars().any(char::is_control));
+    }
 }

@@ -146,17 +146,49 @@ enum LzmaAlone {
 /// such a header: an archive judged only as plain tar could hide its members there
 /// (hostile review).
 fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
-    use liblzma::stream::{Action, Error, Status, Stream};
+    use liblzma::stream::{Error, Stream};
     // The automatic decoder, as Python uses it: strict about the header (a dictionary size
     // of 2^n or 2^n + 2^(n-1)), so that a plain tar rarely reads as such a stream.
-    let Ok(mut stream) = Stream::new_auto_decoder(256 << 20, 0) else {
+    let Ok(stream) = Stream::new_auto_decoder(256 << 20, 0) else {
         return LzmaAlone::Unjudged;
     };
+    match drain(stream, bytes) {
+        Drained::Whole(out) => LzmaAlone::Decoded(out),
+        // The input ended inside the stream before any output: no such stream.
+        Drained::Stopped {
+            empty: true,
+            error: None,
+        } => LzmaAlone::Not,
+        Drained::Stopped {
+            empty: true,
+            error: Some(Error::Format | Error::Options | Error::Data),
+        } => not_lzma(bytes),
+        Drained::Stopped { .. } | Drained::Over => LzmaAlone::Unjudged,
+    }
+}
+
+/// How a liblzma stream run over a whole input ended.
+enum Drained {
+    /// At the stream's end: its whole output (at most [`MAX_DECODED`] bytes).
+    Whole(Vec<u8>),
+    /// Before it: with no output yet (`empty`) or some, by an error or (`None`) because
+    /// the input ended.
+    Stopped {
+        empty: bool,
+        error: Option<liblzma::stream::Error>,
+    },
+    /// Past [`MAX_DECODED`] bytes of output.
+    Over,
+}
+
+/// Run `stream` over all of `bytes`.
+fn drain(mut stream: liblzma::stream::Stream, bytes: &[u8]) -> Drained {
+    use liblzma::stream::{Action, Status};
     let mut out: Vec<u8> = Vec::with_capacity(64 << 10);
     loop {
         if out.len() == out.capacity() {
             if out.len() as u64 > MAX_DECODED {
-                return LzmaAlone::Unjudged;
+                return Drained::Over;
             }
             out.reserve(out.len().max(64 << 10));
         }
@@ -164,19 +196,20 @@ fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
         let input = bytes.get(consumed..).unwrap_or_default();
         let before = (stream.total_in(), out.len());
         match stream.process_vec(input, &mut out, Action::Finish) {
-            Ok(Status::StreamEnd) => return LzmaAlone::Decoded(out),
+            Ok(Status::StreamEnd) => return Drained::Whole(out),
             Ok(_) if (stream.total_in(), out.len()) == before => {
-                // No progress: the input ended inside the stream.
-                return if out.is_empty() {
-                    LzmaAlone::Not
-                } else {
-                    LzmaAlone::Unjudged
-                };
+                return Drained::Stopped {
+                    empty: out.is_empty(),
+                    error: None,
+                }
             }
             Ok(_) => {}
-            Err(Error::Format | Error::Options) if out.is_empty() => return not_lzma(bytes),
-            Err(Error::Data) if out.is_empty() => return not_lzma(bytes),
-            Err(_) => return LzmaAlone::Unjudged,
+            Err(e) => {
+                return Drained::Stopped {
+                    empty: out.is_empty(),
+                    error: Some(e),
+                }
+            }
         }
     }
 }
@@ -187,7 +220,6 @@ fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
 /// decoded with liblzma's LZMA_Alone decoder, which takes any dictionary size, and judged
 /// by what that decodes to; such a header it cannot decode whole is unjudged.
 fn not_lzma(bytes: &[u8]) -> LzmaAlone {
-    use liblzma::stream::Stream;
     let [props, d0, d1, d2, d3, ..] = *bytes else {
         return LzmaAlone::Not;
     };
@@ -195,26 +227,12 @@ fn not_lzma(bytes: &[u8]) -> LzmaAlone {
     if props >= 225 || dict == 0 || dict % (1 << 20) != 0 {
         return LzmaAlone::Not;
     }
-    let Ok(mut stream) = Stream::new_lzma_decoder(256 << 20) else {
+    let Ok(stream) = liblzma::stream::Stream::new_lzma_decoder(256 << 20) else {
         return LzmaAlone::Unjudged;
     };
-    let mut out: Vec<u8> = Vec::with_capacity(64 << 10);
-    loop {
-        if out.len() == out.capacity() {
-            if out.len() as u64 > MAX_DECODED {
-                return LzmaAlone::Unjudged;
-            }
-            out.reserve(out.len().max(64 << 10));
-        }
-        let consumed = usize::try_from(stream.total_in()).unwrap_or(usize::MAX);
-        let input = bytes.get(consumed..).unwrap_or_default();
-        let before = (stream.total_in(), out.len());
-        match stream.process_vec(input, &mut out, liblzma::stream::Action::Finish) {
-            Ok(liblzma::stream::Status::StreamEnd) => return LzmaAlone::Decoded(out),
-            Ok(_) if (stream.total_in(), out.len()) == before => return LzmaAlone::Unjudged,
-            Ok(_) => {}
-            Err(_) => return LzmaAlone::Unjudged,
-        }
+    match drain(stream, bytes) {
+        Drained::Whole(out) => LzmaAlone::Decoded(out),
+        Drained::Stopped { .. } | Drained::Over => LzmaAlone::Unjudged,
     }
 }
 

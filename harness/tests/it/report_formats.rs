@@ -229,6 +229,10 @@ fn stdout_summary_is_the_causes_and_the_report_path() {
         "no matrix on stdout:\n{text}"
     );
     assert!(text.trim_end().ends_with("report: [TEMP]"), "{text}");
+    assert!(
+        text.contains("fixed since the baseline (1 cause(s) it lists were not found)"),
+        "the baseline's causes not found are listed:\n{text}"
+    );
     insta::assert_snapshot!("summary_text", text);
 }
 

@@ -135,6 +135,11 @@ pub struct FuzzArgs {
     /// Session length in seconds
     #[arg(long, default_value_t = 60, env = "SNAPCONF_FUZZ_TIME")]
     pub time: u64,
+    /// Stop after this many executions (over every `-j` worker), or at `--time`, whichever
+    /// comes first; with `-j 1` and `--seed` a session then draws the same inputs on any
+    /// machine, however loaded (as libFuzzer's `-runs`)
+    #[arg(long, env = "SNAPCONF_FUZZ_RUNS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: Option<u64>,
     /// Seed of the mutation generator (default: drawn from the clock and printed)
     #[arg(long, env = "SNAPCONF_SEED")]
     pub seed: Option<u64>,

@@ -212,6 +212,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         },
         profile,
         time: Duration::from_secs(a.time),
+        runs: a.runs,
         seed,
         timeout: Duration::from_secs(a.timeout),
         jail_base: a.jail_dir.clone().or_else(default_jail_base),

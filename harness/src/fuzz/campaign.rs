@@ -87,6 +87,7 @@ pub fn fuzz(
     let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
     let failed = std::sync::atomic::AtomicBool::new(false);
     let executions = std::sync::atomic::AtomicU64::new(0);
+    let started = std::sync::atomic::AtomicU64::new(0);
     let workers = opts.jobs.max(1);
     let mut summary = FuzzSummary::default();
     let mut first_error = None;
@@ -98,6 +99,7 @@ pub fn fuzz(
         failed: &failed,
         start,
         executions: &executions,
+        started: &started,
     };
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();

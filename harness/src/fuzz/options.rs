@@ -17,6 +17,11 @@ pub struct FuzzOptions {
     pub profile: Profile,
     /// Wall-clock budget for the whole session.
     pub time: Duration,
+    /// Most executions of the session over every worker (`--runs`, as libFuzzer's
+    /// `-runs`); `None`: only `time` ends it. With one worker and a seed, the session's
+    /// draws are then the same on any machine, however loaded (a hang's cut, which
+    /// depends on timing, aside).
+    pub runs: Option<u64>,
     /// Seed of the mutation generator.
     pub seed: u64,
     /// Timeout of one hydration.

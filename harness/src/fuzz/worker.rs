@@ -43,6 +43,9 @@ pub(super) struct Shared<'a> {
     /// Executions so far, over every worker: numbers each cause's first sighting and
     /// feeds the campaign's progress ticks.
     pub(super) executions: &'a std::sync::atomic::AtomicU64,
+    /// Executions begun, over every worker: each worker takes a number before it runs an
+    /// input, so that `opts.runs` caps the session exactly whatever `-j`.
+    pub(super) started: &'a std::sync::atomic::AtomicU64,
 }
 
 /// Worker `k` of a campaign sharing `shared`: draws from `opts.seed + k` until the
@@ -61,6 +64,7 @@ pub(super) fn worker(
         failed,
         start,
         executions,
+        started,
     } = shared;
     let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
     let seed = opts.seed.wrapping_add(k);
@@ -96,6 +100,10 @@ pub(super) fn worker(
         if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
+        }
+        let number = started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if opts.runs.is_some_and(|runs| number >= runs) {
+            break;
         }
         persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
         let (mut hits, mut accepted) = execute(&bytes, ex, opts, &mut persist)?;

@@ -149,12 +149,19 @@ fn run_action(
         ctx.inputs.insert(k.clone(), v);
     }
     let summary = temp.path().join("step-summary.md");
+    // The exit code of the first step that failed: after it only `always()` steps run.
+    let mut failed: Option<i32> = None;
     for step in action["runs"]["steps"].as_vec().expect("steps") {
         let id = text(&step["id"]);
-        if let Some(cond) = step["if"].as_str() {
-            if !ctx.holds(cond) {
-                continue;
-            }
+        let cond = step["if"].as_str().unwrap_or_default();
+        // `always() && (COND)` runs after a failure too; any other `if:` (or none) is
+        // GitHub's implicit `success() && …`.
+        let (always, cond) = match cond.strip_prefix("always() && (") {
+            Some(rest) => (true, rest.strip_suffix(')').expect("`always() && (…)`")),
+            None => (false, cond),
+        };
+        if (failed.is_some() && !always) || (!cond.is_empty() && !ctx.holds(cond)) {
+            continue;
         }
         if let Some(uses) = step["uses"].as_str() {
             artifact(uses, &step["with"], &ctx, work, store);
@@ -185,10 +192,8 @@ fn run_action(
         }
         let out = cmd.output().expect("bash runs");
         if !out.status.success() {
-            return Job {
-                code: out.status.code().unwrap_or(-1),
-                summary: std::fs::read_to_string(&summary).unwrap_or_default(),
-            };
+            failed.get_or_insert(out.status.code().unwrap_or(-1));
+            continue;
         }
         for line in std::fs::read_to_string(&output).unwrap_or_default().lines() {
             if let Some((k, v)) = line.split_once('=') {
@@ -198,7 +203,7 @@ fn run_action(
         }
     }
     Job {
-        code: 0,
+        code: failed.unwrap_or(0),
         summary: std::fs::read_to_string(&summary).unwrap_or_default(),
     }
 }
@@ -354,5 +359,45 @@ fn the_documented_workflow_runs_the_shards_merges_and_reports() {
             .join("snapconf-report/cases/late-failure__gnu-tar-lnk__reference/repro.sh")
             .is_file(),
         "the reproducers are uploaded"
+    );
+}
+
+/// A run that ends in exit 3 (an extractor asked for is not available here: less ran than
+/// asked) still puts its summary in the job summary and uploads its report, and the job
+/// fails with that code.
+#[test]
+fn a_run_that_did_less_than_asked_still_reports() {
+    let action = yaml(&std::fs::read_to_string(repo().join("action.yml")).expect("action.yml"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (work, bin, store) = (
+        tmp.path().join("work"),
+        tmp.path().join("bin"),
+        tmp.path().join("store"),
+    );
+    for d in [&work, &bin, &store] {
+        std::fs::create_dir(d).expect("mkdir");
+    }
+    std::os::unix::fs::symlink(support::snapconf_bin(), bin.join("snapconf")).expect("symlink");
+    // A `bsdtar` that fails at everything, `--version` included: not available.
+    std::fs::write(bin.join("bsdtar"), "#!/bin/sh\necho broken >&2\nexit 1\n").expect("write");
+    std::fs::set_permissions(
+        bin.join("bsdtar"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let with: BTreeMap<String, String> = [
+        ("cases", "3"),
+        ("seed", "1"),
+        ("args", "--producers tar-rs --extractors reference,bsdtar"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let job = run_action(&action, &with, &work, &bin, &store);
+    assert_eq!(job.code, 3, "less ran than asked: {}", job.summary);
+    assert!(job.summary.contains("INCOMPLETE"), "{}", job.summary);
+    assert!(
+        store.join("snapconf-report/report.json").is_file(),
+        "the report is uploaded"
     );
 }

@@ -6,7 +6,7 @@
 use crate::support;
 use std::collections::BTreeSet;
 
-/// Property: a 45 s `fuzz --extractor python-data` session reports `containment` /
+/// Property: a 400-execution `fuzz --extractor python-data` session reports `containment` /
 /// `escaping-link` causes of at least two attack classes, one finding per cause, each
 /// naming its class and when it was first seen; repeat hits are counted (some cause has
 /// more than one) and only new causes are shrunk (fewer shrinks than hits, and the shrink
@@ -27,7 +27,9 @@ fn a_session_reports_several_classes_and_counts_repeats() {
             "-j",
             "1",
         ])
-        .args(["--time", "45", "--shrink-runs", "30"])
+        // A fixed number of executions (the time only a guard): the same draws however
+        // loaded the machine is.
+        .args(["--runs", "400", "--time", "900", "--shrink-runs", "30"])
         .arg("--corpora")
         .arg(&corpora)
         .arg("--report-dir")
@@ -76,7 +78,7 @@ fn a_session_reports_several_classes_and_counts_repeats() {
         assert!(cause.starts_with(&format!("{class}: ")), "{f}");
         let first = f["first_seen"]["execution"].as_u64().expect("first seen");
         assert!((1..=executions).contains(&first), "{f}");
-        assert!(f["first_seen"]["secs"].as_f64() <= Some(50.0), "{f}");
+        assert!(f["first_seen"]["secs"].as_f64() <= Some(900.0), "{f}");
         assert!(!f["classes"].as_array().expect("classes").is_empty(), "{f}");
     }
     let hits_of = |f: &serde_json::Value| f["hits"].as_u64().unwrap_or(0);

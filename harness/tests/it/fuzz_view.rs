@@ -64,6 +64,7 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
     }
     Some(FuzzOptions {
         bases,
+        runs: None,
         profile: Profile::default_profile(),
         time: Duration::from_secs(time),
         seed: 1,

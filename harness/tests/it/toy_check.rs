@@ -156,6 +156,7 @@ fn a_toy_check_reaches_fuzz() {
     base.extend_from_slice(&[b'x'; 100]);
     let opts = FuzzOptions {
         bases: vec![("cut".into(), base)],
+        runs: None,
         profile: Profile::default_profile(),
         time: Duration::from_secs(2),
         seed: 1,
@@ -259,6 +260,7 @@ fn two_cause_session(
             ("hardlink".into(), link_base(tar::EntryType::Link)),
             ("symlink".into(), link_base(tar::EntryType::Symlink)),
         ],
+        runs: None,
         profile: Profile::default_profile(),
         time: Duration::from_secs(3),
         seed: 5,

@@ -94,10 +94,14 @@ const BLOCK: usize = 512;
 ///   decoding error or limit make the input unsafe: what cannot be judged whole is unsafe.
 ///   An LZMA_Alone header that libarchive takes and liblzma's automatic decoder refuses (a
 ///   dictionary size that is a multiple of 1 MiB) is decoded leniently and judged likewise.
-/// - **Only tar.** An input (at any layer) that another archive format's reader would take
-///   by its magic number (cpio, ar, RAR, xar, CAB, RPM, 7-Zip, zip, WARC, mtree, LHA,
-///   ISO 9660), or that holds a line starting `begin ` or `begin-base64` (uuencoded data,
-///   which libarchive decodes wherever it starts), is unsafe.
+/// - **Only tar.** An input (at any layer) that another archive format's or filter's
+///   reader would take by its magic number (cpio and afio, ar, RAR, xar, CAB, RPM, 7-Zip,
+///   zip, WARC, mtree, LHA, ISO 9660; lz4's legacy frame, lrzip, grzip; an executable,
+///   searched for a self-extracting archive), that holds a line starting `begin ` or
+///   `begin-base64` (uuencoded data, which libarchive decodes wherever it starts), a zip
+///   end record in its last 64 KiB (read from the end, whatever the start holds), or whose
+///   first line that is not blank or a comment ends with a newline and holds no NUL
+///   (mtree text without its signature, whose `\056` escapes decode to `.`), is unsafe.
 ///
 /// Binary payloads can make a harmless archive unsafe (a block of data that reads as an
 /// absolute name); that costs a skipped mutant, nothing more.
@@ -237,14 +241,19 @@ fn not_lzma(bytes: &[u8]) -> LzmaAlone {
 }
 
 /// Magic numbers of archive formats other than tar that a libarchive reader (`bsdtar`)
-/// picks by their first bytes, each with its offset: cpio (newc, crc, odc; binary in both
-/// byte orders), `ar`, RAR, xar, Microsoft CAB, RPM, 7-Zip, zip, WARC, mtree, LHA, and
-/// ISO 9660's volume descriptor. Such an input is read as that format, whose names this
-/// rule does not know (hostile review: a cpio `newc` member named `/tmp/x`).
-const OTHER_FORMATS: [(usize, &[u8]); 16] = [
+/// picks by their first bytes, each with its offset: cpio (newc, crc, odc, afio's large
+/// format; binary in both byte orders), `ar`, RAR, xar, Microsoft CAB, RPM, 7-Zip, zip,
+/// WARC, mtree, LHA, and ISO 9660's volume descriptor; filters `detect` does not know
+/// (lz4's legacy frame, lrzip, grzip, lzma-utils' old `\xffLZMA`); and executables (`MZ`,
+/// ELF), inside which libarchive searches for a self-extracting 7-Zip, RAR, CAB or LHA
+/// archive. Such an input is read as that format, whose names this rule does not know
+/// (hostile review: a cpio `newc` member named `/tmp/x`; re-review: afio and lz4 legacy
+/// inputs that bsdtar extracted to `/tmp`).
+const OTHER_FORMATS: [(usize, &[u8]); 23] = [
     (0, b"070701"),
     (0, b"070702"),
     (0, b"070707"),
+    (0, b"070727"),
     (0, b"\xc7\x71"),
     (0, b"\x71\xc7"),
     (0, b"!<arch>"),
@@ -258,12 +267,24 @@ const OTHER_FORMATS: [(usize, &[u8]); 16] = [
     (0, b"#mtree"),
     (2, b"-lh"),
     (32769, b"CD001"),
+    (0, b"\x02\x21\x4c\x18"),
+    (0, b"LRZI"),
+    (0, b"GRZipII"),
+    (0, b"\xffLZMA"),
+    (0, b"MZ"),
+    (0, b"\x7fELF"),
 ];
 
+/// How far from its end libarchive's seekable zip reader looks for the end-of-central-
+/// directory record (`PK\x05\x06`): its 22 bytes and a comment of up to 64 KiB.
+const ZIP_TAIL: usize = 22 + 0xffff;
+
 /// True if `bytes` (no compression layer left) can only be read as tar: no other format's
-/// magic number at its start ([`OTHER_FORMATS`]), and no line anywhere that starts with
+/// magic number at its start ([`OTHER_FORMATS`]); no line anywhere that starts with
 /// `begin ` or `begin-base64` (libarchive's `uu` filter looks for one past the start and
-/// decodes what follows: hostile review, a uuencoded tar).
+/// decodes what follows: hostile review, a uuencoded tar); no zip end record near its end
+/// (libarchive reads a zip from there, whatever precedes it: re-review, a zip after 739
+/// bytes of padding); and no start that reads as mtree text ([`mtree_text`]).
 fn plainly_tar(bytes: &[u8]) -> bool {
     let other = OTHER_FORMATS
         .iter()
@@ -271,7 +292,24 @@ fn plainly_tar(bytes: &[u8]) -> bool {
     let uu = bytes
         .split(|&b| b == b'\n')
         .any(|line| line.starts_with(b"begin ") || line.starts_with(b"begin-base64"));
-    !other && !uu
+    let tail = &bytes[bytes.len().saturating_sub(ZIP_TAIL)..];
+    let zip = tail.windows(4).any(|w| w == b"PK\x05\x06");
+    !other && !uu && !zip && !mtree_text(bytes)
+}
+
+/// True if libarchive could take `bytes` for an mtree specification without its `#mtree`
+/// signature (re-review: bsdtar read one, decoded `\056\056` to `..` and wrote `/tmp`).
+/// Its reader skips leading blank lines and lines starting `#` (after spaces or tabs),
+/// then wants newline-ended lines of entries or `/set`, `/unset`, none of which holds a
+/// NUL. So an input is taken for mtree text when its first other line ends with a newline
+/// and holds no NUL; a tar header always holds one before its first newline (the fields
+/// after the name are NUL-terminated).
+fn mtree_text(bytes: &[u8]) -> bool {
+    let first = bytes.split_inclusive(|&b| b == b'\n').find(|line| {
+        let text = line.trim_ascii_start();
+        !(text.is_empty() || text.starts_with(b"#"))
+    });
+    first.is_some_and(|line| line.ends_with(b"\n") && !line.contains(&0))
 }
 
 /// The stream inside the compressed `bytes`, all of it, or `None` if it is damaged, cut

@@ -654,3 +654,44 @@ fn an_archive_found_from_the_end_or_inside_an_executable_is_unsafe() {
         assert!(!host_safe(&bytes), "{magic:?}");
     }
 }
+
+/// Hostile re-review: Python's `LZMAFile` decodes the input after an LZMA_Alone stream's
+/// end as further streams (LZMA_Alone or xz) and appends them; a second stream's
+/// `/tmp/...` member was extracted by `extractall`. Input past the first stream is
+/// unsafe, and an xz stream followed by an LZMA_Alone one stays unsafe.
+#[test]
+fn input_after_a_legacy_lzma_stream_is_unsafe() {
+    use liblzma::stream::{Action, LzmaOptions, Stream};
+    let alone = |bytes: &[u8]| {
+        let opts = LzmaOptions::new_preset(6).expect("preset");
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(bytes.len() + 4096);
+        s.process_vec(bytes, &mut out, Action::Finish)
+            .expect("lzma");
+        out
+    };
+    let mut first = RawTar::new();
+    first.file("ok.txt", b"ok\n");
+    let first = first.bytes;
+    let mut second = RawTar::new();
+    second.file("/tmp/snapconf-poc-lzma2", b"pwned\n");
+    let second = second.finish();
+    let mut bytes = alone(&first);
+    assert!(host_safe(&bytes), "one benign stream runs");
+    bytes.extend_from_slice(&alone(&second));
+    assert!(!host_safe(&bytes), "a second LZMA_Alone stream");
+    let mut bytes = xz(&first);
+    bytes.extend_from_slice(&alone(&second));
+    assert!(!host_safe(&bytes), "an xz stream, then an LZMA_Alone one");
+}
+
+/// Hostile re-review: libarchive's LHA reader also takes the `-lz` methods (`-lzs-`,
+/// `-lz4-`, `-lz5-`) at byte 2, besides `-lh`.
+#[test]
+fn lha_lz_methods_are_unsafe() {
+    for method in [&b"-lzs-"[..], b"-lz4-", b"-lz5-"] {
+        let mut bytes = benign();
+        bytes[2..7].copy_from_slice(method);
+        assert!(!host_safe(&bytes), "{method:?}");
+    }
+}

@@ -97,30 +97,24 @@ fn execute_once(
     std::fs::write(&archive, bytes).ctx(|| "cannot write the archive".into())?;
     // The same layout with or without the view, so that findings do not depend on it.
     let paths = ex.view_paths().filter(|_| opts.view);
-    let view = View::prepare(
+    let view = View::for_fuzz(
         &jail,
         paths.as_deref().unwrap_or_default(),
         std::slice::from_ref(&archive),
     )
     .ctx(|| "cannot lay out the filesystem view".into())?;
-    // The adapter's scratch (its stdout and stderr captures) lives outside the jail: the
-    // view shows the tool the whole jail, and every entry of it is compared. A plugged-in
-    // backend's steps run in it and write to it (`{exclude_file}`, the worker's scratch),
-    // so its view shows it.
+    // The adapter's scratch (the reaper's report) lives outside the jail, unseen by the
+    // tool; a plugged-in backend's steps run in and write to a scratch of the view's own
+    // (`{exclude_file}`, the worker's scratch: [`View::with_scratch`]).
     let scratch_dir = scratch_beside(&jail)?;
-    let view = match &paths {
-        Some(p) if crate::jail::mirror::wants_whole_host(p) => view
-            .with_scratch(scratch_dir.path())
-            .ctx(|| "cannot lay out the filesystem view".into())?,
-        _ => view,
-    };
+    let scratch = view.scratch().unwrap_or(scratch_dir.path());
     let root = view.root();
     write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
     let before = Before::take(&jail, &root)?;
     let req = HydrateRequest {
         archive: &archive,
         root: &root,
-        scratch: scratch_dir.path(),
+        scratch,
         limits: None,
         timeout,
     };
@@ -140,6 +134,7 @@ fn execute_once(
     let hydration = Hydration {
         jail: &jail,
         root: &root,
+        own: view.scratch(),
         bytes,
         outcome: &outcome,
         left: &left,
@@ -165,6 +160,8 @@ pub(super) struct Hydration<'a> {
     pub(super) jail: &'a Jail,
     /// The workspace root it hydrated into (inside `jail`).
     pub(super) root: &'a Path,
+    /// The backend's own scratch in `jail` ([`View::scratch`]), not compared.
+    pub(super) own: Option<&'a Path>,
     /// The archive's bytes.
     pub(super) bytes: &'a [u8],
     /// How the extractor ended.
@@ -202,6 +199,7 @@ impl Before {
         let &Hydration {
             jail,
             root,
+            own,
             bytes,
             outcome,
             left,
@@ -215,7 +213,11 @@ impl Before {
             .iter()
             .rposition(|&b| b == b'/')
             .map_or(&rel[..0], |i| &rel[..i]);
-        let outside = self.last.changes_touching(&now, &[&rel], &[parent]);
+        // A backend's scratch is its own space (emptied after every execution).
+        let own = own.map(|o| jail.rel(o));
+        let mut ignore: Vec<&[u8]> = vec![&rel];
+        ignore.extend(own.as_deref());
+        let outside = self.last.changes_touching(&now, &ignore, &[parent]);
         let accepted = matches!(outcome, Outcome::Success);
         // The reference's judgement costs a parse: only an accepted archive needs it.
         let judged = accepted.then(|| judge_safety(bytes, &opts.profile));

@@ -94,10 +94,16 @@ const BLOCK: usize = 512;
 ///   decoding error or limit make the input unsafe: what cannot be judged whole is unsafe.
 ///   An LZMA_Alone header that libarchive takes and liblzma's automatic decoder refuses (a
 ///   dictionary size that is a multiple of 1 MiB) is decoded leniently and judged likewise.
-/// - **Only tar.** An input (at any layer) that another archive format's reader would take
-///   by its magic number (cpio, ar, RAR, xar, CAB, RPM, 7-Zip, zip, WARC, mtree, LHA,
-///   ISO 9660), or that holds a line starting `begin ` or `begin-base64` (uuencoded data,
-///   which libarchive decodes wherever it starts), is unsafe.
+///   What follows an LZMA_Alone stream is decoded as further streams and judged with it,
+///   as Python's `LZMAFile` appends them.
+/// - **Only tar.** An input (at any layer) that another archive format's or filter's
+///   reader would take by its magic number (cpio and afio, ar, RAR, xar, CAB, RPM, 7-Zip,
+///   zip, WARC, mtree, LHA, ISO 9660; lz4's legacy frame, lrzip, grzip; an executable,
+///   searched for a self-extracting archive), that holds a line starting `begin ` or
+///   `begin-base64` (uuencoded data, which libarchive decodes wherever it starts), a zip
+///   end record in its last 64 KiB (read from the end, whatever the start holds), or whose
+///   first line that is not blank or a comment ends with a newline and holds no NUL
+///   (mtree text without its signature, whose `\056` escapes decode to `.`), is unsafe.
 ///
 /// Binary payloads can make a harmless archive unsafe (a block of data that reads as an
 /// absolute name); that costs a skipped mutant, nothing more.
@@ -144,16 +150,43 @@ enum LzmaAlone {
 /// Decode `bytes` as LZMA_Alone. Python's `tarfile.open` (mode `r:*`, `r:xz`) reads it
 /// through liblzma's automatic decoder, which takes any input whose first 13 bytes read as
 /// such a header: an archive judged only as plain tar could hide its members there
-/// (hostile review).
+/// (hostile review). After a stream's end Python's `LZMAFile` decodes what follows as
+/// another stream (xz or LZMA_Alone) and appends its output, until the input ends or
+/// what follows is no stream (re-review: a second stream's `/tmp/...` member was
+/// extracted by `extractall`); so are the streams here.
 fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    loop {
+        let (stream, used) = lzma_stream(rest);
+        match stream {
+            LzmaAlone::Decoded(more) => {
+                out.extend_from_slice(&more);
+                if out.len() as u64 > MAX_DECODED {
+                    return LzmaAlone::Unjudged;
+                }
+            }
+            // No further stream: Python stops there (its trailing-data rule).
+            LzmaAlone::Not if rest.len() < bytes.len() => return LzmaAlone::Decoded(out),
+            other => return other,
+        }
+        match rest.get(used.max(1)..) {
+            Some(next) if !next.is_empty() => rest = next,
+            _ => return LzmaAlone::Decoded(out),
+        }
+    }
+}
+
+/// One stream of [`lzma_alone`] at the start of `bytes`, and the bytes it used.
+fn lzma_stream(bytes: &[u8]) -> (LzmaAlone, usize) {
     use liblzma::stream::{Error, Stream};
     // The automatic decoder, as Python uses it: strict about the header (a dictionary size
     // of 2^n or 2^n + 2^(n-1)), so that a plain tar rarely reads as such a stream.
     let Ok(stream) = Stream::new_auto_decoder(256 << 20, 0) else {
-        return LzmaAlone::Unjudged;
+        return (LzmaAlone::Unjudged, 0);
     };
-    match drain(stream, bytes) {
-        Drained::Whole(out) => LzmaAlone::Decoded(out),
+    let judged = match drain(stream, bytes) {
+        Drained::Whole(out, used) => return (LzmaAlone::Decoded(out), used),
         // The input ended inside the stream before any output: no such stream.
         Drained::Stopped {
             empty: true,
@@ -164,13 +197,15 @@ fn lzma_alone(bytes: &[u8]) -> LzmaAlone {
             error: Some(Error::Format | Error::Options | Error::Data),
         } => not_lzma(bytes),
         Drained::Stopped { .. } | Drained::Over => LzmaAlone::Unjudged,
-    }
+    };
+    (judged, bytes.len())
 }
 
 /// How a liblzma stream run over a whole input ended.
 enum Drained {
-    /// At the stream's end: its whole output (at most [`MAX_DECODED`] bytes).
-    Whole(Vec<u8>),
+    /// At the stream's end: its whole output (at most [`MAX_DECODED`] bytes) and the
+    /// input bytes it used.
+    Whole(Vec<u8>, usize),
     /// Before it: with no output yet (`empty`) or some, by an error or (`None`) because
     /// the input ended.
     Stopped {
@@ -196,7 +231,10 @@ fn drain(mut stream: liblzma::stream::Stream, bytes: &[u8]) -> Drained {
         let input = bytes.get(consumed..).unwrap_or_default();
         let before = (stream.total_in(), out.len());
         match stream.process_vec(input, &mut out, Action::Finish) {
-            Ok(Status::StreamEnd) => return Drained::Whole(out),
+            Ok(Status::StreamEnd) => {
+                let used = usize::try_from(stream.total_in()).unwrap_or(usize::MAX);
+                return Drained::Whole(out, used);
+            }
             Ok(_) if (stream.total_in(), out.len()) == before => {
                 return Drained::Stopped {
                     empty: out.is_empty(),
@@ -230,21 +268,27 @@ fn not_lzma(bytes: &[u8]) -> LzmaAlone {
     let Ok(stream) = liblzma::stream::Stream::new_lzma_decoder(256 << 20) else {
         return LzmaAlone::Unjudged;
     };
+    // libarchive stops at the stream's end, whatever follows.
     match drain(stream, bytes) {
-        Drained::Whole(out) => LzmaAlone::Decoded(out),
+        Drained::Whole(out, _) => LzmaAlone::Decoded(out),
         Drained::Stopped { .. } | Drained::Over => LzmaAlone::Unjudged,
     }
 }
 
 /// Magic numbers of archive formats other than tar that a libarchive reader (`bsdtar`)
-/// picks by their first bytes, each with its offset: cpio (newc, crc, odc; binary in both
-/// byte orders), `ar`, RAR, xar, Microsoft CAB, RPM, 7-Zip, zip, WARC, mtree, LHA, and
-/// ISO 9660's volume descriptor. Such an input is read as that format, whose names this
-/// rule does not know (hostile review: a cpio `newc` member named `/tmp/x`).
-const OTHER_FORMATS: [(usize, &[u8]); 16] = [
+/// picks by their first bytes, each with its offset: cpio (newc, crc, odc, afio's large
+/// format; binary in both byte orders), `ar`, RAR, xar, Microsoft CAB, RPM, 7-Zip, zip,
+/// WARC, mtree, LHA (`-lh` and `-lz` methods), and ISO 9660's volume descriptor; filters `detect` does not know
+/// (lz4's legacy frame, lrzip, grzip, lzma-utils' old `\xffLZMA`); and executables (`MZ`,
+/// ELF), inside which libarchive searches for a self-extracting 7-Zip, RAR, CAB or LHA
+/// archive. Such an input is read as that format, whose names this rule does not know
+/// (hostile review: a cpio `newc` member named `/tmp/x`; re-review: afio and lz4 legacy
+/// inputs that bsdtar extracted to `/tmp`).
+const OTHER_FORMATS: [(usize, &[u8]); 24] = [
     (0, b"070701"),
     (0, b"070702"),
     (0, b"070707"),
+    (0, b"070727"),
     (0, b"\xc7\x71"),
     (0, b"\x71\xc7"),
     (0, b"!<arch>"),
@@ -257,13 +301,26 @@ const OTHER_FORMATS: [(usize, &[u8]); 16] = [
     (0, b"WARC/"),
     (0, b"#mtree"),
     (2, b"-lh"),
+    (2, b"-lz"),
     (32769, b"CD001"),
+    (0, b"\x02\x21\x4c\x18"),
+    (0, b"LRZI"),
+    (0, b"GRZipII"),
+    (0, b"\xffLZMA"),
+    (0, b"MZ"),
+    (0, b"\x7fELF"),
 ];
 
+/// How far from its end libarchive's seekable zip reader looks for the end-of-central-
+/// directory record (`PK\x05\x06`): its 22 bytes and a comment of up to 64 KiB.
+const ZIP_TAIL: usize = 22 + 0xffff;
+
 /// True if `bytes` (no compression layer left) can only be read as tar: no other format's
-/// magic number at its start ([`OTHER_FORMATS`]), and no line anywhere that starts with
+/// magic number at its start ([`OTHER_FORMATS`]); no line anywhere that starts with
 /// `begin ` or `begin-base64` (libarchive's `uu` filter looks for one past the start and
-/// decodes what follows: hostile review, a uuencoded tar).
+/// decodes what follows: hostile review, a uuencoded tar); no zip end record near its end
+/// (libarchive reads a zip from there, whatever precedes it: re-review, a zip after 739
+/// bytes of padding); and no start that reads as mtree text ([`mtree_text`]).
 fn plainly_tar(bytes: &[u8]) -> bool {
     let other = OTHER_FORMATS
         .iter()
@@ -271,7 +328,24 @@ fn plainly_tar(bytes: &[u8]) -> bool {
     let uu = bytes
         .split(|&b| b == b'\n')
         .any(|line| line.starts_with(b"begin ") || line.starts_with(b"begin-base64"));
-    !other && !uu
+    let tail = &bytes[bytes.len().saturating_sub(ZIP_TAIL)..];
+    let zip = tail.windows(4).any(|w| w == b"PK\x05\x06");
+    !other && !uu && !zip && !mtree_text(bytes)
+}
+
+/// True if libarchive could take `bytes` for an mtree specification without its `#mtree`
+/// signature (re-review: bsdtar read one, decoded `\056\056` to `..` and wrote `/tmp`).
+/// Its reader skips leading blank lines and lines starting `#` (after spaces or tabs),
+/// then wants newline-ended lines of entries or `/set`, `/unset`, none of which holds a
+/// NUL. So an input is taken for mtree text when its first other line ends with a newline
+/// and holds no NUL; a tar header always holds one before its first newline (the fields
+/// after the name are NUL-terminated).
+fn mtree_text(bytes: &[u8]) -> bool {
+    let first = bytes.split_inclusive(|&b| b == b'\n').find(|line| {
+        let text = line.trim_ascii_start();
+        !(text.is_empty() || text.starts_with(b"#"))
+    });
+    first.is_some_and(|line| line.ends_with(b"\n") && !line.contains(&0))
 }
 
 /// The stream inside the compressed `bytes`, all of it, or `None` if it is damaged, cut

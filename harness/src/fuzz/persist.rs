@@ -88,9 +88,9 @@ impl Phases {
 /// (killed) before the jail (removed).
 struct Live {
     server: Option<Server>,
+    /// The adapter's scratch outside the jail, unless the view has one of its own
+    /// ([`View::scratch`]).
     scratch: tempfile::TempDir,
-    /// Whether the view shows the scratch to the tool ([`View::with_scratch`]).
-    scratch_bound: bool,
     view: View,
     archive: PathBuf,
     root: PathBuf,
@@ -150,7 +150,11 @@ impl Persist {
             let mut cmd = ex
                 .server_command()
                 .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
-            let scratch = live.scratch.path().to_path_buf();
+            let scratch = live
+                .view
+                .scratch()
+                .unwrap_or(live.scratch.path())
+                .to_path_buf();
             let server = with_view(live.view.prefix().to_vec(), || {
                 Server::start(&mut cmd, &scratch)
             })?;
@@ -165,7 +169,7 @@ impl Persist {
         let req = HydrateRequest {
             archive: &live.archive,
             root: &live.root,
-            scratch: live.scratch.path(),
+            scratch: live.view.scratch().unwrap_or(live.scratch.path()),
             limits: None,
             timeout: self.timeout(opts),
         };
@@ -175,9 +179,9 @@ impl Persist {
             Some(server) => ex.hydrate_served(&req, server),
             None => ex.hydrate(&req),
         })?;
-        if live.scratch_bound {
-            // The backend's worker sees the scratch as the request's: empty for each.
-            clear_dir(live.scratch.path()).ctx(|| "cannot empty the scratch".into())?;
+        if let Some(own) = live.view.scratch() {
+            // The backend's own space, not compared: empty for each request.
+            clear_dir(own).ctx(|| "cannot empty the scratch".into())?;
         }
         self.phases.hydrate += lap();
         // Nothing outlives the request: the server kills the tool's process group, and a
@@ -186,6 +190,7 @@ impl Persist {
             &Hydration {
                 jail: &live.jail,
                 root: &live.root,
+                own: live.view.scratch(),
                 bytes,
                 outcome: &outcome,
                 left: &[],
@@ -221,16 +226,10 @@ impl Live {
         std::fs::write(&archive, b"").ctx(|| "cannot write the archive".into())?;
         let paths = ex.view_paths().unwrap_or_default();
         let scratch = scratch_beside(&jail)?;
-        let view = View::prepare(&jail, &paths, std::slice::from_ref(&archive))
+        // A plugged-in backend's worker writes to a scratch of the view's own (and runs
+        // in it).
+        let view = View::for_fuzz(&jail, &paths, std::slice::from_ref(&archive))
             .ctx(|| "cannot lay out the filesystem view".into())?;
-        // A plugged-in backend's worker writes to its scratch (and runs in it).
-        let scratch_bound = crate::jail::mirror::wants_whole_host(&paths);
-        let view = if scratch_bound {
-            view.with_scratch(scratch.path())
-                .ctx(|| "cannot lay out the filesystem view".into())?
-        } else {
-            view
-        };
         let root = view.root();
         write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
         let laid = Laid::record(&jail, &root, &archive, view.mount_points())
@@ -238,7 +237,6 @@ impl Live {
         Ok(Live {
             server: None,
             scratch,
-            scratch_bound,
             view,
             archive,
             root,

@@ -16,6 +16,10 @@
 //!   an interpreter's prefix) and the `snapconf` binary for a child extractor, read-only;
 //!   or, for a tool that asks for the whole host (a plugged-in backend), every host
 //!   directory and file but the view's own, read-only ([`super::mirror`]);
+//! - for a plugged-in backend, its scratch: a directory of the jail bound over itself,
+//!   the tool's working directory and the backend's own space, which `containment` does
+//!   not compare and the fuzzer empties after every execution ([`View::with_scratch`]);
+//!   nothing outside the jail is ever writable;
 //! - no host device node at all (a bound `/dev/null` is the host's own inode, whose mode,
 //!   owner and times a tool running as root could change through a swapped link), and no
 //!   procfs (as root a write to `/proc/sys/...` would reach the host's kernel settings):
@@ -41,6 +45,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The name of a plugged-in backend's scratch directory in the jail, before its random
+/// suffix ([`View::with_scratch`]).
+pub const SCRATCH_PREFIX: &str = "scratch-backend-";
 /// The program that builds the view.
 pub const BWRAP_PROGRAM: &str = "bwrap";
 /// How to install it.
@@ -71,6 +78,7 @@ pub struct View {
     jail: PathBuf,
     prefix: Vec<OsString>,
     mounts: Vec<PathBuf>,
+    scratch: Option<PathBuf>,
 }
 
 /// Whether bwrap can build a view here, tried in a jail under `base` (see
@@ -236,35 +244,75 @@ impl View {
             jail: top,
             prefix: p,
             mounts,
+            scratch: None,
         })
     }
 
-    /// The same view with the host directory `scratch` (outside the jail) mounted
-    /// read-write at its own path and made the tool's working directory: a plugged-in
-    /// backend's worker runs there and gets it as the request's `scratch`. Its mount
-    /// point is made in the jail now, before any snapshot.
+    /// The fuzzer's view of `jail` for a tool whose [`Extractor::view_paths`] are `extra`
+    /// (see [`View::prepare`]; `protected`: the archive), with a scratch of the view's own
+    /// ([`View::with_scratch`]) when the tool asks for the whole host (a plugged-in
+    /// backend, whose steps and worker run in their scratch). The one constructor the
+    /// fuzzer uses, so that every fuzz view is built the same way.
+    ///
+    /// [`Extractor::view_paths`]: snapconf_producers::Extractor::view_paths
     ///
     /// # Errors
-    /// The mount point cannot be made.
-    pub fn with_scratch(mut self, scratch: &Path) -> io::Result<View> {
-        let at = mount_point(&self.jail, scratch);
-        std::fs::create_dir_all(&at)?;
+    /// A directory, decoy, mount point or the scratch cannot be made.
+    pub fn for_fuzz(jail: &Jail, extra: &[PathBuf], protected: &[PathBuf]) -> io::Result<View> {
+        let view = View::prepare(jail, extra, protected)?;
+        if super::mirror::wants_whole_host(extra) {
+            view.with_scratch()
+        } else {
+            Ok(view)
+        }
+    }
+
+    /// The same view with a scratch directory for a plugged-in backend: a new directory
+    /// `scratch-backend-<random>` at the top of the jail, bound read-write over itself (at
+    /// its host path, which the worker is told, and at its path from the view's `/`) and
+    /// made the tool's working directory. It is on the root's filesystem (the worker
+    /// protocol promises that: a backend may stage there and rename into the root), and
+    /// being a mount point of the view, the tool cannot remove, rename or replace it.
+    ///
+    /// The scratch is the backend's own space: `containment` does not compare it (its
+    /// path is [`View::scratch`]), and the fuzzer empties it after every execution. So no
+    /// directory outside the jail is writable in any fuzz view: the jail, and a
+    /// whole-host view's `/dev` tmpfs, are all a tool can write.
+    ///
+    /// # Errors
+    /// The directory cannot be made.
+    pub fn with_scratch(mut self) -> io::Result<View> {
+        let scratch = tempfile::Builder::new()
+            .prefix(SCRATCH_PREFIX)
+            .tempdir_in(&self.jail)?
+            .keep();
+        let rel = Path::new("/").join(scratch.strip_prefix(&self.jail).unwrap_or(&scratch));
         // The prefix ends with `--chdir / --`.
         let tail = self.prefix.len().saturating_sub(3);
         let mut end = vec![
             OsString::from("--bind"),
-            scratch.into(),
-            scratch.into(),
+            scratch.clone().into(),
+            scratch.clone().into(),
+            "--bind".into(),
+            scratch.clone().into(),
+            rel.into(),
             "--chdir".into(),
-            scratch.into(),
+            scratch.clone().into(),
             "--".into(),
         ];
         self.prefix.truncate(tail);
         self.prefix.append(&mut end);
-        self.mounts.push(at);
+        self.mounts.push(scratch.clone());
         self.mounts.sort();
         self.mounts.dedup();
+        self.scratch = Some(scratch);
         Ok(self)
+    }
+
+    /// The backend's scratch (host path, in the jail) when [`View::with_scratch`] made
+    /// one: the request's `scratch`, not compared by `containment`.
+    pub fn scratch(&self) -> Option<&Path> {
+        self.scratch.as_deref()
     }
 
     /// The hydration root (host path): `VIEW_ROOT` in the jail.

@@ -300,3 +300,126 @@ fn a_mode_set_late_through_a_swapped_link_is_containment() {
         "{hits:?}"
     );
 }
+
+/// One line of `/proc/self/mountinfo`: the device (`major:minor`), the root of the mount
+/// within its filesystem, the mount point, whether it is mounted read-write, and the
+/// filesystem type. Paths keep the kernel's octal escapes (`\040`).
+struct MountLine {
+    dev: String,
+    root: String,
+    point: String,
+    rw: bool,
+    fstype: String,
+}
+
+fn mountinfo(text: &str) -> Vec<MountLine> {
+    text.lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let f: Vec<&str> = left.split(' ').collect();
+            let fstype = right.split(' ').next()?;
+            Some(MountLine {
+                dev: f.get(2)?.to_string(),
+                root: f.get(3)?.to_string(),
+                point: f.get(4)?.to_string(),
+                rw: f.get(5)?.split(',').any(|o| o == "rw"),
+                fstype: fstype.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Whether `p` is `dir` or below it, by whole components.
+fn at_or_below(p: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    p == dir || dir.is_empty() || p.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Where `path` (a host path) sits within its filesystem, from the host's mount table: the
+/// device and the path from the filesystem's root, as a mountinfo `root` field reads.
+fn fs_location(host: &[MountLine], path: &str) -> (String, String) {
+    let m = host
+        .iter()
+        .filter(|m| at_or_below(path, &m.point))
+        .max_by_key(|m| m.point.len())
+        .expect("a mount holds every path");
+    let rest = path[m.point.trim_end_matches('/').len()..].to_string();
+    let root = format!("{}{rest}", m.root.trim_end_matches('/'));
+    (m.dev.clone(), root)
+}
+
+/// Every mount of a fuzz view that the tool can write, for the view `view` of `jail`: each
+/// must be the jail (or below it) or a tmpfs private to the view (a device the host has
+/// no mount of). The mount table is read inside the view with a procfs mounted for the
+/// test alone (the view itself has none).
+fn writable_outside_the_jail(
+    view: &snapconf_harness::jail::view::View,
+    jail: &Path,
+) -> Vec<String> {
+    let host_text = std::fs::read_to_string("/proc/self/mountinfo").expect("host mountinfo");
+    let host = mountinfo(&host_text);
+    let jail_path = jail.to_str().expect("a UTF-8 jail path");
+    let (jail_dev, jail_root) = fs_location(&host, jail_path);
+    let mut prefix = view.prefix().to_vec();
+    let dashes = prefix.pop().expect("the prefix ends with --");
+    prefix.extend(["--proc".into(), "/proc".into(), dashes]);
+    let (first, rest) = prefix.split_first().expect("bwrap");
+    let out = Command::new(first)
+        .args(rest)
+        .args(["cat", "/proc/self/mountinfo"])
+        .output()
+        .expect("runs bwrap");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inside = mountinfo(&String::from_utf8_lossy(&out.stdout));
+    assert!(inside.len() > 2, "a mount table read in the view");
+    inside
+        .iter()
+        .filter(|m| m.rw && !(m.point == "/proc" && m.fstype == "proc"))
+        .filter(|m| {
+            let in_jail = m.dev == jail_dev && at_or_below(&m.root, &jail_root);
+            let private_tmpfs = m.fstype == "tmpfs" && !host.iter().any(|h| h.dev == m.dev);
+            !(in_jail || private_tmpfs)
+        })
+        .map(|m| format!("{} (root {} on {} {})", m.point, m.root, m.fstype, m.dev))
+        .collect()
+}
+
+/// No directory outside the jail is writable in a fuzz view, whatever the tool: a
+/// built-in extractor's view, and a plugged-in backend's (the whole host read-only, and
+/// the worker's scratch).
+#[test]
+fn every_writable_path_of_a_fuzz_view_is_the_jail_or_its_own_tmpfs() {
+    use snapconf_harness::jail::view::View;
+    use snapconf_producers::process::view::WHOLE_HOST;
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return;
+    }
+    let kinds: [(&str, Vec<PathBuf>); 2] = [
+        (
+            "built-in",
+            snapconf_producers::adapters::python::view_paths(),
+        ),
+        ("backend", vec![PathBuf::from(WHOLE_HOST)]),
+    ];
+    for (kind, paths) in kinds {
+        let jail = snapconf_harness::jail::Jail::new(base.as_deref()).expect("jail");
+        let archive = jail.archive();
+        std::fs::write(&archive, b"").expect("archive");
+        let view = View::for_fuzz(&jail, &paths, std::slice::from_ref(&archive)).expect("view");
+        assert_eq!(view.scratch().is_some(), kind == "backend", "{kind}");
+        let bad = writable_outside_the_jail(&view, jail.path());
+        assert!(
+            bad.is_empty(),
+            "{kind}: writable outside the jail: {bad:#?}"
+        );
+    }
+}

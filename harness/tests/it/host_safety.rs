@@ -580,3 +580,57 @@ fn a_worker_backend_gets_every_archive_in_the_view_and_only_host_safe_ones_witho
     );
     assert!(noview["executions"].as_u64() > Some(0), "{log}");
 }
+
+/// A backend step that swaps what snapconf writes from outside the view, in the scratch it
+/// runs in (its step's reaper report, the `exclude` file), for links to host paths: the
+/// reaper writes its report and snapconf reads it outside the view, so following such a
+/// link would write or read the host. Nothing outside the jails is written.
+#[test]
+fn a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host() {
+    if !can_run("a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host") {
+        return;
+    }
+    let work = shm_dir("swap");
+    let step = "for f in .reaper-* exclude; do rm -f \"$f\"; ln -s \"/root/snapconf-swapped$f\" \"$f\"; done; \
+                tar -xf \"$2\" -C \"$1\"";
+    let toml = work.path().join("swap.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "name = \"swap\"\nmode = \"command\"\ntimeout = 20\n\
+             capture = [\"tar\", \"-cf\", \"{{archive}}\", \"-C\", \"{{root}}\", \".\"]\n\
+             validate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
+             hydrate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
+             version = [\"tar\", \"--version\"]\n"
+        ),
+    )
+    .expect("toml");
+    let archive = work.path().join("a.tar");
+    std::fs::write(
+        &archive,
+        support::raw_archive(&[support::RawMember {
+            flag: b'0',
+            name: b"f",
+            link: b"",
+            data: b"x\n",
+        }]),
+    )
+    .expect("archive");
+    let log = work.path().join("replay.log");
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor swap --replay {arc} >{log} 2>&1; echo \"exit $?\" >>{log}",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&toml),
+        arc = sh_quote(&archive),
+        log = sh_quote(&log),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(&log).expect("log");
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "the host was written through a swapped scratch file: {log}"
+    );
+    assert!(log.contains("exit "), "{log}");
+}

@@ -66,7 +66,22 @@ pub fn write_exclude_file(
         text.extend_from_slice(ex);
         text.push(b'\n');
     }
-    std::fs::File::create(path)
+    // A new file (`O_EXCL`, which never follows a link): the scratch may be writable by a
+    // backend's worker that runs on between requests, in a filesystem view, while this
+    // write happens outside it; a link it planted there must not lead the write to the host.
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(ToolError::Io {
+                context: format!("replacing the exclude file `{}`", path.display()),
+                source: e,
+            })
+        }
+        _ => {}
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
         .and_then(|mut f| f.write_all(&text))
         .map_err(|source| ToolError::Io {
             context: format!("writing the exclude file `{}`", path.display()),

@@ -81,7 +81,12 @@ pub struct Report {
 /// Reads a reaper's report from `path`; `None` if it is missing or its first line is not
 /// one the reaper writes (the reaper itself was killed).
 pub fn read_report(path: &Path) -> Option<Report> {
-    let text = std::fs::read_to_string(path).ok()?;
+    use std::io::Read;
+    let mut text = String::new();
+    open_report(path, false)
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
     let mut lines = text.lines();
     let first = lines.next()?;
     let ended = match first.split_once(' ') {
@@ -130,6 +135,18 @@ pub fn main(args: &[OsString]) -> i32 {
         say(&format!("snapconf {REAP_ARG}: no command"));
         return 2;
     };
+    // Opened before the command starts: a tool that swaps the path for a link (it may sit
+    // in a scratch the tool can write) cannot redirect the write.
+    let report = match open_report(&report, true) {
+        Ok(file) => (report, file),
+        Err(e) => {
+            say(&format!(
+                "snapconf {REAP_ARG}: cannot open `{}`: {e}",
+                report.display()
+            ));
+            return 3;
+        }
+    };
     let mut child = match std::process::Command::new(program)
         .args(rest)
         .process_group(0)
@@ -138,7 +155,7 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(c) => c,
         Err(e) => {
             let errno = e.raw_os_error().unwrap_or(libc_enoent());
-            return write_report(&report, format!("not-started {errno}\n"));
+            return write_report(report, format!("not-started {errno}\n"));
         }
     };
     let pid = Pid::from_child(&child);
@@ -167,7 +184,7 @@ pub fn main(args: &[OsString]) -> i32 {
         text.push_str(&s);
         text.push('\n');
     }
-    write_report(&report, text)
+    write_report(report, text)
 }
 
 /// `ENOENT`, for a start failure that carries no `errno`.
@@ -175,10 +192,37 @@ fn libc_enoent() -> i32 {
     rustix::io::Errno::NOENT.raw_os_error()
 }
 
-/// Writes the report; the reaper's exit code (0; [`NO_SPACE`] when the filesystem is full;
-/// else 3), with a message on stderr when it fails.
-fn write_report(report: &Path, text: String) -> i32 {
-    match std::fs::write(report, text) {
+/// Opens the report the caller made, for writing (`write`, truncated) or reading, never
+/// through a symbolic link and never blocking (a FIFO swapped in); anything but a regular
+/// file is refused. The report may lie in a directory the tool can write (a backend's
+/// scratch in a filesystem view) while the reaper and the caller run outside that view:
+/// following a link planted there would write or read the host.
+fn open_report(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// Writes the report to the file opened at the start; the reaper's exit code (0;
+/// [`NO_SPACE`] when the filesystem is full; else 3), with a message on stderr when it
+/// fails.
+fn write_report((report, mut file): (PathBuf, std::fs::File), text: String) -> i32 {
+    use std::io::Write;
+    match file
+        .set_len(0)
+        .and_then(|()| file.write_all(text.as_bytes()))
+    {
         Ok(()) => 0,
         Err(e) => {
             say(&format!(
@@ -242,6 +286,29 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report swapped for a link or a FIFO is neither followed nor waited on, by the
+    /// reader or the writer: the target is untouched.
+    #[test]
+    fn a_report_swapped_for_a_link_or_fifo_is_refused() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let target = t.path().join("target");
+        std::fs::write(&target, "exit 0\n").expect("target");
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        assert!(read_report(&link).is_none());
+        assert!(open_report(&link, true).is_err());
+        assert_eq!(std::fs::read(&target).expect("target"), b"exit 0\n");
+        let fifo = t.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .expect("fifo");
+        assert!(read_report(&fifo).is_none());
+        assert!(open_report(&fifo, true).is_err());
+    }
 
     #[test]
     fn reports_are_read_back_and_garbage_is_not() {

@@ -530,3 +530,168 @@ fn every_nfkc_lookalike_counts() {
     assert!(absolute, "a fullwidth solidus starts an absolute name");
     assert_eq!(judge("caf\u{e9}/na\u{ef}ve".as_bytes()), (false, 0));
 }
+
+/// A plain tar holding one file named `name`, as an lz4 legacy frame (magic `02 21 4c 18`)
+/// of one block of literals: the names are in the raw bytes, shifted off every block's
+/// name field by the frame and block headers.
+fn lz4_legacy(tar: &[u8]) -> Vec<u8> {
+    let mut block = vec![0xf0];
+    let mut rest = tar.len() - 15;
+    while rest >= 255 {
+        block.push(255);
+        rest -= 255;
+    }
+    block.push(u8::try_from(rest).expect("under 255"));
+    block.extend_from_slice(tar);
+    let mut out = vec![0x02, 0x21, 0x4c, 0x18];
+    out.extend_from_slice(&u32::try_from(block.len()).expect("small").to_le_bytes());
+    out.extend_from_slice(&block);
+    out
+}
+
+/// Hostile re-review: bsdtar reads an lz4 legacy frame (no magic `detect` knows) and wrote
+/// `/tmp/...` from it; its raw bytes hide the name from every block's fields.
+#[test]
+fn an_lz4_legacy_frame_is_unsafe() {
+    let hostile = lz4_legacy(&member(b"/tmp/snapconf-poc-lz4"));
+    assert!(!host_safe(&hostile), "lz4 legacy frame");
+}
+
+/// An afio "large" cpio header (magic `070727`, 116 bytes of hex fields) naming `name`.
+fn afio(name: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut h = b"070727".to_vec();
+    h.extend_from_slice(
+        format!(
+            "{:08x}{:016x}m100644{:08x}{:08x}{:08x}{:08x}{:016x}n",
+            0, 1, 0, 0, 1, 0, 0
+        )
+        .as_bytes(),
+    );
+    h.extend_from_slice(format!("{:04x}00000000s{:016x}:", name.len() + 1, data.len()).as_bytes());
+    assert_eq!(h.len(), 116);
+    h.extend_from_slice(name);
+    h.push(0);
+    h.extend_from_slice(data);
+    h
+}
+
+/// Hostile re-review: libarchive's cpio reader takes afio's large format (`070727`), whose
+/// name sits at byte 116, in no field a header is judged by; bsdtar wrote `/tmp/...`.
+#[test]
+fn an_afio_archive_is_unsafe() {
+    let mut bytes = afio(b"/tmp/snapconf-poc-afio", b"pwned\n");
+    bytes.extend_from_slice(&afio(b"TRAILER!!!", b""));
+    assert!(!host_safe(&bytes), "afio large");
+}
+
+/// Hostile re-review: libarchive reads text as an mtree specification without its
+/// `#mtree` signature when its first lines parse as entries, and decodes `\ooo` escapes in
+/// names after that (`\056\056` is `..`); bsdtar wrote `/tmp/...` from one.
+#[test]
+fn an_mtree_without_its_signature_is_unsafe() {
+    let mut text = b"./a type=dir\n./b type=dir\n./".to_vec();
+    text.extend_from_slice(&b"\\056\\056/".repeat(8));
+    text.extend_from_slice(b"tmp/snapconf-poc-mtree type=dir\n");
+    assert!(!host_safe(&text), "mtree entries");
+    let mut commented = b"#\0 a comment with a NUL\n\t\n".to_vec();
+    commented.extend_from_slice(&text);
+    assert!(!host_safe(&commented), "mtree after comment lines");
+    assert!(host_safe(&benign()), "a tar's first line holds a NUL");
+}
+
+/// A stored zip of one file `name` after `prefix` bytes of `y` (a self-extracting
+/// archive's shape: libarchive's seekable zip reader finds it from its end).
+fn zip_after(prefix: usize, name: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    let le16 = |v: usize| u16::try_from(v).expect("small").to_le_bytes();
+    let le32 = |v: usize| u32::try_from(v).expect("small").to_le_bytes();
+    let mut out = vec![b'y'; prefix];
+    let local = out.len();
+    out.extend_from_slice(b"PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00");
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&le32(data.len()));
+    out.extend_from_slice(&le32(data.len()));
+    out.extend_from_slice(&le16(name.len()));
+    out.extend_from_slice(&le16(0));
+    out.extend_from_slice(name);
+    out.extend_from_slice(data);
+    let cd = out.len();
+    out.extend_from_slice(b"PK\x01\x02\x14\x03\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00");
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&le32(data.len()));
+    out.extend_from_slice(&le32(data.len()));
+    out.extend_from_slice(&le16(name.len()));
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&le32(0o100644 << 16));
+    out.extend_from_slice(&le32(local));
+    out.extend_from_slice(name);
+    let cd_len = out.len() - cd;
+    out.extend_from_slice(b"PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00");
+    out.extend_from_slice(&le32(cd_len));
+    out.extend_from_slice(&le32(cd));
+    out.extend_from_slice(&le16(0));
+    out
+}
+
+/// Hostile re-review: a zip after other bytes is read from its end (the end-of-central-
+/// directory record) by libarchive's seekable zip reader, whatever the start holds; bsdtar
+/// wrote `/tmp/...` from one whose names sit in no judged field. An executable's magic
+/// (`MZ`, ELF) makes libarchive search for 7-Zip, RAR, CAB and LHA archives inside.
+#[test]
+fn an_archive_found_from_the_end_or_inside_an_executable_is_unsafe() {
+    let bytes = zip_after(739, b"/tmp/snapconf-poc-zip", b"pwn\n");
+    assert!(!host_safe(&bytes), "a zip read from its end");
+    let mut t = RawTar::new();
+    t.file("notes.txt", b"ends with PK\x05\x06 and more");
+    assert!(
+        !host_safe(&t.finish()),
+        "an end-of-central-directory record near the end"
+    );
+    for magic in [&b"MZ"[..], b"\x7fELF"] {
+        let mut bytes = benign();
+        bytes[..magic.len()].copy_from_slice(magic);
+        assert!(!host_safe(&bytes), "{magic:?}");
+    }
+}
+
+/// Hostile re-review: Python's `LZMAFile` decodes the input after an LZMA_Alone stream's
+/// end as further streams (LZMA_Alone or xz) and appends them; a second stream's
+/// `/tmp/...` member was extracted by `extractall`. Input past the first stream is
+/// unsafe, and an xz stream followed by an LZMA_Alone one stays unsafe.
+#[test]
+fn input_after_a_legacy_lzma_stream_is_unsafe() {
+    use liblzma::stream::{Action, LzmaOptions, Stream};
+    let alone = |bytes: &[u8]| {
+        let opts = LzmaOptions::new_preset(6).expect("preset");
+        let mut s = Stream::new_lzma_encoder(&opts).expect("encoder");
+        let mut out = Vec::with_capacity(bytes.len() + 4096);
+        s.process_vec(bytes, &mut out, Action::Finish)
+            .expect("lzma");
+        out
+    };
+    let mut first = RawTar::new();
+    first.file("ok.txt", b"ok\n");
+    let first = first.bytes;
+    let mut second = RawTar::new();
+    second.file("/tmp/snapconf-poc-lzma2", b"pwned\n");
+    let second = second.finish();
+    let mut bytes = alone(&first);
+    assert!(host_safe(&bytes), "one benign stream runs");
+    bytes.extend_from_slice(&alone(&second));
+    assert!(!host_safe(&bytes), "a second LZMA_Alone stream");
+    let mut bytes = xz(&first);
+    bytes.extend_from_slice(&alone(&second));
+    assert!(!host_safe(&bytes), "an xz stream, then an LZMA_Alone one");
+}
+
+/// Hostile re-review: libarchive's LHA reader also takes the `-lz` methods (`-lzs-`,
+/// `-lz4-`, `-lz5-`) at byte 2, besides `-lh`.
+#[test]
+fn lha_lz_methods_are_unsafe() {
+    for method in [&b"-lzs-"[..], b"-lz4-", b"-lz5-"] {
+        let mut bytes = benign();
+        bytes[2..7].copy_from_slice(method);
+        assert!(!host_safe(&bytes), "{method:?}");
+    }
+}

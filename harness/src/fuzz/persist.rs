@@ -52,6 +52,10 @@ pub(super) struct Persist {
     pub(super) cut: Option<std::time::Duration>,
     /// The longest execution of this worker that did not hang, either path.
     pub(super) slowest: std::time::Duration,
+    /// Ask the servers this starts for coverage ([`super::feedback`]).
+    pub(super) coverage: bool,
+    /// The coverage ids the last persistent execution's answer carried, if any.
+    pub(super) covered: Option<Vec<u32>>,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -150,6 +154,9 @@ impl Persist {
             let mut cmd = ex
                 .server_command()
                 .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
+            if self.coverage {
+                cmd.env(snapconf_producers::coverage::COVERAGE_VAR, "1");
+            }
             let scratch = live.scratch.path().to_path_buf();
             let server = with_view(live.view.prefix().to_vec(), || {
                 Server::start(&mut cmd, &scratch)
@@ -175,6 +182,7 @@ impl Persist {
             Some(server) => ex.hydrate_served(&req, server),
             None => ex.hydrate(&req),
         })?;
+        self.covered = live.server.as_mut().and_then(Server::take_coverage);
         if live.scratch_bound {
             // The backend's worker sees the scratch as the request's: empty for each.
             clear_dir(live.scratch.path()).ctx(|| "cannot empty the scratch".into())?;

@@ -337,6 +337,17 @@ fn parse_reply(line: &[u8]) -> Option<(ExitStatus, Option<Vec<u32>>)> {
 mod tests {
     use super::*;
 
+    /// An answer may end with `cov=IDS`; anything else after the status is not an answer.
+    #[test]
+    fn answers_read_their_coverage() {
+        let (status, cov) = parse_reply(b"exit 3 cov=0000000a000000ff").expect("an answer");
+        assert_eq!((status.code(), cov), (Some(3), Some(vec![10, 255])));
+        assert_eq!(parse_reply(b"signal 9").map(|r| r.1), Some(None));
+        assert!(parse_reply(b"exit 0 cov=0a").is_none());
+        assert!(parse_reply(b"exit 0 more").is_none());
+        assert!(parse_reply(b"exit 0 cov= x").is_none());
+    }
+
     /// A server answers requests in order; a request it does not answer in time is a hang
     /// that kills it; a server that dies mid-request makes that request a hang.
     #[test]

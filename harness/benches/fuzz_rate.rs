@@ -280,6 +280,9 @@ struct Guided {
     first: Option<f64>,
     /// Executions per second of wall time.
     rate: f64,
+    /// Milliseconds per request to the persistent worker (the `hydrate` phase over the
+    /// extractor runs, shrinking included): what coverage costs.
+    hydrate_ms: f64,
     /// Distinct coverage ids seen, inputs kept for new code (guided sessions).
     ids: u64,
     kept: u64,
@@ -340,10 +343,11 @@ fn coverage_vs_blind(time: u64, extra: &[String]) {
                 }
                 pair[i] = read_guided(&dir.path().join("fuzz.json"), took);
                 println!(
-                    "{ex:<12} seed {seed} coverage {mode:<3}: {} cause(s), first at {}, {:.0} executions/s, {} ids, {} kept",
+                    "{ex:<12} seed {seed} coverage {mode:<3}: {} cause(s), first at {}, {:.1} executions/s, {:.1} ms per request, {} ids, {} kept",
                     pair[i].causes,
                     pair[i].first.map_or("-".into(), |f| format!("{f:.1} s")),
                     pair[i].rate,
+                    pair[i].hydrate_ms,
                     pair[i].ids,
                     pair[i].kept
                 );
@@ -354,17 +358,19 @@ fn coverage_vs_blind(time: u64, extra: &[String]) {
     }
     let first = |g: &Guided| g.first.map_or("-".into(), |f| format!("{f:.1}"));
     println!();
-    println!("| extractor | seed | causes blind | causes guided | first cause blind (s) | first cause guided (s) | exec/s blind | exec/s guided | ids | kept |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| extractor | seed | causes blind | causes guided | first cause blind (s) | first cause guided (s) | exec/s blind | exec/s guided | ms/request blind | ms/request guided | ids | kept |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (ex, seed, b, g) in &rows {
         println!(
-            "| `{ex}` | {seed} | {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+            "| `{ex}` | {seed} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
             b.causes,
             g.causes,
             first(b),
             first(g),
             b.rate,
             g.rate,
+            b.hydrate_ms,
+            g.hydrate_ms,
             g.ids,
             g.kept
         );
@@ -379,11 +385,13 @@ fn coverage_vs_blind(time: u64, extra: &[String]) {
         };
         let causes = |g: &Guided| g.causes as f64;
         let rate = |g: &Guided| g.rate;
+        let ms = |g: &Guided| g.hydrate_ms;
         println!(
-            "{ex}: causes blind {:.0}, guided {:.0}; executions/s guided / blind = {:.2}",
+            "{ex}: causes blind {:.0}, guided {:.0}; executions/s guided / blind = {:.2}; ms per request guided / blind = {:.2}",
             sum(&causes, false),
             sum(&causes, true),
-            sum(&rate, true) / sum(&rate, false).max(1e-9)
+            sum(&rate, true) / sum(&rate, false).max(1e-9),
+            sum(&ms, true) / sum(&ms, false).max(1e-9)
         );
     }
 }
@@ -415,6 +423,8 @@ fn read_guided(path: &Path, took: f64) -> Guided {
         causes: new.len(),
         first,
         rate: v["executions"].as_f64().unwrap_or(0.0) / took.max(1e-9),
+        hydrate_ms: v["phases"]["hydrate"].as_f64().unwrap_or(0.0) * 1e3
+            / v["extractor_runs"].as_f64().unwrap_or(0.0).max(1.0),
         ids: n("ids"),
         kept: n("kept"),
     }

@@ -359,7 +359,9 @@ fn coverage_vs_blind(time: u64, extra: &[String]) {
     let first = |g: &Guided| g.first.map_or("-".into(), |f| format!("{f:.1}"));
     println!();
     println!("| extractor | seed | causes blind | causes guided | first cause blind (s) | first cause guided (s) | exec/s blind | exec/s guided | ms/request blind | ms/request guided | ids | kept |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for (ex, seed, b, g) in &rows {
         println!(
             "| `{ex}` | {seed} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",

@@ -16,7 +16,7 @@ pub const COVERAGE_VAR: &str = "SNAPCONF_COVERAGE";
 /// not a multiple of 8, or a character not a hex digit).
 pub fn parse_ids(text: &str) -> Option<Vec<u32>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 8 != 0 || !bytes.iter().all(u8::is_ascii_hexdigit) {
+    if !bytes.len().is_multiple_of(8) || !bytes.iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
     bytes

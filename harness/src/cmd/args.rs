@@ -5,8 +5,8 @@ use super::policy_flags::{
     SpecialFilesFlag,
 };
 use clap::{Args, Parser, Subcommand};
-use snapconf_harness::fuzz::CoverageMode;
 use snapconf_extract as rx;
+use snapconf_harness::fuzz::CoverageMode;
 use std::path::PathBuf;
 
 /// snapconf: a conformance suite for workspace snapshots (tar capture and hydration).

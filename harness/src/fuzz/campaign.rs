@@ -194,7 +194,10 @@ pub fn fuzz(
         }
     });
     if let Some(c) = &mut summary.coverage {
-        c.ids = covered.into_inner().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        c.ids = covered
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .len() as u64;
     }
     // Hits counted after a cause's finding was written belong to it too.
     let causes = causes.into_inner().unwrap_or_else(|e| e.into_inner());

@@ -8,10 +8,10 @@ use crate::support;
 use snapconf_producers::coverage::COVERAGE_VAR;
 use snapconf_producers::process::server::Server;
 use snapconf_producers::{Availability, Extractor, HydrateRequest, Outcome, PythonFilterExtractor};
+use snapconf_tarbytes::raw::RawTar;
 use std::path::Path;
 use std::time::Duration;
 use support::skip::skip;
-use snapconf_tarbytes::raw::RawTar;
 
 /// python-data, when its Python is here (else after a skip).
 fn python_data() -> Option<PythonFilterExtractor> {
@@ -145,7 +145,10 @@ fn a_guided_session_keeps_inputs_that_reach_new_code() {
     assert!(n("executions") > 0, "{c}");
     assert!(n("ids") > 50, "{c}");
     assert!(n("kept") >= 1 && n("corpus") >= 1, "{c}");
-    assert!(n("kept") <= n("ids"), "each input kept brought a new id: {c}");
+    assert!(
+        n("kept") <= n("ids"),
+        "each input kept brought a new id: {c}"
+    );
     assert!(err.contains("coverage feedback:"), "{err}");
     let (blind, _) = session("off");
     assert!(blind.get("coverage").is_none(), "{blind}");

@@ -133,7 +133,10 @@ impl Extractor for PythonFilterExtractor {
     fn server_command(&self) -> Option<Command> {
         Some(python_command(
             SERVE_PYTHON_PY,
-            &[OsStr::new(EXTRACT_TARFILE_PY), OsStr::new(SNAPCONF_WORKER_PY)],
+            &[
+                OsStr::new(EXTRACT_TARFILE_PY),
+                OsStr::new(SNAPCONF_WORKER_PY),
+            ],
         ))
     }
 

@@ -54,9 +54,10 @@ function fnv1a(text) {
  * V8 block coverage of the scripts under `roots` (paths; every `file:` script but this one
  * when empty), taken per request: `take()` returns the ids of what ran since the last take
  * as one string of 8 hex digits per id, sorted. An id is a range V8 reports for a function
- * that ran (`Profiler.takePreciseCoverage`, binary block mode, which resets per take): the
- * function itself, or a block of it, with whether that block ran; so a new function, or a
- * branch taken or skipped for the first time, is a new id.
+ * that ran (`Profiler.takePreciseCoverage` in block count mode, whose counts restart at each
+ * take; binary mode reports a function only the first time it runs): the function itself,
+ * or a block of it, with whether that block ran; so a new function, or a branch taken or
+ * skipped for the first time, is a new id.
  */
 function coverage(roots) {
   const inspector = require("node:inspector");
@@ -94,7 +95,7 @@ function coverage(roots) {
       .join("");
   };
   const started = post("Profiler.enable")
-    .then(() => post("Profiler.startPreciseCoverage", { callCount: false, detailed: true }))
+    .then(() => post("Profiler.startPreciseCoverage", { callCount: true, detailed: true }))
     .then(take) // what loading the modules ran is not a request's
     .catch((e) => process.stderr.write(`snapconf_worker: no coverage: ${e}\n`));
   return { started, take };

@@ -153,3 +153,104 @@ fn a_guided_session_keeps_inputs_that_reach_new_code() {
     let (blind, _) = session("off");
     assert!(blind.get("coverage").is_none(), "{blind}");
 }
+
+/// The answers of a worker started as `cmd` (with `SNAPCONF_COVERAGE=1`) to hydrate
+/// requests for `archives` (benign), each into a fresh root under `dir`: their
+/// `coverage` fields.
+fn worker_coverage(
+    mut cmd: std::process::Command,
+    dir: &Path,
+    archives: &[&[u8]],
+) -> Vec<Option<String>> {
+    use std::io::{BufRead, Write};
+    let mut lines = String::new();
+    for (i, bytes) in archives.iter().enumerate() {
+        let archive = dir.join(format!("w{i}.tar"));
+        let root = dir.join(format!("wroot{i}"));
+        let scratch = dir.join(format!("wscratch{i}"));
+        std::fs::write(&archive, bytes).expect("write the archive");
+        std::fs::create_dir(&root).expect("root");
+        std::fs::create_dir(&scratch).expect("scratch");
+        let request = serde_json::json!({
+            "op": "hydrate", "root": root, "archive": archive, "exclude": [], "scratch": scratch,
+        });
+        lines.push_str(&format!("{request}\n"));
+    }
+    let mut child = cmd
+        .env(COVERAGE_VAR, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the worker starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(lines.as_bytes()).expect("requests");
+    drop(stdin);
+    let out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let answers: Vec<Option<String>> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(&l.expect("a line")).expect("JSON");
+            assert_eq!(v["ok"], true, "{v}");
+            v["coverage"].as_str().map(str::to_owned)
+        })
+        .collect();
+    assert!(child.wait().expect("the worker ends").success());
+    answers
+}
+
+/// The Python and Node worker libraries answer with coverage when asked: the same
+/// archive twice gives the same ids, an archive that takes other paths other ids.
+#[test]
+fn worker_libraries_report_coverage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let backends = Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends");
+    let file = RawTar::new().file("a", b"hello\n").finish();
+    let mut t = RawTar::new();
+    t.file("a", b"hello\n").dir("d/").symlink("l", "a");
+    let three = t.finish();
+    if python_data().is_some() {
+        let mut cmd =
+            std::process::Command::new(snapconf_producers::adapters::python::interpreter());
+        cmd.args(["-I", "-B"]).arg(backends.join("minimal.py"));
+        std::fs::create_dir(dir.path().join("py")).expect("dir");
+        let got = worker_coverage(cmd, &dir.path().join("py"), &[&file, &file, &three]);
+        assert!(
+            got.iter()
+                .all(|c| c.as_ref().is_some_and(|c| c.len() > 400)),
+            "{got:?}"
+        );
+        assert_eq!(got[0], got[1], "the same archive, the same lines");
+        assert_ne!(got[0], got[2], "another path, other lines");
+    }
+    let node = std::process::Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        skip("`node` is not installed", "apt-get install nodejs");
+        return;
+    }
+    // A tiny extractor with a branch on the archive's size.
+    let js = dir.path().join("branchy.js");
+    std::fs::write(
+        &js,
+        format!(
+            "const fs = require('fs');\n\
+             const {{ serve }} = require({:?});\n\
+             function big(root) {{ fs.writeFileSync(root + '/big', 'x'); }}\n\
+             function small(root) {{ fs.writeFileSync(root + '/small', 'x'); }}\n\
+             serve({{ hydrate: (root, archive) => fs.statSync(archive).size > 2048 ? big(root) : small(root) }});\n",
+            backends.join("snapconf_worker.js")
+        ),
+    )
+    .expect("write the script");
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(&js);
+    std::fs::create_dir(dir.path().join("js")).expect("dir");
+    let got = worker_coverage(cmd, &dir.path().join("js"), &[&file, &file, &three]);
+    assert!(
+        got.iter()
+            .all(|c| c.as_ref().is_some_and(|c| !c.is_empty())),
+        "{got:?}"
+    );
+    assert_eq!(got[0], got[1], "the same archive, the same blocks");
+    assert_ne!(got[0], got[2], "the other branch, other blocks");
+}

@@ -19,6 +19,12 @@
 //! and npm): "server" is its persistent worker in each fuzz worker's view, "one-shot" one
 //! `node` start per archive. Its ratio to python-data at `-j 2` is printed last. Goal
 //! (issue 29): at least 100 executions/s at `-j 2`.
+//!
+//! `SNAPCONF_BENCH_COVERAGE=1` measures coverage feedback instead ([`coverage_vs_blind`]):
+//! python-data and the node-tar 6.1.0 backend (installed into `target/node-tar/6.1.0`),
+//! each over seeds 1, 2 and 3, `--coverage off` and `--coverage on` interleaved, `-j 1`:
+//! causes found, seconds to the first, executions/s and coverage figures, side by side.
+//! `SNAPCONF_BENCH_TIME` sets each session's seconds here too.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -62,6 +68,10 @@ fn main() {
     let extra: Vec<String> = var("SNAPCONF_BENCH_ARGS")
         .map(|a| a.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
+    if var("SNAPCONF_BENCH_COVERAGE").is_some_and(|v| v == "1") {
+        coverage_vs_blind(time, &extra);
+        return;
+    }
     let bin = env!("CARGO_BIN_EXE_snapconf");
     let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
     let mut rates: BTreeMap<(String, &str, &str), Vec<Rate>> = BTreeMap::new();
@@ -70,7 +80,7 @@ fn main() {
     let node_tar = chosen
         .iter()
         .any(|e| e == NODE_TAR)
-        .then(install_node_tar)
+        .then(|| install_node_tar("7"))
         .flatten();
     if chosen.iter().any(|e| e == NODE_TAR) && node_tar.is_none() {
         skipped.push(NODE_TAR.to_owned());
@@ -214,16 +224,16 @@ fn backends_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../producers/backends")
 }
 
-/// node-tar 7.x installed into `target/node-tar/7` (kept), its package directory; `None`
-/// (said on stderr) when it cannot be.
-fn install_node_tar() -> Option<std::path::PathBuf> {
+/// node-tar `version` installed into `target/node-tar/<version>` (kept), its package
+/// directory; `None` (said on stderr) when it cannot be.
+fn install_node_tar(version: &str) -> Option<std::path::PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
     let out = Command::new("sh")
         .arg(backends_dir().join("install_node_tar.sh"))
-        .arg(target.join("node-tar/7"))
-        .arg("7")
+        .arg(target.join("node-tar").join(version))
+        .arg(version)
         .output();
     match out {
         Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).trim().into()),
@@ -259,4 +269,165 @@ fn read_summary(path: &Path) -> (f64, f64) {
     };
     let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
     (n("executions"), n("extractor_runs"))
+}
+
+/// One session's figures in [`coverage_vs_blind`].
+#[derive(Clone, Debug, Default)]
+struct Guided {
+    /// New causes found (known ones not counted).
+    causes: usize,
+    /// Seconds to the first cause, if any.
+    first: Option<f64>,
+    /// Executions per second of wall time.
+    rate: f64,
+    /// Milliseconds per request to the persistent worker (the `hydrate` phase over the
+    /// extractor runs, shrinking included): what coverage costs.
+    hydrate_ms: f64,
+    /// Distinct coverage ids seen, inputs kept for new code (guided sessions).
+    ids: u64,
+    kept: u64,
+}
+
+/// Coverage-guided against blind sessions (see the module docs): one table row per
+/// extractor and seed, then each extractor's totals and its guided / blind rate.
+fn coverage_vs_blind(time: u64, extra: &[String]) {
+    let bin = env!("CARGO_BIN_EXE_snapconf");
+    let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
+    let mut subjects: Vec<(&str, Option<std::path::PathBuf>)> = vec![("python-data", None)];
+    match install_node_tar("6.1.0") {
+        Some(pkg) => subjects.push((NODE_TAR, Some(pkg))),
+        None => eprintln!("bench: node-tar 6.1.0 skipped"),
+    }
+    let seeds = ["1", "2", "3"];
+    let mut rows: Vec<(String, &str, Guided, Guided)> = Vec::new();
+    for (ex, pkg) in &subjects {
+        for seed in seeds {
+            let mut pair: [Guided; 2] = Default::default();
+            for (i, mode) in ["off", "on"].iter().enumerate() {
+                let dir = match tempfile::tempdir() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("bench: cannot create a report directory: {e}");
+                        std::process::exit(3);
+                    }
+                };
+                let mut cmd = Command::new(bin);
+                cmd.args(["fuzz", "--extractor", ex, "--seed", seed, "-j", "1"])
+                    .args(["--coverage", mode, "--time", &time.to_string()])
+                    .arg("--corpora")
+                    .arg(&corpora)
+                    .arg("--report-dir")
+                    .arg(dir.path())
+                    .args(extra);
+                if let Some(pkg) = pkg {
+                    cmd.arg("--backend")
+                        .arg(backends_dir().join("node-tar.toml"))
+                        .env("SNAPCONF_NODE_TAR", pkg);
+                }
+                let started = Instant::now();
+                let out = match cmd.output() {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("bench: cannot run `{bin}`: {e}");
+                        std::process::exit(3);
+                    }
+                };
+                let took = started.elapsed().as_secs_f64();
+                let code = out.status.code().unwrap_or(-1);
+                if code != 0 && code != 1 {
+                    eprintln!(
+                        "bench: `{ex}` --coverage {mode} exited {code}:\n{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    std::process::exit(3);
+                }
+                pair[i] = read_guided(&dir.path().join("fuzz.json"), took);
+                println!(
+                    "{ex:<12} seed {seed} coverage {mode:<3}: {} cause(s), first at {}, {:.1} executions/s, {:.1} ms per request, {} ids, {} kept",
+                    pair[i].causes,
+                    pair[i].first.map_or("-".into(), |f| format!("{f:.1} s")),
+                    pair[i].rate,
+                    pair[i].hydrate_ms,
+                    pair[i].ids,
+                    pair[i].kept
+                );
+            }
+            let [blind, guided] = pair;
+            rows.push(((*ex).to_owned(), seed, blind, guided));
+        }
+    }
+    let first = |g: &Guided| g.first.map_or("-".into(), |f| format!("{f:.1}"));
+    println!();
+    println!("| extractor | seed | causes blind | causes guided | first cause blind (s) | first cause guided (s) | exec/s blind | exec/s guided | ms/request blind | ms/request guided | ids | kept |");
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for (ex, seed, b, g) in &rows {
+        println!(
+            "| `{ex}` | {seed} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            b.causes,
+            g.causes,
+            first(b),
+            first(g),
+            b.rate,
+            g.rate,
+            b.hydrate_ms,
+            g.hydrate_ms,
+            g.ids,
+            g.kept
+        );
+    }
+    println!();
+    for (ex, _) in &subjects {
+        let mine: Vec<_> = rows.iter().filter(|r| r.0 == *ex).collect();
+        let sum = |f: &dyn Fn(&Guided) -> f64, guided: bool| -> f64 {
+            mine.iter()
+                .map(|r| f(if guided { &r.3 } else { &r.2 }))
+                .sum()
+        };
+        let causes = |g: &Guided| g.causes as f64;
+        let rate = |g: &Guided| g.rate;
+        let ms = |g: &Guided| g.hydrate_ms;
+        println!(
+            "{ex}: causes blind {:.0}, guided {:.0}; executions/s guided / blind = {:.2}; ms per request guided / blind = {:.2}",
+            sum(&causes, false),
+            sum(&causes, true),
+            sum(&rate, true) / sum(&rate, false).max(1e-9),
+            sum(&ms, true) / sum(&ms, false).max(1e-9)
+        );
+    }
+}
+
+/// A session's [`Guided`] figures from its `fuzz.json`, `took` seconds of wall time.
+fn read_guided(path: &Path, took: f64) -> Guided {
+    let v: serde_json::Value = match std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("bench: cannot read `{}`: {e}", path.display());
+            std::process::exit(3);
+        }
+    };
+    let empty = Vec::new();
+    let findings = v["findings"].as_array().unwrap_or(&empty);
+    let new: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|f| !f["known"].as_bool().unwrap_or(false))
+        .collect();
+    let first = new
+        .iter()
+        .filter_map(|f| f["first_seen"]["secs"].as_f64())
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.min(s))));
+    let n = |k: &str| v["coverage"][k].as_u64().unwrap_or(0);
+    Guided {
+        causes: new.len(),
+        first,
+        rate: v["executions"].as_f64().unwrap_or(0.0) / took.max(1e-9),
+        hydrate_ms: v["phases"]["hydrate"].as_f64().unwrap_or(0.0) * 1e3
+            / v["extractor_runs"].as_f64().unwrap_or(0.0).max(1.0),
+        ids: n("ids"),
+        kept: n("kept"),
+    }
 }

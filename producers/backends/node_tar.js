@@ -5,7 +5,8 @@
 const fs = require("fs");
 const path = require("path");
 const { serve } = require("./snapconf_worker.js");
-const tar = require(process.env.SNAPCONF_NODE_TAR || "tar");
+const pkg = process.env.SNAPCONF_NODE_TAR || "tar";
+const tar = require(pkg);
 
 async function capture(root, archive, exclude) {
   const skip = (p) => exclude.some((e) => p === e || p.startsWith(e + "/"));
@@ -17,4 +18,5 @@ async function hydrate(root, archive) {
   await tar.x({ file: archive, cwd: root });
 }
 
-serve({ capture, hydrate });
+// Coverage (when snapconf asks for it): node-tar's own files.
+serve({ capture, hydrate }, { coverage: [path.dirname(require.resolve(pkg + "/package.json"))] });

@@ -21,7 +21,12 @@
 //   a refusal, `{"ok": false, "error": "Name: message"}`, logged with its stack on stderr, and
 //   the worker goes on with the next request; requests are answered one at a time, in order;
 // - anything your code writes with `console.log` (or `console.info`) goes to stderr, never
-//   into the protocol stream.
+//   into the protocol stream;
+// - when snapconf asks for coverage (`SNAPCONF_COVERAGE=1` in the worker's environment, as
+//   `snapconf fuzz --coverage` sets it), each answer also carries `"coverage"`: the blocks of
+//   the extraction code that request ran, from V8's precise coverage (`node:inspector`), by
+//   default of every file outside node's own; `serve(ops, { coverage: [dir, ...] })` keeps
+//   those under the directories (or files) named, e.g. the extractor's package.
 "use strict";
 
 const readline = require("readline");
@@ -33,6 +38,67 @@ function decodePath(value) {
     return Buffer.from(value.hex, "hex");
   }
   throw new TypeError(`not a path: ${JSON.stringify(value)}`);
+}
+
+/** FNV-1a of a string: a 32-bit id. */
+function fnv1a(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * V8 block coverage of the scripts under `roots` (paths; every `file:` script but this one
+ * when empty), taken per request: `take()` returns the ids of what ran since the last take
+ * as one string of 8 hex digits per id, sorted. An id is a range V8 reports for a function
+ * that ran (`Profiler.takePreciseCoverage` in block count mode, whose counts restart at each
+ * take; binary mode reports a function only the first time it runs): the function itself,
+ * or a block of it, with whether that block ran; so a new function, or a branch taken or
+ * skipped for the first time, is a new id.
+ */
+function coverage(roots) {
+  const inspector = require("node:inspector");
+  const { fileURLToPath } = require("node:url");
+  const path = require("node:path");
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params || {}, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  const prefixes = roots.map((r) => path.resolve(String(r)));
+  const keep = (url) => {
+    if (!url.startsWith("file:")) return false;
+    const file = fileURLToPath(url);
+    if (prefixes.length === 0) return file !== __filename;
+    return prefixes.some((p) => file === p || file.startsWith(p + path.sep));
+  };
+  const take = async () => {
+    const { result } = await post("Profiler.takePreciseCoverage");
+    const ids = new Set();
+    for (const script of result) {
+      if (!keep(script.url)) continue;
+      const name = path.basename(fileURLToPath(script.url));
+      for (const fn of script.functions) {
+        if (!fn.ranges.length || fn.ranges[0].count === 0) continue;
+        for (const r of fn.ranges) {
+          ids.add(fnv1a(`${name}:${r.startOffset}:${r.endOffset}:${r.count > 0 ? 1 : 0}`));
+        }
+      }
+    }
+    return [...ids]
+      .sort((a, b) => a - b)
+      .map((i) => i.toString(16).padStart(8, "0"))
+      .join("");
+  };
+  const started = post("Profiler.enable")
+    .then(() => post("Profiler.startPreciseCoverage", { callCount: true, detailed: true }))
+    .then(take) // what loading the modules ran is not a request's
+    .catch((e) => process.stderr.write(`snapconf_worker: no coverage: ${e}\n`));
+  return { started, take };
 }
 
 /** The answer to one request (an object). */
@@ -59,14 +125,17 @@ async function answer(request, ops) {
  * and `hydrate(root, archive, scratch)` may be plain or `async` functions; a backend used
  * only as a producer (or an extractor) may leave the other out, and a request for it is
  * refused. `input`/`output` default to the process's stdin and stdout (tests pass others).
+ * `coverage`: the directories or files whose blocks an answer reports when snapconf asks
+ * for coverage (`SNAPCONF_COVERAGE=1`; default: every file outside node's own).
  */
-function serve(ops, { input = process.stdin, output = process.stdout } = {}) {
+function serve(ops, { input = process.stdin, output = process.stdout, coverage: roots = [] } = {}) {
   // What the backend's code prints must not reach the protocol stream.
   const toStderr = (...args) => process.stderr.write(require("util").format(...args) + "\n");
   console.log = toStderr;
   console.info = toStderr;
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
-  let queue = Promise.resolve();
+  const tracer = process.env.SNAPCONF_COVERAGE === "1" ? coverage(roots) : null;
+  let queue = tracer ? tracer.started : Promise.resolve();
   lines.on("line", (line) => {
     if (!line.trim()) return;
     queue = queue.then(async () => {
@@ -79,6 +148,13 @@ function serve(ops, { input = process.stdin, output = process.stdout } = {}) {
         const message = error && error.message !== undefined ? error.message : String(error);
         process.stderr.write(`snapconf_worker: request refused:\n${(error && error.stack) || message}\n`);
         reply = { ok: false, error: `${name}: ${message}` };
+      }
+      if (tracer) {
+        try {
+          reply.coverage = await tracer.take();
+        } catch (e) {
+          process.stderr.write(`snapconf_worker: no coverage: ${e}\n`);
+        }
       }
       output.write(JSON.stringify(reply) + "\n");
     });

@@ -4,6 +4,7 @@ mod adapter;
 pub mod adapters;
 pub mod backend;
 pub mod clear;
+pub mod coverage;
 pub mod exclusion;
 pub mod input;
 pub mod process;

@@ -6,6 +6,7 @@ use super::policy_flags::{
 };
 use clap::{Args, Parser, Subcommand};
 use snapconf_extract as rx;
+use snapconf_harness::fuzz::CoverageMode;
 use std::path::PathBuf;
 
 /// snapconf: a conformance suite for workspace snapshots (tar capture and hydration).
@@ -199,6 +200,12 @@ pub struct FuzzArgs {
     /// may use)
     #[arg(short = 'j', long, env = "SNAPCONF_JOBS", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
+    /// Coverage feedback: keep inputs that reach new code of the extractor and mutate them
+    /// further. `auto`: where the extractor reports coverage (the Python extractors, a
+    /// backend on snapconf_worker.py or .js, in a view with its persistent worker); `on`:
+    /// an extractor that reports none is a usage error (exit 2); `off`: blind
+    #[arg(long, value_enum, default_value_t = CoverageMode::Auto, env = "SNAPCONF_FUZZ_COVERAGE")]
+    pub coverage: CoverageMode,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -8,7 +8,7 @@ use snapconf_harness::engine::events::{JsonEvent, Output};
 use snapconf_harness::engine::progress::{Event, FindingEvent, Progress};
 use snapconf_harness::exit;
 use snapconf_harness::fuzz::{
-    fuzz as fuzz_session, read_replay, replay_archive, FuzzEvent, FuzzOptions,
+    fuzz as fuzz_session, read_replay, replay_archive, CoverageMode, FuzzEvent, FuzzOptions,
 };
 use snapconf_harness::jail::default_jail_base;
 use snapconf_harness::jail::host_canary::HostCanary;
@@ -228,6 +228,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         replay_args: replay_args(&a),
         known: baseline.clone().unwrap_or_default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
+        coverage: a.coverage,
     };
     if let (Some(dir), Some((file, bytes)), [ex]) = (&a.replay, &replay, exs.as_slice()) {
         let canary = HostCanary::take();
@@ -244,6 +245,21 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
             outln!("reproduces: {check}: {message}");
         }
         return Ok(exit::FINDINGS);
+    }
+    // `--coverage on` needs coverage from every extractor asked for, before any session.
+    if a.coverage == CoverageMode::On {
+        for ex in &exs {
+            if !snapconf_harness::fuzz::coverage_available(ex.as_ref(), &opts)? {
+                return Err(Usage(format!(
+                    "--coverage on: extractor `{}` reports no coverage here (only the Python \
+                     extractors and backends on snapconf_worker.py or snapconf_worker.js do, \
+                     through their persistent worker in a filesystem view); use \
+                     --coverage auto or off",
+                    ex.name()
+                ))
+                .into());
+            }
+        }
     }
     // Checked (and an earlier session's files removed) before the session, as for `run`.
     super::not_interrupted()?;
@@ -369,6 +385,12 @@ fn session(
             summary.findings.len(),
             opts.report_dir.display()
         );
+    }
+    if let Some(c) = &summary.coverage {
+        super::output::note(&format!(
+            "snapconf fuzz: coverage feedback: {} coverage id(s) seen in {} execution(s); {} input(s) kept for new code, {} in the corpus at the end ({} bytes)",
+            c.ids, c.executions, c.kept, c.corpus, c.corpus_bytes
+        ));
     }
     if summary.hangs_cut_short > 0 {
         super::output::note(&format!(

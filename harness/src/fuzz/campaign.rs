@@ -73,6 +73,26 @@ pub struct FuzzSummary {
     /// counted into it instead, [`FuzzFinding::hits`]).
     #[serde(default)]
     pub shrinks: u64,
+    /// Coverage feedback's figures ([`super::feedback`]); `None` for a blind session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageFigures>,
+}
+
+/// What coverage feedback saw in a session ([`FuzzSummary::coverage`]).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct CoverageFigures {
+    /// Distinct coverage ids seen (lines of `tarfile.py`, blocks of a JavaScript file):
+    /// over every worker for a session, one worker's for a worker's part.
+    pub ids: u64,
+    /// Inputs held in the workers' corpora at the end.
+    pub corpus: u64,
+    /// Their bytes.
+    pub corpus_bytes: u64,
+    /// Inputs kept over the session for reaching new code (those dropped for room
+    /// included).
+    pub kept: u64,
+    /// Executions whose answer carried coverage.
+    pub executions: u64,
 }
 
 /// Run a fuzz session against `ex` on `opts.jobs` workers. Findings are in the order they
@@ -83,12 +103,16 @@ pub fn fuzz(
     on_event: &mut dyn FnMut(FuzzEvent),
 ) -> Result<FuzzSummary, HarnessError> {
     let bases = parsed_bases(opts)?;
+    // Before the clock starts: `auto` runs one execution to see whether the extractor
+    // reports coverage.
+    let guided = super::feedback::guided(ex, opts)?;
     let start = Instant::now();
     let causes = std::sync::Mutex::new(Causes::new(opts.causes_per_check));
     let failed = std::sync::atomic::AtomicBool::new(false);
     let executions = std::sync::atomic::AtomicU64::new(0);
     let started = std::sync::atomic::AtomicU64::new(0);
     let workers = opts.jobs.max(1);
+    let covered = std::sync::Mutex::new(std::collections::HashSet::new());
     let mut summary = FuzzSummary::default();
     let mut first_error = None;
     let shared = Shared {
@@ -100,6 +124,8 @@ pub fn fuzz(
         start,
         executions: &executions,
         started: &started,
+        guided,
+        covered: &covered,
     };
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<WorkerNote>();
@@ -151,6 +177,13 @@ pub fn fuzz(
                         summary.phases.add(&part.phases);
                         summary.failing += part.failing;
                         summary.shrinks += part.shrinks;
+                        if let Some(c) = part.coverage {
+                            let all = summary.coverage.get_or_insert_with(Default::default);
+                            all.corpus += c.corpus;
+                            all.corpus_bytes += c.corpus_bytes;
+                            all.kept += c.kept;
+                            all.executions += c.executions;
+                        }
                         for (check, n) in part.hits {
                             *summary.hits.entry(check).or_default() += n;
                         }
@@ -162,6 +195,12 @@ pub fn fuzz(
             }
         }
     });
+    if let Some(c) = &mut summary.coverage {
+        c.ids = covered
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .len() as u64;
+    }
     // Hits counted after a cause's finding was written belong to it too.
     let causes = causes.into_inner().unwrap_or_else(|e| e.into_inner());
     for f in &mut summary.findings {

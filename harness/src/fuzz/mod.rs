@@ -10,6 +10,7 @@ mod causes;
 mod effect;
 mod execute;
 mod expectation;
+mod feedback;
 mod finding;
 mod host_safe;
 mod mutate;
@@ -26,9 +27,12 @@ mod worker;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
 pub use attack::{attack, attack_lowered, attack_of, AttackClass};
-pub use campaign::{fuzz, FuzzEvent, FuzzSummary};
+pub use campaign::{fuzz, CoverageFigures, FuzzEvent, FuzzSummary};
 pub use causes::FirstSeen;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};
+pub use feedback::{
+    coverage_available, CoverageMode, CORPUS_SHARE, MAX_CORPUS_BYTES, MAX_CORPUS_ENTRIES,
+};
 pub use finding::FuzzFinding;
 pub use host_safe::{host_safe, MAX_DECODED};
 pub use mutate::{mutate, Mutation};

@@ -52,6 +52,10 @@ pub(super) struct Persist {
     pub(super) cut: Option<std::time::Duration>,
     /// The longest execution of this worker that did not hang, either path.
     pub(super) slowest: std::time::Duration,
+    /// Ask the servers this starts for coverage ([`super::feedback`]).
+    pub(super) coverage: bool,
+    /// The coverage ids the last persistent execution's answer carried, if any.
+    pub(super) covered: Option<Vec<u32>>,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -150,6 +154,9 @@ impl Persist {
             let mut cmd = ex
                 .server_command()
                 .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
+            if self.coverage {
+                cmd.env(snapconf_producers::coverage::COVERAGE_VAR, "1");
+            }
             let scratch = live
                 .view
                 .scratch()
@@ -179,6 +186,7 @@ impl Persist {
             Some(server) => ex.hydrate_served(&req, server),
             None => ex.hydrate(&req),
         })?;
+        self.covered = live.server.as_mut().and_then(Server::take_coverage);
         if let Some(own) = live.view.scratch() {
             // The backend's own space, not compared: empty for each request.
             clear_dir(own).ctx(|| "cannot empty the scratch".into())?;

@@ -1,12 +1,14 @@
 //! One worker of a fuzz campaign (`-j` runs several): draw inputs from its own seed, run
-//! them, queue the hits and shrink the most severe; and [`verdicts`], its first draws
-//! without shrinking, for tests.
+//! them, queue the hits and shrink the most severe, and, with coverage feedback, keep the
+//! inputs that reached new code in its corpus ([`super::feedback`]) to draw from; and
+//! [`verdicts`], its first draws without shrinking, for tests.
 
 use super::attack::{attack_lowered, AttackClass};
 use super::campaign::FuzzSummary;
 use super::causes::{Causes, FirstSeen, HitIs};
 use super::effect::fuzz_cause;
 use super::execute::{execute, hang_cut, runnable, Hit};
+use super::feedback::Corpus;
 use super::finding::{shrink_and_write, FuzzFinding};
 use super::mutate::{mutate, Mutation};
 use super::options::{parsed_bases, FuzzOptions};
@@ -46,6 +48,10 @@ pub(super) struct Shared<'a> {
     /// Executions begun, over every worker: each worker takes a number before it runs an
     /// input, so that `opts.runs` caps the session exactly whatever `-j`.
     pub(super) started: &'a std::sync::atomic::AtomicU64,
+    /// Whether the session uses coverage feedback ([`super::feedback::guided`]).
+    pub(super) guided: bool,
+    /// The coverage ids any worker has seen (for the summary's count).
+    pub(super) covered: &'a std::sync::Mutex<std::collections::HashSet<u32>>,
 }
 
 /// Worker `k` of a campaign sharing `shared`: draws from `opts.seed + k` until the
@@ -65,6 +71,8 @@ pub(super) fn worker(
         start,
         executions,
         started,
+        guided,
+        covered,
     } = shared;
     let lock = || causes.lock().unwrap_or_else(|e| e.into_inner());
     let seed = opts.seed.wrapping_add(k);
@@ -74,6 +82,9 @@ pub(super) fn worker(
     let mut pending: Vec<Pending> = Vec::new();
     let mut shrinking = Duration::ZERO;
     let mut persist = Persist::new(ex, opts);
+    persist.coverage = guided;
+    let mut corpus = Corpus::default();
+    let mut with_coverage = 0u64;
     // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
     // execution, whose jail is then removed like any other.
     let go = || {
@@ -96,7 +107,7 @@ pub(super) fn worker(
             bytes,
             mutations,
             class,
-        } = draw(&mut rng, bases, opts, lowered);
+        } = draw(&mut rng, bases, opts, lowered, &corpus);
         if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
@@ -122,6 +133,15 @@ pub(super) fn worker(
             }
         }
         summary.executions += 1;
+        if let Some(ids) = persist.covered.take().filter(|_| guided) {
+            with_coverage += 1;
+            let base = label.strip_prefix(CORPUS_LABEL).unwrap_or(&label);
+            let new = corpus.offer(&ids, &bytes, base, class);
+            if !new.is_empty() {
+                let mut all = covered.lock().unwrap_or_else(|e| e.into_inner());
+                all.extend(new);
+            }
+        }
         let at = FirstSeen {
             secs: start.elapsed().as_secs_f64(),
             execution: executions.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
@@ -203,6 +223,16 @@ pub(super) fn worker(
     summary.view_rebuilds = persist.rebuilds;
     summary.view_restores = persist.restores;
     summary.phases = persist.phases;
+    if guided {
+        let (entries, bytes) = corpus.size();
+        summary.coverage = Some(super::campaign::CoverageFigures {
+            ids: corpus.ids() as u64,
+            corpus: entries as u64,
+            corpus_bytes: bytes as u64,
+            kept: corpus.kept,
+            executions: with_coverage,
+        });
+    }
     Ok(summary)
 }
 
@@ -219,18 +249,34 @@ struct Drawn {
     class: Option<AttackClass>,
 }
 
+/// What the label of an input drawn from a corpus entry starts with (then the entry's).
+const CORPUS_LABEL: &str = "corpus: ";
+
 /// The next input of a worker drawing from `rng`, with each attack class's weight halved
-/// `halvings(class)` times (the causes the session kept of it). Half the inputs (a quarter
-/// without a view, where most attacks cannot run) are drawn from the attack classes,
-/// sometimes mutated further; the rest are structural mutations of a base archive. Depends
-/// on `rng`, `opts.view` and the halvings alone, so a seed gives the same sequence until
-/// the session keeps a cause.
+/// `halvings(class)` times (the causes the session kept of it). Once `corpus` holds an
+/// input, one in [`super::feedback::CORPUS_SHARE`] is a structural mutation of one of its
+/// entries (keeping the entry's attack class). Of the rest, half (a quarter without a
+/// view, where most attacks cannot run) are drawn from the attack classes, sometimes
+/// mutated further; the others are structural mutations of a base archive. Depends on
+/// `rng`, `opts.view`, the halvings and the corpus alone, so a seed gives the same
+/// sequence until the session keeps a cause or an input (never, without coverage).
 fn draw(
     rng: &mut Rng,
     bases: &[(String, Records)],
     opts: &FuzzOptions,
     halvings: impl Fn(AttackClass) -> u32,
+    corpus: &Corpus,
 ) -> Drawn {
+    if let Some(entry) = corpus.pick(rng) {
+        let n = 1 + rng.below(4);
+        let (bytes, mutations) = mutate(&entry.records, rng, n);
+        return Drawn {
+            label: format!("{CORPUS_LABEL}{}", entry.label),
+            bytes,
+            mutations,
+            class: entry.class,
+        };
+    }
     let attack_share = if opts.view { 2 } else { 4 };
     if rng.below(attack_share) == 0 {
         let (drawn, class, description) = attack_lowered(rng, halvings);
@@ -286,7 +332,7 @@ pub fn verdicts(
     let mut persist = Persist::new(ex, opts);
     let mut out = Vec::new();
     for _ in 0..n {
-        let Drawn { bytes, .. } = draw(&mut rng, &bases, opts, |_| 0);
+        let Drawn { bytes, .. } = draw(&mut rng, &bases, opts, |_| 0, &Corpus::default());
         if !runnable(&bytes, ex, opts) {
             continue;
         }

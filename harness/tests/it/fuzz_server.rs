@@ -113,6 +113,7 @@ fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
         replay_args: String::new(),
         known: Default::default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
+        coverage: snapconf_harness::fuzz::CoverageMode::Off,
     })
 }
 

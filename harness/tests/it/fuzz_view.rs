@@ -80,6 +80,7 @@ fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<Fu
         server: true,
         known: Default::default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
+        coverage: snapconf_harness::fuzz::CoverageMode::Off,
     })
 }
 

@@ -16,6 +16,7 @@ mod cli_hydrate;
 mod cli_output;
 mod cli_usage;
 mod corpus;
+mod coverage_feedback;
 mod exit_codes;
 mod faults;
 mod full_jail;

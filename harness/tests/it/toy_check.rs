@@ -172,6 +172,7 @@ fn a_toy_check_reaches_fuzz() {
         server: true,
         known: Default::default(),
         causes_per_check: snapconf_harness::fuzz::MAX_CAUSES_PER_CHECK,
+        coverage: snapconf_harness::fuzz::CoverageMode::Off,
     };
     let summary = fuzz(&reference(), &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);
@@ -276,6 +277,7 @@ fn two_cause_session(
         server: false,
         known: known.clone(),
         causes_per_check: 1,
+        coverage: snapconf_harness::fuzz::CoverageMode::Off,
     };
     let summary = fuzz(&TwoCauses, &opts, &mut |_| {}).expect("fuzz");
     assert!(summary.executions > 0);

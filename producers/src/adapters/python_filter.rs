@@ -26,6 +26,10 @@ use std::process::Command;
 /// The embedded extraction script, run with either filter.
 pub const EXTRACT_TARFILE_PY: &str = include_str!("../../scripts/extract_tarfile.py");
 
+/// The Python side of the backend protocol (`backends/snapconf_worker.py`), whose
+/// `Coverage` the server uses to record the lines of `tarfile` each request runs.
+pub const SNAPCONF_WORKER_PY: &str = include_str!("../../backends/snapconf_worker.py");
+
 /// A PEP 706 extraction filter, by the name `extractall(filter=...)` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TarfileFilter {
@@ -122,12 +126,17 @@ impl Extractor for PythonFilterExtractor {
         self.extract(req, None)
     }
 
-    /// The persistent server: `python3 -I -S -c <serve_python.py> <extract_tarfile.py>`,
-    /// which forks a child per request running the extraction script.
+    /// The persistent server: `python3 -I -S -c <serve_python.py> <extract_tarfile.py>
+    /// <snapconf_worker.py>`, which forks a child per request running the extraction
+    /// script; with [`crate::coverage::COVERAGE_VAR`]`=1` each answer carries the lines of
+    /// `tarfile` the child ran (recorded by `snapconf_worker.py`'s `Coverage`).
     fn server_command(&self) -> Option<Command> {
         Some(python_command(
             SERVE_PYTHON_PY,
-            &[OsStr::new(EXTRACT_TARFILE_PY)],
+            &[
+                OsStr::new(EXTRACT_TARFILE_PY),
+                OsStr::new(SNAPCONF_WORKER_PY),
+            ],
         ))
     }
 

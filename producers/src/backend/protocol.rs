@@ -10,7 +10,9 @@
 //! A path is a JSON string when its bytes are UTF-8, else `{"hex":"…"}` (lower-case hex of
 //! the raw bytes), so any name round-trips. Exclusions are root-relative, without a leading
 //! or trailing `/`. `scratch` is a private, empty directory on the root's filesystem that the
-//! backend may use for this request (staging a restore, say); snapconf removes it. Any other
+//! backend may use for this request (staging a restore, say); snapconf removes it. An
+//! answer may carry `"coverage"`, the code of the extraction library the request ran, when
+//! the worker was asked for it ([`crate::coverage`]; `snapconf fuzz --coverage`). Any other
 //! field in an answer is ignored; a worker should ignore request fields it does not know.
 
 use serde::{Deserialize, Serialize};
@@ -70,6 +72,10 @@ pub struct Response {
     /// Why it refused (kept as evidence).
     #[serde(default)]
     pub error: Option<String>,
+    /// The coverage ids of the request, 8 hex digits each ([`crate::coverage`]); only
+    /// when asked for.
+    #[serde(default)]
+    pub coverage: Option<String>,
 }
 
 #[cfg(test)]
@@ -103,7 +109,8 @@ mod tests {
             a,
             Response {
                 ok: false,
-                error: Some("no".into())
+                error: Some("no".into()),
+                coverage: None,
             }
         );
         assert!(serde_json::from_str::<Response>("hello").is_err());

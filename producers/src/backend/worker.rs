@@ -313,7 +313,7 @@ impl Worker {
         };
         match answer {
             Ok(Ok(bytes)) => match answer_outcome(&what, op, &bytes) {
-                Ok(outcome) => {
+                Ok((outcome, _)) => {
                     running.reap_escaped();
                     state.running = Some(running);
                     Ok(outcome)
@@ -367,7 +367,10 @@ impl Worker {
         let what = format!("backend `{}` worker `{}`", self.name, self.rendered());
         Ok(match server.exchange(&line, timeout)? {
             Exchange::Line(bytes) => match answer_outcome(&what, op, &bytes) {
-                Ok(outcome) => outcome,
+                Ok((outcome, coverage)) => {
+                    server.note_coverage(coverage);
+                    outcome
+                }
                 Err(garbage) => {
                     let tail = server.stderr_tail(STDERR_TAIL_BYTES);
                     server.stop();
@@ -448,16 +451,32 @@ fn request_line(
 }
 
 /// The outcome an answer line `bytes` to an `op` request of `what` (the worker, for
-/// messages) stands for; `Err` with the reason when it is not a [`Response`] (garbage).
-fn answer_outcome(what: &str, op: &str, bytes: &[u8]) -> Result<Outcome, String> {
+/// messages) stands for, and the coverage ids it carried; `Err` with the reason when it is
+/// not a [`Response`] (garbage).
+/// A `coverage` field that is not a coverage string ([`crate::coverage::parse_ids`]) is
+/// read as none.
+fn answer_outcome(
+    what: &str,
+    op: &str,
+    bytes: &[u8],
+) -> Result<(Outcome, Option<Vec<u32>>), String> {
     match serde_json::from_slice::<Response>(bytes) {
-        Ok(resp) if resp.ok => Ok(Outcome::Success),
-        Ok(resp) => Ok(Outcome::Refused {
-            message: format!(
-                "{what} refused the {op} request: {}",
-                resp.error.unwrap_or_else(|| "(no error given)".into())
-            ),
-        }),
+        Ok(resp) => {
+            let coverage = resp
+                .coverage
+                .as_deref()
+                .and_then(crate::coverage::parse_ids);
+            let outcome = match resp.ok {
+                true => Outcome::Success,
+                false => Outcome::Refused {
+                    message: format!(
+                        "{what} refused the {op} request: {}",
+                        resp.error.unwrap_or_else(|| "(no error given)".into())
+                    ),
+                },
+            };
+            Ok((outcome, coverage))
+        }
         Err(e) => {
             let shown = String::from_utf8_lossy(bytes);
             let shown: String = shown.trim_end().chars().take(200).collect();

@@ -8,8 +8,10 @@
 //! code as `snapconf hydrate` for each request.
 //!
 //! Protocol, one line each way: a request is the tool's arguments, each hex-encoded and
-//! separated by spaces; the answer is `exit N` or `signal N` (an answer line longer than
-//! [`MAX_ANSWER`] is a broken server). What the tool prints goes to the server's stderr, a
+//! separated by spaces; the answer is `exit N` or `signal N`, optionally followed by
+//! `cov=IDS`, the code the request ran ([`crate::coverage`], kept for
+//! [`Server::take_coverage`]); an answer line longer than [`MAX_ANSWER`] is a broken server.
+//! What the tool prints goes to the server's stderr, a
 //! pipe drained into a capped capture ([`crate::process::capture`]: 16 MiB kept, the rest
 //! counted) that this side clears before each request, so that a refusal's message holds
 //! that request's stderr only. The server runs in the scratch directory it was started
@@ -37,8 +39,9 @@ use std::time::{Duration, Instant};
 /// The embedded Python server (see the module docs).
 pub const SERVE_PYTHON_PY: &str = include_str!("../../scripts/serve_python.py");
 
-/// The longest answer line read, in bytes; a longer one is an unexpected answer.
-pub const MAX_ANSWER: usize = 4096;
+/// The longest answer line read, in bytes (room for some 130,000 coverage ids); a longer one is
+/// an unexpected answer.
+pub const MAX_ANSWER: usize = 1 << 20;
 
 /// How long a server may take to end after its stdin is closed before it is killed.
 const END_GRACE: Duration = Duration::from_millis(200);
@@ -53,6 +56,7 @@ pub struct Server {
     buf: Vec<u8>,
     capture: Capture,
     rendered: String,
+    coverage: Option<Vec<u32>>,
 }
 
 impl Server {
@@ -94,7 +98,20 @@ impl Server {
             buf: Vec::new(),
             capture,
             rendered,
+            coverage: None,
         })
+    }
+
+    /// The coverage ids the last request's answer carried ([`crate::coverage`]), taken
+    /// (a second call returns `None`); `None` when it carried none.
+    pub fn take_coverage(&mut self) -> Option<Vec<u32>> {
+        self.coverage.take()
+    }
+
+    /// Keep `ids` as the coverage of the last request (for a protocol that reads them
+    /// from its own answers, [`crate::backend`]'s worker).
+    pub fn note_coverage(&mut self, ids: Option<Vec<u32>>) {
+        self.coverage = ids;
     }
 
     /// False once the server has died, been killed or failed to answer a request.
@@ -126,7 +143,10 @@ impl Server {
         line.push('\n');
         let ended = match self.exchange(line.as_bytes(), timeout)? {
             Exchange::Line(reply) => match parse_reply(&reply) {
-                Some(status) => RunEnd::Status(status),
+                Some((status, coverage)) => {
+                    self.coverage = coverage;
+                    RunEnd::Status(status)
+                }
                 None => {
                     self.stop();
                     return Err(ToolError::Io {
@@ -167,6 +187,7 @@ impl Server {
             });
         }
         self.capture.clear();
+        self.coverage = None;
         let sent = match self.stdin.as_mut() {
             Some(s) => s.write_all(line).and_then(|()| s.flush()).is_ok(),
             None => false,
@@ -291,21 +312,41 @@ enum Answer {
     Gone,
 }
 
-/// `exit N` or `signal N` as an exit status.
-fn parse_reply(line: &[u8]) -> Option<ExitStatus> {
+/// `exit N` or `signal N` as an exit status, and the coverage ids of a `cov=IDS` after it.
+fn parse_reply(line: &[u8]) -> Option<(ExitStatus, Option<Vec<u32>>)> {
     let text = std::str::from_utf8(line).ok()?;
-    let (what, n) = text.trim().split_once(' ')?;
-    let n: i32 = n.parse().ok()?;
-    match what {
-        "exit" => Some(ExitStatus::from_raw((n & 0xff) << 8)),
-        "signal" => Some(ExitStatus::from_raw(n & 0x7f)),
-        _ => None,
+    let mut words = text.split_ascii_whitespace();
+    let (what, n) = (words.next()?, words.next()?);
+    let coverage = match words.next() {
+        None => None,
+        Some(w) => Some(crate::coverage::parse_ids(w.strip_prefix("cov=")?)?),
+    };
+    if words.next().is_some() {
+        return None;
     }
+    let n: i32 = n.parse().ok()?;
+    let status = match what {
+        "exit" => ExitStatus::from_raw((n & 0xff) << 8),
+        "signal" => ExitStatus::from_raw(n & 0x7f),
+        _ => return None,
+    };
+    Some((status, coverage))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An answer may end with `cov=IDS`; anything else after the status is not an answer.
+    #[test]
+    fn answers_read_their_coverage() {
+        let (status, cov) = parse_reply(b"exit 3 cov=0000000a000000ff").expect("an answer");
+        assert_eq!((status.code(), cov), (Some(3), Some(vec![10, 255])));
+        assert_eq!(parse_reply(b"signal 9").map(|r| r.1), Some(None));
+        assert!(parse_reply(b"exit 0 cov=0a").is_none());
+        assert!(parse_reply(b"exit 0 more").is_none());
+        assert!(parse_reply(b"exit 0 cov= x").is_none());
+    }
 
     /// A server answers requests in order; a request it does not answer in time is a hang
     /// that kills it; a server that dies mid-request makes that request a hang.

@@ -283,3 +283,70 @@ serve({{
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("noise"), "{stderr}");
 }
+
+/// A worker's start is part of the proof that a kept jail is clean: the whole jail is
+/// compared before and after each server start (and its warm-up request), so a worker
+/// that writes into the view while it starts (here `/planted-at-start`, a new entry of
+/// the jail) is never absorbed into the next execution's "before": the jail is laid out
+/// again, and when the new one changes too the session stops with a message saying so.
+/// The same worker that plants nothing fuzzes normally.
+#[test]
+fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
+    if !runs("node") {
+        skip("`node` is not installed", "apt-get install nodejs");
+        return;
+    }
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let lib = serde_json::to_string(
+        &backends_dir()
+            .join("snapconf_worker.js")
+            .display()
+            .to_string(),
+    )
+    .expect("json");
+    let session = |plant: bool| {
+        let name = if plant { "planting" } else { "quiet" };
+        let dir = work.path().join(name);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let planting = if plant {
+            r#"require("fs").writeFileSync("/planted-at-start", "x");"#
+        } else {
+            ""
+        };
+        std::fs::write(
+            dir.join("w.js"),
+            format!("{planting}\nrequire({lib}).serve({{ hydrate: async () => {{}} }});\n"),
+        )
+        .expect("worker");
+        let toml = dir.join("w.toml");
+        std::fs::write(
+            &toml,
+            format!(
+                "name = \"{name}\"\nmode = \"worker\"\nworker = [\"node\", \"{{dir}}/w.js\"]\n"
+            ),
+        )
+        .expect("toml");
+        support::Snapconf::new()
+            .args(["fuzz", "--extractor", name, "--backend"])
+            .arg(&toml)
+            .args(["--time", "3", "--timeout", "5", "-j", "1", "--seed", "3"])
+            .arg("--report-dir")
+            .arg(dir.join("report"))
+            .run()
+    };
+    let (code, out, err) = session(true);
+    assert!(
+        code == 3 && err.contains("changes its jail while it starts"),
+        "exit {code}: {out}{err}"
+    );
+    let (code, out, err) = session(false);
+    assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
+}

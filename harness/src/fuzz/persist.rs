@@ -240,6 +240,11 @@ fn unclean_twice(ex: &dyn Extractor) -> HarnessError {
     ))
 }
 
+/// The shortest wait for a warm-up's answer ([`Live::start_server`]): a start is not a
+/// hydration, and on a loaded machine `node` alone can take seconds to start; the session's
+/// `--timeout` applies when it is longer.
+const WARM_UP_TIMEOUT_MIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The file and directory in a worker's scratch that [`Live::start_server`]'s warm-up
 /// request hydrates (an empty archive into an empty directory).
 const WARM_UP: [&str; 2] = ["snapconf-warm-up.tar", "snapconf-warm-up"];
@@ -250,7 +255,8 @@ impl Live {
     ///
     /// A plugged-in backend's worker (it sees the scratch) is then sent one warm-up
     /// request, an empty archive hydrated into a directory of the scratch, and its answer
-    /// awaited (at most the session's timeout), so that the interpreter's start (about a
+    /// awaited (at most the session's timeout, and at least [`WARM_UP_TIMEOUT_MIN`]), so
+    /// that the interpreter's start (about a
     /// second for `node` on a loaded machine) is counted as the start's, not as the first
     /// archive's: it neither eats into that archive's (possibly cut) timeout nor raises
     /// the worker's slowest execution, hence its hang cut ([`super::execute`]). A server
@@ -286,7 +292,8 @@ impl Live {
             let mut server = with_view(prefix.clone(), || Server::start(&mut cmd, &scratch))?;
             starts += 1;
             if warm {
-                warm_up(&mut server, ex, &prefix, &scratch, opts.timeout)
+                let timeout = opts.timeout.max(WARM_UP_TIMEOUT_MIN);
+                warm_up(&mut server, ex, &prefix, &scratch, timeout)
                     .ctx(|| "cannot write the warm-up request's files".into())?;
                 clear_dir(&scratch).ctx(|| "cannot empty the scratch".into())?;
             }

@@ -288,7 +288,7 @@ serve({{
 /// compared before and after each server start (and its warm-up request), so a worker
 /// that writes into the view while it starts (here `/planted-at-start`, a new entry of
 /// the jail) is never absorbed into the next execution's "before": the jail is laid out
-/// again, and when the new one changes too the session stops with a message saying so.
+/// again, and when the new one changes too the session stops (exit 4) saying so.
 /// The same worker that plants nothing fuzzes normally.
 #[test]
 fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
@@ -344,7 +344,7 @@ fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
     };
     let (code, out, err) = session(true);
     assert!(
-        code == 3 && err.contains("changes its jail while it starts"),
+        code == 4 && err.contains("changes its jail while it starts"),
         "exit {code}: {out}{err}"
     );
     let (code, out, err) = session(false);

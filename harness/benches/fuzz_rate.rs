@@ -18,7 +18,10 @@
 //! 7.x installed by `install_node_tar.sh` into `target/node-tar/7`; skipped without node
 //! and npm): "server" is its persistent worker in each fuzz worker's view, "one-shot" one
 //! `node` start per archive. Its ratio to python-data at `-j 2` is printed last. Goal
-//! (issue 29): at least 100 executions/s at `-j 2`.
+//! (issue 29): at least 100 executions/s at `-j 2`. For each persistent session a line says
+//! where its time went (mean request, server starts, hangs, seconds per phase; from
+//! `fuzz.json`): for node-tar, hangs and worker starts, not requests (`fuzz/README.md`,
+//! "Rate of a node worker backend", has the figures).
 //!
 //! `SNAPCONF_BENCH_COVERAGE=1` measures coverage feedback instead ([`coverage_vs_blind`]):
 //! python-data and the node-tar 6.1.0 backend (installed into `target/node-tar/6.1.0`),
@@ -146,6 +149,9 @@ fn main() {
                         std::process::exit(3);
                     }
                     let summary = read_summary(&dir.path().join("fuzz.json"));
+                    if let Some(line) = where_time_went(&dir.path().join("fuzz.json")) {
+                        println!("round {round}: {ex:<12} {mode:<8} -j {jobs}: {line}");
+                    }
                     let rate = Rate {
                         executions: summary.0 / took,
                         runs: summary.1 / took,
@@ -249,6 +255,42 @@ fn install_node_tar(version: &str) -> Option<std::path::PathBuf> {
             None
         }
     }
+}
+
+/// Where a persistent session's time went, from its `fuzz.json`: the mean request
+/// (hydrate phase per extractor run), the servers started and the mean start (the start
+/// phase, a backend worker's warm-up included), and the hangs (each costs at least the
+/// hang cut, and a server start). `None` for a one-shot session (no phases) or an
+/// unreadable file.
+fn where_time_went(path: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+    let phase = |k: &str| {
+        v["phases"]
+            .get(k)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let starts = n("server_starts");
+    if starts == 0.0 {
+        return None;
+    }
+    let hangs = v["hits"]
+        .get("hang")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0)
+        + n("hangs_cut_short");
+    Some(format!(
+        "{:.1} ms a request, {starts:.0} server start(s) at {:.0} ms, {hangs:.0} hang(s); \
+         seconds hydrate {:.1}, start {:.1}, before {:.1}, judge {:.1}, reset {:.1}",
+        phase("hydrate") * 1e3 / n("extractor_runs").max(1.0),
+        phase("start") * 1e3 / starts,
+        phase("hydrate"),
+        phase("start"),
+        phase("before"),
+        phase("judge"),
+        phase("reset"),
+    ))
 }
 
 /// `(executions, extractor_runs)` of a session's `fuzz.json`.

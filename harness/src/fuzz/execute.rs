@@ -52,13 +52,17 @@ pub(super) fn execute(
 ) -> Result<Executed, HarnessError> {
     persist.runs += 1;
     let began = Instant::now();
+    persist.starting = Duration::ZERO;
     let executed = if persist.enabled() {
         persist.execute(bytes, ex, opts)?
     } else {
         execute_once(bytes, ex, opts, persist.timeout(opts))?
     };
     if !executed.0.iter().any(|h| h.check == Check::HANG) {
-        persist.slowest = persist.slowest.max(began.elapsed());
+        // A persistent server's start is not the archive's: the request's timeout does
+        // not include it either.
+        let spent = began.elapsed().saturating_sub(persist.starting);
+        persist.slowest = persist.slowest.max(spent);
     }
     Ok(executed)
 }

@@ -50,12 +50,16 @@ pub(super) struct Persist {
     /// A timeout shorter than the session's for the next executions, either path (see
     /// [`super::execute`]'s `hang_cut`); `None`: the session's.
     pub(super) cut: Option<std::time::Duration>,
-    /// The longest execution of this worker that did not hang, either path.
+    /// The longest execution of this worker that did not hang, either path, not counting
+    /// the time spent starting a server ([`Persist::starting`]).
     pub(super) slowest: std::time::Duration,
     /// Ask the servers this starts for coverage ([`super::feedback`]).
     pub(super) coverage: bool,
     /// The coverage ids the last persistent execution's answer carried, if any.
     pub(super) covered: Option<Vec<u32>>,
+    /// The time the last persistent execution spent starting a server (zero when it
+    /// reused the running one): a server's start is not the archive's time.
+    pub(super) starting: std::time::Duration,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -138,41 +142,43 @@ impl Persist {
         opts: &FuzzOptions,
     ) -> Result<Executed, HarnessError> {
         let mut clock = std::time::Instant::now();
-        let mut lap = || {
+        let mut laps = [0f64; 6];
+        let mut lap = |i: usize| {
             let now = std::time::Instant::now();
             let spent = (now - clock).as_secs_f64();
             clock = now;
+            laps[i] = spent;
             spent
         };
         let mut live = match self.live.take() {
             Some(live) => live,
             None => Live::lay_out(ex, opts)?,
         };
-        self.phases.lay_out += lap();
-        if !live.server.as_ref().is_some_and(Server::alive) {
-            live.server = None;
-            let mut cmd = ex
-                .server_command()
-                .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
-            if self.coverage {
-                cmd.env(snapconf_producers::coverage::COVERAGE_VAR, "1");
+        self.phases.lay_out += lap(0);
+        let started = !live.server.as_ref().is_some_and(Server::alive);
+        if started {
+            match live.start_server(ex, opts, self.coverage)? {
+                Ok(n) => self.starts += n,
+                Err(Unclean(n)) => {
+                    // Something in the jail changed while the server started: lay out a
+                    // new jail, view and server rather than trust this one.
+                    self.starts += n;
+                    self.rebuilds += 1;
+                    drop(live);
+                    live = Live::lay_out(ex, opts)?;
+                    self.starts += live
+                        .start_server(ex, opts, self.coverage)?
+                        .map_err(|_| unclean_twice(ex))?;
+                }
             }
-            let scratch = live
-                .view
-                .scratch()
-                .unwrap_or(live.scratch.path())
-                .to_path_buf();
-            let server = with_view(live.view.prefix().to_vec(), || {
-                Server::start(&mut cmd, &scratch)
-            })?;
-            live.server = Some(server);
-            self.starts += 1;
         }
-        self.phases.start += lap();
+        let starting = lap(1);
+        self.phases.start += starting;
+        self.starting = std::time::Duration::from_secs_f64(starting);
         // In place: the view holds the file's inode, read-only.
         std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
         let before = Before::take(&live.jail, &live.root)?;
-        self.phases.before += lap();
+        self.phases.before += lap(2);
         let req = HydrateRequest {
             archive: &live.archive,
             root: &live.root,
@@ -191,7 +197,7 @@ impl Persist {
             // The backend's own space, not compared: empty for each request.
             clear_dir(own).ctx(|| "cannot empty the scratch".into())?;
         }
-        self.phases.hydrate += lap();
+        self.phases.hydrate += lap(3);
         // Nothing outlives the request: the server kills the tool's process group, and a
         // killed server takes its PID namespace with it.
         let (judged, dirty) = before.judge(
@@ -206,7 +212,7 @@ impl Persist {
             ex,
             opts,
         )?;
-        self.phases.judge += lap();
+        self.phases.judge += lap(4);
         let restored = match &dirty {
             None => true,
             Some(now) => {
@@ -220,12 +226,110 @@ impl Persist {
             drop(live);
             self.rebuilds += 1;
         }
-        self.phases.reset += lap();
+        self.phases.reset += lap(5);
+        if trace_wanted() {
+            trace(&laps, started, &outcome);
+        }
         Ok(judged)
     }
 }
 
+/// A server start that changed the jail (it must be laid out anew), with the servers
+/// started.
+struct Unclean(u64);
+
+/// The error when even a newly laid-out jail changes while `ex`'s server starts.
+fn unclean_twice(ex: &dyn Extractor) -> HarnessError {
+    HarnessError::Other(format!(
+        "`{}`'s server changes its jail while it starts, even in a new one",
+        ex.name()
+    ))
+}
+
+/// The shortest wait for a warm-up's answer ([`Live::start_server`]): a start is not a
+/// hydration, and on a loaded machine `node` alone can take seconds to start; the session's
+/// `--timeout` applies when it is longer.
+const WARM_UP_TIMEOUT_MIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The file and directory in a worker's scratch that [`Live::start_server`]'s warm-up
+/// request hydrates (an empty archive into an empty directory).
+const WARM_UP: [&str; 2] = ["snapconf-warm-up.tar", "snapconf-warm-up"];
+
 impl Live {
+    /// Start `ex`'s server in the view; the servers started (1, or 2 when the first did
+    /// not survive its warm-up), or `Err(Unclean)` (below).
+    ///
+    /// A plugged-in backend's worker (it sees the scratch) is then sent one warm-up
+    /// request, an empty archive hydrated into a directory of the scratch, and its answer
+    /// awaited (at most the session's timeout, and at least [`WARM_UP_TIMEOUT_MIN`]), so
+    /// that the interpreter's start (about a
+    /// second for `node` on a loaded machine) is counted as the start's, not as the first
+    /// archive's: it neither eats into that archive's (possibly cut) timeout nor raises
+    /// the worker's slowest execution, hence its hang cut ([`super::execute`]). A server
+    /// the warm-up killed (it hung or died) is started again without one, as before.
+    /// The scratch is emptied after it. The warm-up goes through
+    /// [`Extractor::hydrate_served`], so a backend's validate step runs on the empty
+    /// archive too.
+    ///
+    /// The whole jail is snapshotted before the start and after it: a server whose start
+    /// changed anything in it (nothing should) is `Err(Unclean)`, killed, and the jail is
+    /// not reused.
+    ///
+    /// # Errors
+    /// `ex` has no server, it cannot be started, or the jail cannot be snapshotted.
+    fn start_server(
+        &mut self,
+        ex: &dyn Extractor,
+        opts: &FuzzOptions,
+        coverage: bool,
+    ) -> Result<Result<u64, Unclean>, HarnessError> {
+        self.server = None;
+        let observe = |jail: &Jail, root: &Path| {
+            jail.snapshot_whole(root)
+                .ctx(|| "cannot observe the jail".into())
+        };
+        let before = observe(&self.jail, &self.root)?;
+        let mut starts = 0;
+        let prefix = self.view.prefix().to_vec();
+        // A plugged-in backend's worker has a scratch of the view's own (in the jail, its
+        // own space): only such a worker is warmed up, in it.
+        let own = self.view.scratch().map(Path::to_path_buf);
+        let scratch = own
+            .clone()
+            .unwrap_or_else(|| self.scratch.path().to_path_buf());
+        for warm in [own.is_some(), false] {
+            let mut cmd = ex
+                .server_command()
+                .ok_or_else(|| HarnessError::Other(format!("`{}` has no server", ex.name())))?;
+            if coverage {
+                cmd.env(snapconf_producers::coverage::COVERAGE_VAR, "1");
+            }
+            let mut server = with_view(prefix.clone(), || Server::start(&mut cmd, &scratch))?;
+            starts += 1;
+            if warm {
+                let timeout = opts.timeout.max(WARM_UP_TIMEOUT_MIN);
+                warm_up(&mut server, ex, &prefix, &scratch, timeout)
+                    .ctx(|| "cannot write the warm-up request's files".into())?;
+                clear_dir(&scratch).ctx(|| "cannot empty the scratch".into())?;
+            }
+            if !warm || server.alive() {
+                self.server = Some(server);
+                break;
+            }
+        }
+        let after = observe(&self.jail, &self.root)?;
+        // The scratch is the backend's own space (emptied after the warm-up).
+        let own = own.map(|o| self.jail.rel(&o));
+        let ignore: Vec<&[u8]> = own.as_deref().into_iter().collect();
+        Ok(
+            if before.changes_touching(&after, &ignore, &[]).is_empty() {
+                Ok(starts)
+            } else {
+                Err(Unclean(starts))
+            },
+        )
+    }
+
     /// A new jail with the view laid out as the one-shot path lays it out, an (empty)
     /// archive file to mount, and the prior in the root.
     fn lay_out(ex: &dyn Extractor, opts: &FuzzOptions) -> Result<Live, HarnessError> {
@@ -252,6 +356,55 @@ impl Live {
             jail,
         })
     }
+}
+
+/// Whether `SNAPCONF_FUZZ_TRACE` is set (to anything but empty or `0`): then every
+/// persistent execution prints one line of its phases on stderr ([`trace`]).
+fn trace_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| {
+        std::env::var_os("SNAPCONF_FUZZ_TRACE").is_some_and(|v| !v.is_empty() && v != "0")
+    })
+}
+
+/// One execution's line for `SNAPCONF_FUZZ_TRACE`: milliseconds per phase, in the order of
+/// [`Phases`]' fields, whether a server was started for it, and how the extractor ended.
+fn trace(laps: &[f64; 6], started: bool, outcome: &snapconf_producers::Outcome) {
+    let ended = match outcome {
+        snapconf_producers::Outcome::Success => "ok",
+        snapconf_producers::Outcome::Refused { .. } => "refused",
+        snapconf_producers::Outcome::Hang { .. } => "hang",
+    };
+    let ms: Vec<String> = laps.iter().map(|s| format!("{:.1}", s * 1e3)).collect();
+    eprintln!(
+        "fuzz-trace: lay_out,start,before,hydrate,judge,reset ms {} start={started} {ended}",
+        ms.join(",")
+    );
+}
+
+/// One warm-up request to a newly started `server` of `ex` (see [`Live::start_server`]):
+/// an empty archive into an empty directory, both in `scratch`, through the view
+/// `prefix`, waiting at most `timeout`. Its answer does not matter, only that one came.
+fn warm_up(
+    server: &mut Server,
+    ex: &dyn Extractor,
+    prefix: &[std::ffi::OsString],
+    scratch: &Path,
+    timeout: std::time::Duration,
+) -> std::io::Result<()> {
+    let [archive, root] = WARM_UP.map(|n| scratch.join(n));
+    // Two zero blocks: a tar archive with no member.
+    std::fs::write(&archive, [0u8; 1024])?;
+    std::fs::create_dir_all(&root)?;
+    let req = HydrateRequest {
+        archive: &archive,
+        root: &root,
+        scratch,
+        limits: None,
+        timeout,
+    };
+    let _ = with_view(prefix.to_vec(), || ex.hydrate_served(&req, server));
+    Ok(())
 }
 
 /// Remove everything in `dir`, keeping `dir`.

@@ -195,7 +195,20 @@ fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
     let (code, out, err) = support::Snapconf::new()
         .args(["fuzz", "--extractor", "node-tar", "--backend"])
         .arg(toml())
-        .args(["--time", "8", "--timeout", "2", "-j", "2", "--seed", "3"])
+        // A fixed number of executions (the time only a guard), so the draws, and the
+        // hangs among them, are the same however loaded the machine is.
+        .args([
+            "--runs",
+            "60",
+            "--time",
+            "600",
+            "--timeout",
+            "5",
+            "-j",
+            "2",
+            "--seed",
+            "3",
+        ])
         .arg("--report-dir")
         .arg(&report)
         .env("SNAPCONF_NODE_TAR", &pkg)
@@ -212,8 +225,12 @@ fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
     // on deep link paths), in the loop or while shrinking.
     assert!(starts >= 2, "one worker per fuzz worker: {summary}");
     assert!(
-        runs >= 5 * starts,
+        runs >= 3 * starts,
         "persistent: far more runs than starts: {summary}"
+    );
+    assert!(
+        summary["executions"].as_u64() == Some(60),
+        "the session ends at --runs: {summary}"
     );
 }
 
@@ -282,4 +299,71 @@ serve({{
     assert_eq!(answers[3]["ok"], false, "no capture given: {answers:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("noise"), "{stderr}");
+}
+
+/// A worker's start is part of the proof that a kept jail is clean: the whole jail is
+/// compared before and after each server start (and its warm-up request), so a worker
+/// that writes into the view while it starts (here `/planted-at-start`, a new entry of
+/// the jail) is never absorbed into the next execution's "before": the jail is laid out
+/// again, and when the new one changes too the session stops (exit 4) saying so.
+/// The same worker that plants nothing fuzzes normally.
+#[test]
+fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
+    if !runs("node") {
+        skip("`node` is not installed", "apt-get install nodejs");
+        return;
+    }
+    let base = snapconf_harness::jail::default_jail_base();
+    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
+        skip(
+            &format!("no filesystem view: {why}"),
+            "apt-get install bubblewrap",
+        );
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let lib = serde_json::to_string(
+        &backends_dir()
+            .join("snapconf_worker.js")
+            .display()
+            .to_string(),
+    )
+    .expect("json");
+    let session = |plant: bool| {
+        let name = if plant { "planting" } else { "quiet" };
+        let dir = work.path().join(name);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let planting = if plant {
+            r#"require("fs").writeFileSync("/planted-at-start", "x");"#
+        } else {
+            ""
+        };
+        std::fs::write(
+            dir.join("w.js"),
+            format!("{planting}\nrequire({lib}).serve({{ hydrate: async () => {{}} }});\n"),
+        )
+        .expect("worker");
+        let toml = dir.join("w.toml");
+        std::fs::write(
+            &toml,
+            format!(
+                "name = \"{name}\"\nmode = \"worker\"\nworker = [\"node\", \"{{dir}}/w.js\"]\n"
+            ),
+        )
+        .expect("toml");
+        support::Snapconf::new()
+            .args(["fuzz", "--extractor", name, "--backend"])
+            .arg(&toml)
+            .args(["--time", "3", "--timeout", "5", "-j", "1", "--seed", "3"])
+            .arg("--report-dir")
+            .arg(dir.join("report"))
+            .run()
+    };
+    let (code, out, err) = session(true);
+    assert!(
+        code == 4 && err.contains("changes its jail while it starts"),
+        "exit {code}: {out}{err}"
+    );
+    let (code, out, err) = session(false);
+    assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
 }

@@ -634,3 +634,40 @@ fn a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host()
     );
     assert!(log.contains("exit "), "{log}");
 }
+
+/// A persistent worker runs on between requests in its view, which can write the jail,
+/// while snapconf writes into that jail from outside the view (the prior it puts back in
+/// the root, the decoys a restore recreates): a hostile worker that keeps planting links to
+/// host paths at those names (`racing_worker.py`) must not get a single write onto the
+/// host, and the session runs on (a write that meets a planted link fails, and the jail is
+/// laid out anew).
+#[test]
+fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
+    if !can_run("a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host") {
+        return;
+    }
+    let work = shm_dir("race");
+    let toml = fixtures().join("unprotected/racing_worker.toml");
+    let corpora = seeds_only_corpora(work.path());
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor racing-worker --time 10 --seed 5 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "snapconf wrote the host through a link the worker planted in its jail: {log}"
+    );
+    let text = std::fs::read_to_string(work.path().join("report/fuzz.json")).expect("fuzz.json");
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    assert!(
+        summary["executions"].as_u64() > Some(0),
+        "the session ran through the worker's server: {log}"
+    );
+    assert!(summary["server_starts"].as_u64() > Some(0), "{log}");
+}

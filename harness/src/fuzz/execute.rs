@@ -114,9 +114,9 @@ fn execute_once(
         std::slice::from_ref(&archive),
     )
     .ctx(|| "cannot lay out the filesystem view".into())?;
-    // The adapter's scratch (the reaper's report) lives outside the jail, unseen by the
-    // tool; a plugged-in backend's steps run in and write to a scratch of the view's own
-    // (`{exclude_file}`, the worker's scratch: [`View::with_scratch`]).
+    // The adapter's scratch lives outside the jail, unseen by the tool; a plugged-in
+    // backend's steps run in and write to a scratch of the view's own (`{exclude_file}`,
+    // the worker's scratch: [`View::with_scratch`]).
     let scratch_dir = scratch_beside(&jail)?;
     let scratch = view.scratch().unwrap_or(scratch_dir.path());
     let root = view.root();

@@ -23,8 +23,15 @@ fn dir_flags() -> OFlags {
 }
 
 /// Opens the directory `path` (components joined by `/`, never `.`/`..`/empty, never
-/// absolute) below `base` without following any symlink and without leaving `base`.
-pub(crate) fn open_dir(base: BorrowedFd<'_>, path: &[u8]) -> io::Result<OwnedFd> {
+/// absolute) below `base` without following any symlink and without leaving `base`; an
+/// empty `path` is `base` itself (a new handle).
+///
+/// # Errors
+/// `ELOOP` (or `EXDEV` from `openat2`) when a component is a symlink or leads out of
+/// `base`, `ENOTDIR`/`ENOENT` for a component that is not a directory, `InvalidInput`
+/// for a `.`, `..` or empty component on the fallback walk, and the other errors of
+/// `openat2(2)`/`openat(2)`.
+pub fn open_dir(base: BorrowedFd<'_>, path: &[u8]) -> io::Result<OwnedFd> {
     if path.is_empty() {
         return Ok(rustix::io::fcntl_dupfd_cloexec(base, 0)?);
     }

@@ -32,7 +32,7 @@
 //! Lints (`unsafe_code` forbidden, `missing_docs` denied) come from the workspace's
 //! `[workspace.lints]` (root `Cargo.toml`).
 
-mod beneath;
+pub mod beneath;
 pub mod compression;
 mod copy;
 pub mod dirs;

@@ -9,6 +9,7 @@ use super::safety::judge_safety;
 use crate::checks::{self, Check, Evidence, Violation};
 use crate::engine::case::stragglers;
 use crate::error::{HarnessError, IoContext};
+use crate::jail::confined::Confined;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::workspace::observe::observe;
@@ -26,11 +27,21 @@ pub(super) type Executed = (Vec<Hit>, bool);
 /// The small prior every execution hydrates over: a file, a directory with a file, and a
 /// link planted by the prior at the decoy in the root's parent (an extractor that writes
 /// through it changes the decoy: `containment`).
-pub(super) fn write_prior(root: &Path) -> std::io::Result<()> {
-    std::fs::write(root.join("a"), b"old a\n")?;
-    std::fs::create_dir(root.join("d"))?;
-    std::fs::write(root.join("d/f"), b"old d/f\n")?;
-    std::os::unix::fs::symlink("../decoy", root.join("l"))
+///
+/// Written from a handle on `jail` ([`Confined`]): a persistent worker may still run in its
+/// view, and a link it planted in the root must not lead these writes to the host.
+pub(super) fn write_prior(jail: &Jail, root: &Path) -> std::io::Result<()> {
+    let conf = Confined::open(jail.path())?;
+    let at = |name: &str| {
+        let mut rel = jail.rel(root);
+        rel.push(b'/');
+        rel.extend_from_slice(name.as_bytes());
+        rel
+    };
+    conf.create_file(&at("a"), b"old a\n", 0o644)?;
+    conf.create_dir(&at("d"), 0o755)?;
+    conf.create_file(&at("d/f"), b"old d/f\n", 0o644)?;
+    conf.create_symlink(&at("l"), b"../decoy")
 }
 
 /// Whether `bytes` can run through `ex` in this session: always in a filesystem view
@@ -107,13 +118,13 @@ fn execute_once(
         std::slice::from_ref(&archive),
     )
     .ctx(|| "cannot lay out the filesystem view".into())?;
-    // The adapter's scratch (the reaper's report) lives outside the jail, unseen by the
-    // tool; a plugged-in backend's steps run in and write to a scratch of the view's own
-    // (`{exclude_file}`, the worker's scratch: [`View::with_scratch`]).
+    // The adapter's scratch lives outside the jail, unseen by the tool; a plugged-in
+    // backend's steps run in and write to a scratch of the view's own (`{exclude_file}`,
+    // the worker's scratch: [`View::with_scratch`]).
     let scratch_dir = scratch_beside(&jail)?;
     let scratch = view.scratch().unwrap_or(scratch_dir.path());
     let root = view.root();
-    write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
+    write_prior(&jail, &root).ctx(|| "cannot write the prior workspace".into())?;
     let before = Before::take(&jail, &root)?;
     let req = HydrateRequest {
         archive: &archive,

@@ -22,6 +22,7 @@
 use super::execute::{scratch_beside, write_prior, Before, Executed, Hydration};
 use super::options::FuzzOptions;
 use crate::error::{HarnessError, IoContext};
+use crate::jail::confined::Confined;
 use crate::jail::restore::Laid;
 use crate::jail::view::View;
 use crate::jail::Jail;
@@ -220,7 +221,7 @@ impl Persist {
                 live.laid.restore(&live.jail, now).unwrap_or(false)
             }
         };
-        if restored && reset_root(&live.root).is_ok() {
+        if restored && reset_root(&live.jail, &live.root).is_ok() {
             self.live = Some(live);
         } else {
             drop(live);
@@ -343,7 +344,7 @@ impl Live {
         let view = View::for_fuzz(&jail, &paths, std::slice::from_ref(&archive))
             .ctx(|| "cannot lay out the filesystem view".into())?;
         let root = view.root();
-        write_prior(&root).ctx(|| "cannot write the prior workspace".into())?;
+        write_prior(&jail, &root).ctx(|| "cannot write the prior workspace".into())?;
         let laid = Laid::record(&jail, &root, &archive, view.mount_points())
             .ctx(|| "cannot record the laid-out jail".into())?;
         Ok(Live {
@@ -421,15 +422,13 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Bring `root` back to the prior: remove whatever is there (a directory tree, or what
-/// replaced it) and write the prior again.
-fn reset_root(root: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(root) {
-        Ok(m) if m.is_dir() => remove_tree(root)?,
-        Ok(_) => std::fs::remove_file(root)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    std::fs::create_dir(root)?;
-    write_prior(root)
+/// Bring `root` (in `jail`) back to the prior: remove whatever is there (a directory tree,
+/// or what replaced it) and write the prior again, from a handle on the jail (the worker
+/// runs on in its view: [`Confined`]).
+fn reset_root(jail: &Jail, root: &Path) -> std::io::Result<()> {
+    let rel = jail.rel(root);
+    let conf = Confined::open(jail.path())?;
+    conf.remove(&rel)?;
+    conf.create_dir(&rel, 0o755)?;
+    write_prior(jail, root)
 }

@@ -5,6 +5,7 @@
 
 pub mod canary;
 pub mod cleanup;
+pub mod confined;
 pub mod fuzz_jail;
 pub mod host_canary;
 mod layout;

@@ -14,13 +14,12 @@
 //! directory holding one, or the jail itself was touched; an owner it cannot recreate; a
 //! file whose content it did not keep; or a check that fails.
 
+use super::confined::Confined;
 use super::{Jail, Snapshot, StatKey};
-use crate::workspace::materialise::remove_tree;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// A jail as laid out; see the module docs.
@@ -119,13 +118,16 @@ impl Laid {
                 return Ok(false);
             }
         }
+        // From here on the tool may still be running in its view (a persistent worker): every
+        // write goes through a handle on the jail, never through a link it planted.
+        let conf = Confined::open(jail.path())?;
         // Remove what is new (outermost first: what is under a removed path goes with it).
         let mut gone: Vec<&Vec<u8>> = Vec::new();
         for p in &new {
             if gone.iter().any(|g| under_any(p, std::slice::from_ref(*g))) {
                 continue;
             }
-            remove_any(&at(jail, p))?;
+            conf.remove(p)?;
             gone.push(p);
         }
         // Recreate what changed, parents before children (sorted order).
@@ -133,7 +135,6 @@ impl Laid {
         let mut replaced: Vec<&Vec<u8>> = Vec::new();
         for p in &changed {
             let want = &self.reference.0[p];
-            let path = at(jail, p);
             let unchanged_dir = now
                 .0
                 .get(p)
@@ -146,21 +147,13 @@ impl Laid {
                 // its times below.
                 continue;
             }
-            if std::fs::symlink_metadata(&path).is_ok() {
-                remove_any(&path)?;
-            }
+            conf.remove(p)?;
             replaced.push(p);
             match want.kind {
                 // What it held as laid out is gone from `now`, so in `changed` too.
-                "dir" => std::fs::create_dir(&path)?,
-                "file" => std::fs::write(&path, &self.contents[p])?,
-                _ => {
-                    let target = want.target.as_deref().unwrap_or_default();
-                    std::os::unix::fs::symlink(OsStr::from_bytes(target), &path)?;
-                }
-            }
-            if want.kind != "symlink" {
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(want.mode))?;
+                "dir" => conf.create_dir(p, want.mode)?,
+                "file" => conf.create_file(p, &self.contents[p], want.mode)?,
+                _ => conf.create_symlink(p, want.target.as_deref().unwrap_or_default())?,
             }
         }
         // Times last, deepest first: making an entry changes its directory's mtime.
@@ -177,7 +170,7 @@ impl Laid {
         timed.dedup();
         for p in timed.iter().rev() {
             let want = &self.reference.0[*p];
-            set_mtime(&at(jail, p), want.mtime)?;
+            conf.set_mtime(p, want.mtime)?;
         }
         let fresh = jail.snapshot_whole(&at(jail, &self.skip[0]))?;
         let alike = |a: &StatKey, b: &StatKey| {
@@ -227,109 +220,4 @@ fn parent_of(p: &[u8]) -> &[u8] {
 /// The same node: kind, mode, inode and owner.
 fn same_node(a: &StatKey, b: &StatKey) -> bool {
     (a.kind, a.mode, a.ino, a.uid, a.gid) == (b.kind, b.mode, b.ino, b.uid, b.gid)
-}
-
-/// Remove whatever is at `p` (a tree, a file, a link).
-fn remove_any(p: &Path) -> io::Result<()> {
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => remove_tree(p),
-        Ok(_) => std::fs::remove_file(p),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Set `p`'s mtime (and atime) to `mtime` (seconds, nanoseconds), not following a link.
-fn set_mtime(p: &Path, mtime: (i64, i64)) -> io::Result<()> {
-    let t = rustix::fs::Timespec {
-        tv_sec: mtime.0,
-        tv_nsec: mtime.1 as _,
-    };
-    let times = rustix::fs::Timestamps {
-        last_access: t,
-        last_modification: t,
-    };
-    rustix::fs::utimensat(
-        rustix::fs::CWD,
-        p,
-        &times,
-        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-    )?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jail::view::View;
-
-    /// Every regular file's content outside `skip`, and the snapshot fields a restore
-    /// brings back.
-    #[allow(clippy::type_complexity)]
-    fn state(
-        jail: &Jail,
-        root: &Path,
-        skip: &[Vec<u8>],
-    ) -> Vec<(Vec<u8>, String, Option<Vec<u8>>)> {
-        let snap = jail.snapshot_whole(root).expect("snapshot");
-        snap.0
-            .iter()
-            .filter(|(k, _)| !under_any(k, skip) && *k != parent_of(&skip[0]))
-            .map(|(k, v)| {
-                let fields = format!(
-                    "{} {:o} {} {}:{} {:?} {:?}",
-                    v.kind, v.mode, v.size, v.uid, v.gid, v.mtime, v.target
-                );
-                let content = (v.kind == "file").then(|| std::fs::read(at(jail, k)).expect("read"));
-                (k.clone(), fields, content)
-            })
-            .collect()
-    }
-
-    /// Writes through decoys, a chmod, a removed decoy, new entries at the top and deeper,
-    /// a directory replaced by a link and a hardlink to a decoy are all put back (content,
-    /// mode, times, kinds, and nothing more); touching a mount point is not, and says so.
-    #[test]
-    fn what_an_execution_changed_outside_the_root_is_put_back() {
-        let jail = Jail::new(None).expect("jail");
-        let archive = jail.archive();
-        std::fs::write(&archive, b"").expect("archive");
-        let view = View::prepare(&jail, &[], std::slice::from_ref(&archive)).expect("view");
-        let root = view.root();
-        std::fs::write(root.join("a"), b"prior").expect("prior");
-        let mut laid = Laid::record(&jail, &root, &archive, view.mount_points()).expect("record");
-        let skip = laid.skip.clone();
-        let before = state(&jail, &root, &skip);
-        // Later mtimes than the layout's, so that a missing restore of times shows.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let top = jail.path();
-        std::fs::write(top.join("etc/passwd"), b"root::0:0::/:/bin/sh\n").expect("write");
-        std::fs::set_permissions(
-            top.join("tmp/decoy"),
-            std::fs::Permissions::from_mode(0o4777),
-        )
-        .expect("chmod");
-        std::fs::remove_file(top.join("home/user/decoy")).expect("rm");
-        std::fs::write(top.join("snapconf-new"), b"new").expect("new");
-        std::fs::create_dir_all(top.join("tmp/new/deeper")).expect("mkdir");
-        std::fs::remove_dir_all(top.join("out/decoy")).expect("rm dir");
-        std::os::unix::fs::symlink("/etc", top.join("out/decoy")).expect("symlink");
-        std::fs::hard_link(top.join("out/target"), root.join("hl")).expect("hardlink");
-        std::fs::write(top.join("dev/x"), b"in a directory holding a mount point").expect("dev");
-        let now = jail.snapshot_whole(&root).expect("snapshot");
-        assert!(laid.restore(&jail, &now).expect("restore"), "restored");
-        assert_eq!(state(&jail, &root, &skip), before, "as laid out");
-        // Nothing to do: still as laid out.
-        let now = jail.snapshot_whole(&root).expect("snapshot");
-        assert!(laid.restore(&jail, &now).expect("restore"));
-        assert_eq!(state(&jail, &root, &skip), before);
-        // A mount point removed, or re-typed: the view holds it; lay out anew.
-        std::fs::remove_dir(top.join("usr")).expect("rm usr");
-        std::fs::write(top.join("usr"), b"").expect("usr as a file");
-        let now = jail.snapshot_whole(&root).expect("snapshot");
-        assert!(
-            !laid.restore(&jail, &now).expect("restore"),
-            "not restorable"
-        );
-    }
 }

@@ -581,30 +581,18 @@ fn a_worker_backend_gets_every_archive_in_the_view_and_only_host_safe_ones_witho
     assert!(noview["executions"].as_u64() > Some(0), "{log}");
 }
 
-/// A backend step that swaps what snapconf writes from outside the view, in the scratch it
-/// runs in (its step's reaper report, the `exclude` file), for links to host paths: the
-/// reaper writes its report and snapconf reads it outside the view, so following such a
-/// link would write or read the host. Nothing outside the jails is written.
+/// A backend step that swaps every file in the scratch it runs in (the `exclude` file,
+/// and what else snapconf keeps there) for a link to a host path, a FIFO or a device node:
+/// snapconf writes and reads there from outside the view, so following the link would
+/// write or read the host, and opening the node would open a host device. Nothing outside
+/// the jails is written, and the step's outcome is read back all the same (its reaper's
+/// report has no name in the scratch): the replay ends as a plain acceptance.
 #[test]
-fn a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host() {
-    if !can_run("a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host") {
+fn a_backend_that_swaps_its_scratch_files_writes_nothing_on_the_host() {
+    if !can_run("a_backend_that_swaps_its_scratch_files_writes_nothing_on_the_host") {
         return;
     }
     let work = shm_dir("swap");
-    let step = "for f in .reaper-* exclude; do rm -f \"$f\"; ln -s \"/root/snapconf-swapped$f\" \"$f\"; done; \
-                tar -xf \"$2\" -C \"$1\"";
-    let toml = work.path().join("swap.toml");
-    std::fs::write(
-        &toml,
-        format!(
-            "name = \"swap\"\nmode = \"command\"\ntimeout = 20\n\
-             capture = [\"tar\", \"-cf\", \"{{archive}}\", \"-C\", \"{{root}}\", \".\"]\n\
-             validate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
-             hydrate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
-             version = [\"tar\", \"--version\"]\n"
-        ),
-    )
-    .expect("toml");
     let archive = work.path().join("a.tar");
     std::fs::write(
         &archive,
@@ -616,21 +604,92 @@ fn a_backend_that_swaps_its_scratch_files_for_links_writes_nothing_on_the_host()
         }]),
     )
     .expect("archive");
-    let log = work.path().join("replay.log");
-    let script = format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor swap --replay {arc} >{log} 2>&1; echo \"exit $?\" >>{log}",
-        tmp = work.path().display(),
-        bin = sh_quote(&support::snapconf_bin()),
-        toml = sh_quote(&toml),
-        arc = sh_quote(&archive),
-        log = sh_quote(&log),
-    );
+    let kinds = [
+        ("link", "ln -s \"/root/snapconf-swapped-$f\" \"$f\""),
+        ("fifo", "mkfifo \"$f\""),
+        ("device", "mknod \"$f\" c 1 3"),
+    ];
+    let mut script = String::new();
+    for (kind, make) in kinds {
+        let step = format!(
+            "for f in * .[!.]*; do [ -e \"$f\" ] || [ -L \"$f\" ] || continue; rm -f \"$f\"; {make}; done; \
+             tar -xf \"$2\" -C \"$1\""
+        );
+        let toml = work.path().join(format!("{kind}.toml"));
+        std::fs::write(
+            &toml,
+            format!(
+                "name = \"swap\"\nmode = \"command\"\ntimeout = 20\n\
+                 capture = [\"tar\", \"-cf\", \"{{archive}}\", \"-C\", \"{{root}}\", \".\"]\n\
+                 validate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
+                 hydrate = [\"sh\", \"-c\", {step:?}, \"sh\", \"{{root}}\", \"{{archive}}\"]\n\
+                 version = [\"tar\", \"--version\"]\n"
+            ),
+        )
+        .expect("toml");
+        script.push_str(&format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor swap --replay {arc} >{log} 2>&1; echo \"exit $?\" >>{log}\n",
+            tmp = work.path().display(),
+            bin = sh_quote(&support::snapconf_bin()),
+            toml = sh_quote(&toml),
+            arc = sh_quote(&archive),
+            log = sh_quote(&work.path().join(format!("{kind}.log"))),
+        ));
+    }
     let (_, upper) = in_overlay(work.path(), &script);
-    let log = std::fs::read_to_string(&log).expect("log");
+    let logs: Vec<(&str, String)> = kinds
+        .iter()
+        .map(|(kind, _)| {
+            let log = work.path().join(format!("{kind}.log"));
+            (*kind, std::fs::read_to_string(log).expect("log"))
+        })
+        .collect();
     assert_eq!(
         decoys_only(&upper),
         Vec::<String>::new(),
-        "the host was written through a swapped scratch file: {log}"
+        "the host was written through a swapped scratch file: {logs:#?}"
     );
-    assert!(log.contains("exit "), "{log}");
+    for (kind, log) in &logs {
+        assert!(
+            log.ends_with("exit 0\n") && !log.contains("reaper"),
+            "{kind}: the step's outcome is read back: {log}"
+        );
+    }
+}
+
+/// A persistent worker runs on between requests in its view, which can write the jail,
+/// while snapconf writes into that jail from outside the view (the prior it puts back in
+/// the root, the decoys a restore recreates): a hostile worker that keeps planting links to
+/// host paths at those names (`racing_worker.py`) must not get a single write onto the
+/// host, and the session runs on (a write that meets a planted link fails, and the jail is
+/// laid out anew).
+#[test]
+fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
+    if !can_run("a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host") {
+        return;
+    }
+    let work = shm_dir("race");
+    let toml = fixtures().join("unprotected/racing_worker.toml");
+    let corpora = seeds_only_corpora(work.path());
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor racing-worker --time 10 --seed 5 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "snapconf wrote the host through a link the worker planted in its jail: {log}"
+    );
+    let text = std::fs::read_to_string(work.path().join("report/fuzz.json")).expect("fuzz.json");
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    assert!(
+        summary["executions"].as_u64() > Some(0),
+        "the session ran through the worker's server: {log}"
+    );
+    assert!(summary["server_starts"].as_u64() > Some(0), "{log}");
 }

@@ -4,13 +4,14 @@
 //! A tool's orphaned descendants are reparented to the nearest ancestor that is a *child
 //! subreaper* (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux 3.4). When the `snapconf` binary turns
 //! the reaper on ([`enable`]), every external command runs as
-//! `snapconf __snapconf-reap REPORT DEADLINE_MS -- COMMAND...`: that process (the *reaper*)
+//! `snapconf __snapconf-reap DEADLINE_MS -- COMMAND...` with its report file as stdin: that
+//! process (the *reaper*)
 //! makes itself a subreaper, runs the command in a process group of its own, and kills it
 //! at the deadline, or within a second of its own parent's death (a `snapconf` killed with
 //! `SIGKILL` leaves no tool running on). Once the command has ended it kills the command's group (background
 //! children, silently, as [`crate::process::run`] always did), then kills, reaps and names
 //! every remaining descendant (processes that left the group with `setsid`, daemons), and
-//! writes to `REPORT` how the command ended and one line per straggler. Its stragglers are
+//! writes to its report how the command ended and one line per straggler. Its stragglers are
 //! its own children, never another step's, whatever else this process runs in parallel.
 //!
 //! [`crate::process::run`] reads the report back and hands the straggler lines to the
@@ -78,15 +79,15 @@ pub struct Report {
     pub stragglers: Vec<String>,
 }
 
-/// Reads a reaper's report from `path`; `None` if it is missing or its first line is not
-/// one the reaper writes (the reaper itself was killed).
-pub fn read_report(path: &Path) -> Option<Report> {
-    use std::io::Read;
+/// Reads a reaper's report back from `report`, the file its caller made and handed to it
+/// as its stdin ([`args`]); `None` if its first line is not one the reaper writes (the
+/// reaper itself was killed).
+pub fn read_report(report: &std::fs::File) -> Option<Report> {
+    use std::io::{Read, Seek};
     let mut text = String::new();
-    open_report(path, false)
-        .ok()?
-        .read_to_string(&mut text)
-        .ok()?;
+    let mut file = report;
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    file.read_to_string(&mut text).ok()?;
     let mut lines = text.lines();
     let first = lines.next()?;
     let ended = match first.split_once(' ') {
@@ -102,23 +103,29 @@ pub fn read_report(path: &Path) -> Option<Report> {
     })
 }
 
-/// The reaper's arguments before the command: `[REAP_ARG, REPORT, DEADLINE_MS, "--"]`.
-pub fn args(report: &Path, deadline: Duration) -> Vec<OsString> {
+/// The reaper's arguments before the command: `[REAP_ARG, DEADLINE_MS, "--"]`. Its report
+/// goes to its stdin, which the caller makes a regular file of its own, with no name a tool
+/// could reach (`tempfile::tempfile_in`, read back with [`read_report`]): the report may
+/// lie in a directory the tool can write (a backend's scratch in a filesystem view) while
+/// the reaper and its caller run outside that view, and a name there could be swapped for
+/// a link, a FIFO or a device node of the host between any two steps.
+pub fn args(deadline: Duration) -> Vec<OsString> {
     vec![
         REAP_ARG.into(),
-        report.as_os_str().to_owned(),
         deadline.as_millis().to_string().into(),
         "--".into(),
     ]
 }
 
-/// The reaper itself: `args` are what follows [`REAP_ARG`] on the command line (`REPORT
-/// DEADLINE_MS -- COMMAND...`). Returns the reaper's exit code: 0 when the report was
+/// The reaper itself: `args` are what follows [`REAP_ARG`] on the command line
+/// (`DEADLINE_MS -- COMMAND...`), its stdin the report file ([`args`]); the command gets
+/// `/dev/null` as its stdin. Returns the reaper's exit code: 0 when the report was
 /// written (whatever the command did, including not starting), 2 for bad arguments,
 /// [`NO_SPACE`] (4) when the report could not be written because its filesystem is full,
-/// 3 for other failures (a message on stderr says which). It never panics.
+/// 3 for other failures (a message on stderr says which, as when stdin is not a regular
+/// file). It never panics.
 pub fn main(args: &[OsString]) -> i32 {
-    let (report, deadline, command) = match parse(args) {
+    let (deadline, command) = match parse(args) {
         Ok(parsed) => parsed,
         Err(e) => {
             say(&format!("snapconf {REAP_ARG}: {e}"));
@@ -135,20 +142,18 @@ pub fn main(args: &[OsString]) -> i32 {
         say(&format!("snapconf {REAP_ARG}: no command"));
         return 2;
     };
-    // Opened before the command starts: a tool that swaps the path for a link (it may sit
-    // in a scratch the tool can write) cannot redirect the write.
-    let report = match open_report(&report, true) {
-        Ok(file) => (report, file),
+    let report = match report_on_stdin() {
+        Ok(file) => file,
         Err(e) => {
             say(&format!(
-                "snapconf {REAP_ARG}: cannot open `{}`: {e}",
-                report.display()
+                "snapconf {REAP_ARG}: stdin is not a report file: {e}"
             ));
             return 3;
         }
     };
     let mut child = match std::process::Command::new(program)
         .args(rest)
+        .stdin(std::process::Stdio::null())
         .process_group(0)
         .spawn()
     {
@@ -192,19 +197,10 @@ fn libc_enoent() -> i32 {
     rustix::io::Errno::NOENT.raw_os_error()
 }
 
-/// Opens the report the caller made, for writing (`write`, truncated) or reading, never
-/// through a symbolic link and never blocking (a FIFO swapped in); anything but a regular
-/// file is refused. The report may lie in a directory the tool can write (a backend's
-/// scratch in a filesystem view) while the reaper and the caller run outside that view:
-/// following a link planted there would write or read the host.
-fn open_report(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let file = std::fs::OpenOptions::new()
-        .read(!write)
-        .write(write)
-        .custom_flags(flags.bits() as i32)
-        .open(path)?;
+/// This reaper's stdin as the report: a regular file (anything else is refused).
+fn report_on_stdin() -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -214,20 +210,19 @@ fn open_report(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Writes the report to the file opened at the start; the reaper's exit code (0;
-/// [`NO_SPACE`] when the filesystem is full; else 3), with a message on stderr when it
-/// fails.
-fn write_report((report, mut file): (PathBuf, std::fs::File), text: String) -> i32 {
-    use std::io::Write;
+/// Writes the report (from its start) to `file`, this reaper's stdin; the reaper's exit
+/// code (0; [`NO_SPACE`] when the filesystem is full; else 3), with a message on stderr
+/// when it fails.
+fn write_report(file: std::fs::File, text: String) -> i32 {
+    use std::os::unix::fs::FileExt;
     match file
         .set_len(0)
-        .and_then(|()| file.write_all(text.as_bytes()))
+        .and_then(|()| file.write_all_at(text.as_bytes(), 0))
     {
         Ok(()) => 0,
         Err(e) => {
             say(&format!(
-                "snapconf {REAP_ARG}: cannot write `{}`: {e}",
-                report.display()
+                "snapconf {REAP_ARG}: cannot write the report: {e}"
             ));
             if e.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error()) {
                 NO_SPACE
@@ -263,11 +258,11 @@ fn wait_or_orphaned(pid: Pid, deadline: Instant) -> bool {
     }
 }
 
-type Parsed = (PathBuf, Duration, Vec<OsString>);
+type Parsed = (Duration, Vec<OsString>);
 
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
-    let [report, ms, dashes, command @ ..] = args else {
-        return Err("usage: REPORT DEADLINE_MS -- COMMAND...".into());
+    let [ms, dashes, command @ ..] = args else {
+        return Err("usage: DEADLINE_MS -- COMMAND... (the report file as stdin)".into());
     };
     if dashes != "--" {
         return Err("expected `--` before the command".into());
@@ -276,61 +271,44 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
         .to_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("bad deadline `{}`", ms.to_string_lossy()))?;
-    Ok((
-        PathBuf::from(report),
-        Duration::from_millis(ms),
-        command.to_vec(),
-    ))
+    Ok((Duration::from_millis(ms), command.to_vec()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A report swapped for a link or a FIFO is neither followed nor waited on, by the
-    /// reader or the writer: the target is untouched.
-    #[test]
-    fn a_report_swapped_for_a_link_or_fifo_is_refused() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let target = t.path().join("target");
-        std::fs::write(&target, "exit 0\n").expect("target");
-        let link = t.path().join("link");
-        std::os::unix::fs::symlink(&target, &link).expect("link");
-        assert!(read_report(&link).is_none());
-        assert!(open_report(&link, true).is_err());
-        assert_eq!(std::fs::read(&target).expect("target"), b"exit 0\n");
-        let fifo = t.path().join("fifo");
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-        )
-        .expect("fifo");
-        assert!(read_report(&fifo).is_none());
-        assert!(open_report(&fifo, true).is_err());
-    }
-
     #[test]
     fn reports_are_read_back_and_garbage_is_not() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let p = t.path().join("r");
-        std::fs::write(&p, "signal 9\n12 sleep 30\n").expect("write");
-        let r = read_report(&p).expect("a report");
+        let f = tempfile::tempfile().expect("tempfile");
+        let put = |text: &str| {
+            use std::os::unix::fs::FileExt;
+            f.set_len(0).expect("truncate");
+            f.write_all_at(text.as_bytes(), 0).expect("write");
+        };
+        put("signal 9\n12 sleep 30\n");
+        let r = read_report(&f).expect("a report");
         assert_eq!(r.ended, Ended::Signal(9));
         assert_eq!(r.stragglers, ["12 sleep 30"]);
-        std::fs::write(&p, "deadline\n").expect("write");
-        assert_eq!(read_report(&p).map(|r| r.ended), Some(Ended::Deadline));
-        std::fs::write(&p, "exit x\n").expect("write");
-        assert!(read_report(&p).is_none());
-        assert!(read_report(&t.path().join("missing")).is_none());
+        put("deadline\n");
+        assert_eq!(read_report(&f).map(|r| r.ended), Some(Ended::Deadline));
+        assert_eq!(
+            read_report(&f).map(|r| r.ended),
+            Some(Ended::Deadline),
+            "read again from the start"
+        );
+        put("exit x\n");
+        assert!(read_report(&f).is_none());
+        put("");
+        assert!(read_report(&f).is_none());
     }
 
     #[test]
     fn arguments_are_checked() {
         let a = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
-        assert!(parse(&a(&["r", "10", "--", "true"])).is_ok());
-        assert!(parse(&a(&["r", "ten", "--", "true"])).is_err());
-        assert!(parse(&a(&["r", "10", "true"])).is_err());
-        assert!(parse(&a(&["r"])).is_err());
+        assert!(parse(&a(&["10", "--", "true"])).is_ok());
+        assert!(parse(&a(&["ten", "--", "true"])).is_err());
+        assert!(parse(&a(&["10", "true"])).is_err());
+        assert!(parse(&a(&["10"])).is_err());
     }
 }

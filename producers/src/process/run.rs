@@ -142,20 +142,18 @@ fn run_captured(
     // this process, which would run out of process ids within minutes of fuzzing).
     let reaper = match crate::process::reaper::program() {
         Some(program) => {
-            let report = tempfile::Builder::new()
-                .prefix(".reaper-")
-                .tempfile_in(scratch)
-                .map_err(|source| ToolError::Io {
-                    context: no_space_note(
-                        &source,
-                        scratch,
-                        format!("creating a reaper report in `{}`", scratch.display()),
-                    ),
-                    source,
-                })?
-                .into_temp_path();
+            // A file with no name (`O_TMPFILE`), handed to the reaper as its stdin: nothing
+            // the tool can reach by a path (see [`crate::process::reaper::args`]).
+            let report = tempfile::tempfile_in(scratch).map_err(|source| ToolError::Io {
+                context: no_space_note(
+                    &source,
+                    scratch,
+                    format!("creating a reaper report in `{}`", scratch.display()),
+                ),
+                source,
+            })?;
             let mut p = vec![program.as_os_str().to_owned()];
-            p.extend(crate::process::reaper::args(&report, deadline));
+            p.extend(crate::process::reaper::args(deadline));
             p.append(&mut prefix);
             prefix = p;
             Some(report)
@@ -169,14 +167,24 @@ fn run_captured(
     let (stderr, stderr_for_child) =
         Capture::stderr().map_err(io_err("creating a pipe for the stderr".to_owned()))?;
 
-    cmd.stdin(Stdio::null())
+    let stdin = match &reaper {
+        Some(report) => Stdio::from(
+            report
+                .try_clone()
+                .map_err(io_err("handing the reaper its report".to_owned()))?,
+        ),
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin)
         .stdout(stdout_for_child)
         .stderr(stderr_for_child)
         .process_group(0);
     let spawned = cmd.spawn();
     // `cmd` holds the pipes' write ends until told otherwise: drop them, so that the
     // captures see end of file once the tool's processes are gone.
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let mut child = spawned.map_err(|source| ToolError::Spawn {
         command: rendered.clone(),
         source,
@@ -208,8 +216,8 @@ fn run_captured(
         .wait()
         .map_err(io_err(format!("reaping `{rendered}`")))?;
 
-    if let Some(path) = &reaper {
-        match crate::process::reaper::read_report(path) {
+    if let Some(report) = &reaper {
+        match crate::process::reaper::read_report(report) {
             Some(report) => {
                 crate::process::stragglers::hand_over(report.stragglers);
                 use crate::process::reaper::Ended;
@@ -458,7 +466,9 @@ fn probe_run(cmd: &mut Command, scratch: &Path) -> Result<String, String> {
         .current_dir(scratch)
         .process_group(0);
     let spawned = cmd.spawn();
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let mut child = spawned.map_err(|e| format!("could not start `{rendered}`: {e}"))?;
     let pid = Pid::from_child(&child);
     let started = Instant::now();

@@ -309,8 +309,9 @@ impl Live {
             starts += 1;
             if warm {
                 let timeout = opts.timeout.max(WARM_UP_TIMEOUT_MIN);
-                warm_up(&mut server, ex, &prefix, &scratch, timeout)
-                    .ctx(|| "cannot write the warm-up request's files".into())?;
+                // Best effort: when its files cannot be made (the worker, already running,
+                // put something in their way), the server goes without a warm-up.
+                let _ = warm_up(&mut server, ex, &prefix, &self.jail, &scratch, timeout);
                 clear_dir(&scratch).ctx(|| "cannot empty the scratch".into())?;
             }
             if !warm || server.alive() {
@@ -390,13 +391,17 @@ fn warm_up(
     server: &mut Server,
     ex: &dyn Extractor,
     prefix: &[std::ffi::OsString],
+    jail: &Jail,
     scratch: &Path,
     timeout: std::time::Duration,
 ) -> std::io::Result<()> {
     let [archive, root] = WARM_UP.map(|n| scratch.join(n));
+    // The worker already runs in its view and can write the scratch (in the jail): its
+    // files are made from a handle on the jail, never through a link it planted.
+    let confined = Confined::open(jail.path())?;
     // Two zero blocks: a tar archive with no member.
-    std::fs::write(&archive, [0u8; 1024])?;
-    std::fs::create_dir_all(&root)?;
+    confined.create_file(&jail.rel(&archive), &[0u8; 1024], 0o644)?;
+    confined.create_dir(&jail.rel(&root), 0o755)?;
     let req = HydrateRequest {
         archive: &archive,
         root: &root,

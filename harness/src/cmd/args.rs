@@ -203,8 +203,9 @@ pub struct FuzzArgs {
     /// Coverage feedback: keep inputs that reach new code of the extractor and mutate them
     /// further. `auto`: where the extractor reports coverage (the Python extractors, a
     /// backend on snapconf_worker.py or .js, in a view with its persistent worker); `on`:
-    /// an extractor that reports none is a usage error (exit 2); `off`: blind
-    #[arg(long, value_enum, default_value_t = CoverageMode::Auto, env = "SNAPCONF_FUZZ_COVERAGE")]
+    /// an extractor that reports none is a usage error (exit 2); `off` (the default until a
+    /// guided session is measured to find more: fuzz/README.md): blind
+    #[arg(long, value_enum, default_value_t = CoverageMode::Off, env = "SNAPCONF_FUZZ_COVERAGE")]
     pub coverage: CoverageMode,
     #[command(flatten)]
     pub output: OutputArgs,

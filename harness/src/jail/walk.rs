@@ -340,13 +340,8 @@ impl Walk<'_> {
         settled: bool,
     ) -> io::Result<String> {
         kept_or(&mut self.memo.digests, key, id, settled, || {
-            let file = openat(
-                fd,
-                rel,
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|e| named(key, e.into()))?;
+            let file =
+                crate::workspace::observe::open_regular(fd, rel).map_err(|e| named(key, e))?;
             let mut content = Vec::new();
             std::fs::File::from(file)
                 .read_to_end(&mut content)

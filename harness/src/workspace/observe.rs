@@ -259,12 +259,7 @@ pub(crate) fn with_access<T, P: rustix::path::Arg + Copy>(
 /// one, where a regular file reads short only at its end) a read that fills less than the
 /// buffer ends the file, saving the final read that returns nothing.
 fn hash_file(dir: BorrowedFd<'_>, name: &CStr, short_read_ends: bool) -> io::Result<String> {
-    let fd = openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let fd = open_regular(dir, name)?;
     let mut hasher = Sha256::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -281,6 +276,30 @@ fn hash_file(dir: BorrowedFd<'_>, name: &CStr, short_read_ends: bool) -> io::Res
     Ok(hex::encode(hasher.finalize()))
 }
 
+/// Open `name` under `dir` to read it, only if it is a regular file: never through a
+/// symlink, without blocking on a FIFO, and checked on the descriptor opened (`fstat`), so a
+/// tool still running that swaps the file for a FIFO or a device node between a `statx` and
+/// this open gets an error here, not a hang or a read of that device.
+///
+/// # Errors
+/// As `openat(2)`; `InvalidData` when what was opened is not a regular file.
+pub(crate) fn open_regular(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<std::os::fd::OwnedFd> {
+    let fd = openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("no longer a regular file when opened to be read ({kind:?})"),
+        ));
+    }
+    Ok(fd)
+}
+
 fn at(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("`{}`: {e}", path.display()))
 }
@@ -290,6 +309,49 @@ mod tests {
     use super::*;
     use crate::model::spec::{Entry, EntryKind, Placeholders, WorkspaceSpec};
     use crate::workspace::materialise::{materialise, remove_tree};
+
+    /// Whatever a running tool may have put at a file's name by the time it is opened to be
+    /// read (a FIFO, with no writer; a directory; a link to a file; a character device when
+    /// this process may make one) is refused at once, neither waited on nor read.
+    #[test]
+    fn only_a_regular_file_is_opened_to_be_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        std::fs::write(d.join("file"), b"x").expect("write");
+        rustix::fs::mknodat(
+            CWD,
+            d.join("fifo"),
+            FileType::Fifo,
+            Mode::RUSR | Mode::WUSR,
+            0,
+        )
+        .expect("mkfifo");
+        std::fs::create_dir(d.join("dir")).expect("mkdir");
+        std::os::unix::fs::symlink("file", d.join("link")).expect("symlink");
+        let mut refused = vec!["fifo", "dir", "link"];
+        // /dev/zero's numbers: read, it never ends.
+        let zero = rustix::fs::makedev(1, 5);
+        if rustix::fs::mknodat(
+            CWD,
+            d.join("zero"),
+            FileType::CharacterDevice,
+            Mode::RUSR,
+            zero,
+        )
+        .is_ok()
+        {
+            refused.push("zero");
+        }
+        let top = open_dir(CWD, d).expect("open");
+        let c = |n: &str| std::ffi::CString::new(n).expect("name");
+        assert!(open_regular(top.as_fd(), &c("file")).is_ok());
+        for name in refused {
+            assert!(
+                open_regular(top.as_fd(), &c(name)).is_err(),
+                "`{name}` is not opened to be read"
+            );
+        }
+    }
 
     fn p(b: impl Into<Vec<u8>>) -> RelPath {
         RelPath::new(b).expect("valid test path")

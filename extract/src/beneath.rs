@@ -5,7 +5,7 @@
 //! starting directory or meets a symlink, so even a tree changed behind our back cannot
 //! redirect a write. Where `openat2` is unavailable (`ENOSYS`: old kernels, some seccomp
 //! profiles) we walk component by component with `openat(O_NOFOLLOW | O_DIRECTORY)`; the
-//! components come from [`crate::name::normalize`], so none is `.`, `..` or empty, and
+//! components come from `name::normalize`, so none is `.`, `..` or empty, and
 //! `O_NOFOLLOW` makes every step refuse a symlink.
 
 use std::io;

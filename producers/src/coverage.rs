@@ -7,7 +7,7 @@
 //! `tarfile.py`, a block of a JavaScript file). Only equality of ids matters: the same path
 //! through the code gives the same ids. The built-in Python server sends it as
 //! `cov=IDS` after its `exit N` ([`crate::process::server`]); a backend worker as the
-//! `"coverage"` field of its JSON answer ([`crate::backend::protocol::Response`]).
+//! `"coverage"` field of its JSON answer (`Response` in `backend/protocol.rs`).
 
 /// The environment variable that asks a worker for coverage: `1` turns it on.
 pub const COVERAGE_VAR: &str = "SNAPCONF_COVERAGE";

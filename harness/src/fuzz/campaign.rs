@@ -73,7 +73,7 @@ pub struct FuzzSummary {
     /// counted into it instead, [`FuzzFinding::hits`]).
     #[serde(default)]
     pub shrinks: u64,
-    /// Coverage feedback's figures ([`super::feedback`]); `None` for a blind session.
+    /// Coverage feedback's figures (`fuzz/feedback.rs`); `None` for a blind session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<CoverageFigures>,
 }

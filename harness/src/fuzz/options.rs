@@ -64,7 +64,7 @@ pub struct FuzzOptions {
     /// Distinct new causes kept per check ([`MAX_CAUSES_PER_CHECK`] for `snapconf fuzz`;
     /// `hang` keeps one whatever this says). At least 1.
     pub causes_per_check: usize,
-    /// Coverage feedback (`--coverage`; [`super::feedback`]): `Auto` where the extractor
+    /// Coverage feedback (`--coverage`; `fuzz/feedback.rs`): `Auto` where the extractor
     /// reports coverage.
     pub coverage: super::feedback::CoverageMode,
 }

@@ -208,6 +208,25 @@ fn run_action(
     }
 }
 
+/// A job's directories under `tmp`: its working directory, a `bin` first on its PATH
+/// (holding `snapconf`) and the artifact store.
+fn job_dirs(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (work, bin, store) = (tmp.join("work"), tmp.join("bin"), tmp.join("store"));
+    for d in [&work, &bin, &store] {
+        std::fs::create_dir(d).expect("mkdir");
+    }
+    std::os::unix::fs::symlink(support::snapconf_bin(), bin.join("snapconf")).expect("symlink");
+    (work, bin, store)
+}
+
+/// An executable `bin/NAME` running the shell `body`.
+fn tool(bin: &Path, name: &str, body: &str) {
+    let path = bin.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+}
+
 /// Play `actions/upload-artifact` (copy `path` to `store/NAME`) or
 /// `actions/download-artifact` (copy each `store/PATTERN*` to `path/NAME`).
 fn artifact(uses: &str, with: &Yaml, ctx: &Ctx, work: &Path, store: &Path) {
@@ -253,26 +272,13 @@ fn the_documented_workflow_runs_the_shards_merges_and_reports() {
     let action = yaml(&std::fs::read_to_string(repo().join("action.yml")).expect("action.yml"));
     let workflow = documented_workflow();
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (work, bin, store) = (
-        tmp.path().join("work"),
-        tmp.path().join("bin"),
-        tmp.path().join("store"),
-    );
-    for d in [&work, &bin, &store] {
-        std::fs::create_dir(d).expect("mkdir");
-    }
-    std::os::unix::fs::symlink(support::snapconf_bin(), bin.join("snapconf")).expect("symlink");
+    let (work, bin, store) = job_dirs(tmp.path());
     // `sudo` is never needed where the tools are installed; if it is, it says so.
-    std::fs::write(
-        bin.join("sudo"),
-        "#!/bin/sh\necho \"sudo $*: a tool is missing\" >&2\nexit 9\n",
-    )
-    .expect("write");
-    std::fs::set_permissions(
-        bin.join("sudo"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    tool(
+        &bin,
+        "sudo",
+        "echo \"sudo $*: a tool is missing\" >&2\nexit 9",
+    );
 
     // The jobs that use the action, in order, with their `with:` and matrix.
     let jobs = workflow["jobs"].as_hash().expect("jobs");
@@ -369,22 +375,9 @@ fn the_documented_workflow_runs_the_shards_merges_and_reports() {
 fn a_run_that_did_less_than_asked_still_reports() {
     let action = yaml(&std::fs::read_to_string(repo().join("action.yml")).expect("action.yml"));
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (work, bin, store) = (
-        tmp.path().join("work"),
-        tmp.path().join("bin"),
-        tmp.path().join("store"),
-    );
-    for d in [&work, &bin, &store] {
-        std::fs::create_dir(d).expect("mkdir");
-    }
-    std::os::unix::fs::symlink(support::snapconf_bin(), bin.join("snapconf")).expect("symlink");
+    let (work, bin, store) = job_dirs(tmp.path());
     // A `bsdtar` that fails at everything, `--version` included: not available.
-    std::fs::write(bin.join("bsdtar"), "#!/bin/sh\necho broken >&2\nexit 1\n").expect("write");
-    std::fs::set_permissions(
-        bin.join("bsdtar"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    tool(&bin, "bsdtar", "echo broken >&2\nexit 1");
     let with: BTreeMap<String, String> = [
         ("cases", "3"),
         ("seed", "1"),

@@ -117,12 +117,7 @@ fn a_guided_session_keeps_inputs_that_reach_new_code() {
     if python_data().is_none() {
         return;
     }
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

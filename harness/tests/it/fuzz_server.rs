@@ -82,14 +82,10 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 /// Options of a session in a view over the seeds; `None` (after a skip) without a view
 /// or a Python with filters.
 fn options(seed: u64, server: bool) -> Option<FuzzOptions> {
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return None;
     }
+    let base = snapconf_harness::jail::default_jail_base();
     let python = snapconf_producers::PythonFilterExtractor::DATA;
     if let Availability::Unavailable { install_hint, .. } = python.availability() {
         skip("python3 with tarfile filters", &install_hint);

@@ -50,14 +50,10 @@ impl Extractor for Unprotected {
 /// The options of a session over `bases`, in a view; `None` (after a skip) when the view
 /// or Python is missing here.
 fn options(bases: Vec<(String, Vec<u8>)>, report: &Path, time: u64) -> Option<FuzzOptions> {
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return None;
     }
+    let base = snapconf_harness::jail::default_jail_base();
     if let Availability::Unavailable { install_hint, .. } = Unprotected.availability() {
         skip("python3 with tarfile", &install_hint);
         return None;
@@ -396,14 +392,10 @@ fn writable_outside_the_jail(
 fn every_writable_path_of_a_fuzz_view_is_the_jail_or_its_own_tmpfs() {
     use snapconf_harness::jail::view::View;
     use snapconf_producers::process::view::WHOLE_HOST;
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return;
     }
+    let base = snapconf_harness::jail::default_jail_base();
     let kinds: [(&str, Vec<PathBuf>); 2] = [
         (
             "built-in",

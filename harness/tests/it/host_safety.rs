@@ -66,12 +66,7 @@ pub(crate) fn can_run(test: &str) -> bool {
         );
         return false;
     }
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("{test}: no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip(&format!("{test}: ")) {
         return false;
     }
     for (tool, hint) in [

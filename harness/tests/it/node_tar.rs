@@ -47,12 +47,7 @@ fn node_tar(version: &str) -> Option<PathBuf> {
             return None;
         }
     }
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return None;
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -313,12 +308,7 @@ fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
         skip("`node` is not installed", "apt-get install nodejs");
         return;
     }
-    let base = snapconf_harness::jail::default_jail_base();
-    if let Err(why) = snapconf_harness::jail::view::probe(base.as_deref()) {
-        skip(
-            &format!("no filesystem view: {why}"),
-            "apt-get install bubblewrap",
-        );
+    if !crate::support::view_or_skip("") {
         return;
     }
     let work = tempfile::tempdir().expect("tempdir");

@@ -10,6 +10,22 @@ pub mod skip;
 mod cmd;
 pub use cmd::{snapconf_bin, Snapconf};
 
+/// Whether a filesystem view (bubblewrap) can be made over the default jail base here;
+/// when not, the test is skipped ([`skip::skip`], `context` naming it) and this is `false`.
+pub fn view_or_skip(context: &str) -> bool {
+    let base = snapconf_harness::jail::default_jail_base();
+    match snapconf_harness::jail::view::probe(base.as_deref()) {
+        Ok(_) => true,
+        Err(why) => {
+            skip::skip(
+                &format!("{context}no filesystem view: {why}"),
+                "apt-get install bubblewrap",
+            );
+            false
+        }
+    }
+}
+
 /// `snapconf ARGS` ([`Snapconf`]) with `envs` set: its exit code (-1 for a signal), stdout
 /// and stderr.
 pub fn snapconf<S: AsRef<std::ffi::OsStr>>(

@@ -8,7 +8,7 @@ use super::builder::inode_groups;
 use super::template::{CACHE_FILE, VENV_DIR};
 use crate::model::bytes::RelPath;
 use crate::model::links;
-use crate::model::spec::{Case, EntryKind, WorkspaceSpec};
+use crate::model::spec::{Case, Entry, EntryKind, WorkspaceSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every shape [`spec_shapes`] can report for W1.
@@ -95,96 +95,7 @@ pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
         f.insert("empty-workspace");
     }
     for e in &spec.entries {
-        let bytes = e.path.as_bytes();
-        for comp in e.path.components() {
-            match comp.len() {
-                99 => f.insert("name-99"),
-                100 => f.insert("name-100"),
-                155 => f.insert("name-155"),
-                255 => f.insert("name-255"),
-                _ => false,
-            };
-            if std::str::from_utf8(comp).is_err() {
-                f.insert("name-non-utf8");
-            }
-            if comp.contains(&b'\n') {
-                f.insert("name-newline");
-            }
-        }
-        if bytes.len() > 100 {
-            f.insert("path-over-100");
-        }
-        if bytes.len() > 255 {
-            f.insert("path-over-255");
-        }
-        if e.path.components().next() == Some(VENV_DIR.as_bytes()) || bytes == CACHE_FILE.as_bytes()
-        {
-            f.insert("realistic-venv");
-        }
-        let mode = e.effective_mode();
-        match &e.kind {
-            EntryKind::Dir => {
-                f.insert("dir");
-                let has_child = spec
-                    .entries
-                    .iter()
-                    .any(|c| c.path != e.path && c.path.starts_with(&e.path));
-                if !has_child {
-                    f.insert("empty-dir");
-                }
-                if mode & 0o222 == 0 && has_child {
-                    f.insert("readonly-dir-with-children");
-                }
-                if mode == 0 {
-                    f.insert("dir-mode-0000");
-                }
-            }
-            EntryKind::File { content } => {
-                f.insert("file");
-                if content.0.is_empty() {
-                    f.insert("empty-file");
-                }
-                if content.0.contains(&0) {
-                    f.insert("binary-content");
-                }
-                if mode & 0o111 != 0 {
-                    f.insert("mode-exec");
-                }
-                if mode == 0 {
-                    f.insert("mode-0000");
-                }
-                if mode & 0o4000 != 0 {
-                    f.insert("mode-setuid");
-                }
-                if mode & 0o2000 != 0 {
-                    f.insert("mode-setgid");
-                }
-            }
-            EntryKind::Hardlink { target } => {
-                f.insert("hardlink");
-                if target.as_bytes().len() > 100 {
-                    f.insert("hardlink-target-over-100");
-                }
-                if matches!(kinds.get(target), Some(EntryKind::Symlink { .. })) {
-                    f.insert("hardlink-to-symlink");
-                }
-            }
-            EntryKind::Symlink { target } => {
-                if target.0.len() > 100 {
-                    f.insert("symlink-target-over-100");
-                }
-                symlink_shapes(&mut f, &e.path, &target.0, &kinds);
-            }
-            EntryKind::Fifo => {
-                f.insert("fifo");
-            }
-            EntryKind::Socket => {
-                f.insert("socket");
-            }
-            EntryKind::CharDevice { .. } => {
-                f.insert("chardev");
-            }
-        }
+        one_entry(&mut f, e, &spec.entries, &kinds);
     }
     for x in &spec.exclusions {
         match kinds.get(x) {
@@ -228,6 +139,137 @@ pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
         }
     }
     f
+}
+
+/// The shapes of each entry of `spec` on its own, in entry order: what one entry's path,
+/// name, kind and mode show ([`spec_shapes`] is their union plus the shapes of the whole
+/// workspace: empty, exclusions, shared inodes). A hardlink to a symlink also carries the
+/// shapes of that symlink's target (not its name or path), so a hardlink to an absolute
+/// symlink shows `hardlink-to-symlink` and `symlink-abs-out` together; a file deep under a
+/// directory named with a newline shows `path-over-255` and `name-newline` together. Used to tell whether two shapes meet in one
+/// entry ([`super::strata`]).
+pub fn entry_shapes(spec: &WorkspaceSpec) -> Vec<BTreeSet<&'static str>> {
+    let all = spec.with_parents();
+    let kinds: BTreeMap<&RelPath, &EntryKind> = all.iter().map(|e| (&e.path, &e.kind)).collect();
+    spec.entries
+        .iter()
+        .map(|e| {
+            let mut f = BTreeSet::new();
+            one_entry(&mut f, e, &spec.entries, &kinds);
+            if let EntryKind::Hardlink { target } = &e.kind {
+                if let Some(EntryKind::Symlink { target: to }) = kinds.get(target) {
+                    link_target_shapes(&mut f, target, &to.0, &kinds);
+                }
+            }
+            f
+        })
+        .collect()
+}
+
+/// The shapes of entry `e` of `entries` alone (`kinds`: every path of the workspace, its
+/// parents included, with its kind), added to `f`.
+fn one_entry(
+    f: &mut BTreeSet<&'static str>,
+    e: &Entry,
+    entries: &[Entry],
+    kinds: &BTreeMap<&RelPath, &EntryKind>,
+) {
+    let bytes = e.path.as_bytes();
+    for comp in e.path.components() {
+        match comp.len() {
+            99 => f.insert("name-99"),
+            100 => f.insert("name-100"),
+            155 => f.insert("name-155"),
+            255 => f.insert("name-255"),
+            _ => false,
+        };
+        if std::str::from_utf8(comp).is_err() {
+            f.insert("name-non-utf8");
+        }
+        if comp.contains(&b'\n') {
+            f.insert("name-newline");
+        }
+    }
+    if bytes.len() > 100 {
+        f.insert("path-over-100");
+    }
+    if bytes.len() > 255 {
+        f.insert("path-over-255");
+    }
+    if e.path.components().next() == Some(VENV_DIR.as_bytes()) || bytes == CACHE_FILE.as_bytes() {
+        f.insert("realistic-venv");
+    }
+    let mode = e.effective_mode();
+    match &e.kind {
+        EntryKind::Dir => {
+            f.insert("dir");
+            let has_child = entries
+                .iter()
+                .any(|c| c.path != e.path && c.path.starts_with(&e.path));
+            if !has_child {
+                f.insert("empty-dir");
+            }
+            if mode & 0o222 == 0 && has_child {
+                f.insert("readonly-dir-with-children");
+            }
+            if mode == 0 {
+                f.insert("dir-mode-0000");
+            }
+        }
+        EntryKind::File { content } => {
+            f.insert("file");
+            if content.0.is_empty() {
+                f.insert("empty-file");
+            }
+            if content.0.contains(&0) {
+                f.insert("binary-content");
+            }
+            if mode & 0o111 != 0 {
+                f.insert("mode-exec");
+            }
+            if mode == 0 {
+                f.insert("mode-0000");
+            }
+            if mode & 0o4000 != 0 {
+                f.insert("mode-setuid");
+            }
+            if mode & 0o2000 != 0 {
+                f.insert("mode-setgid");
+            }
+        }
+        EntryKind::Hardlink { target } => {
+            f.insert("hardlink");
+            if target.as_bytes().len() > 100 {
+                f.insert("hardlink-target-over-100");
+            }
+            if matches!(kinds.get(target), Some(EntryKind::Symlink { .. })) {
+                f.insert("hardlink-to-symlink");
+            }
+        }
+        EntryKind::Symlink { target } => link_target_shapes(f, &e.path, &target.0, kinds),
+        EntryKind::Fifo => {
+            f.insert("fifo");
+        }
+        EntryKind::Socket => {
+            f.insert("socket");
+        }
+        EntryKind::CharDevice { .. } => {
+            f.insert("chardev");
+        }
+    }
+}
+
+/// The shapes of the target of symlink `path` (its length, where it leads).
+fn link_target_shapes(
+    f: &mut BTreeSet<&'static str>,
+    path: &RelPath,
+    target: &[u8],
+    kinds: &BTreeMap<&RelPath, &EntryKind>,
+) {
+    if target.len() > 100 {
+        f.insert("symlink-target-over-100");
+    }
+    symlink_shapes(f, path, target, kinds);
 }
 
 fn symlink_shapes(

@@ -125,6 +125,10 @@ pub fn behaviour(f: &FindingRecord) -> String {
     }
 }
 
+/// The words of a `containment` message before the first change outside the root
+/// (`changed out/x`, `new src/f`, `removed canary`).
+const OUTSIDE: &str = " outside the root: ";
+
 /// The words in an atomic-hydration message when snapconf's adapter emptied the root.
 const CLEARED: &str = "emptied the root before the tool ran";
 
@@ -166,6 +170,12 @@ pub fn kind(check: Check, message: &str, trigger: &Trigger) -> (String, bool) {
             Some(i) if message.ends_with(')') => &message[..i],
             _ => message,
         };
+        // Nor which entry of the jail: a decoy (`out/x`), the canary or the capture root
+        // `src` beside the root are one effect, whichever the shrunk case's links reach.
+        if let Some((step, change)) = what.split_once(OUTSIDE) {
+            let verb = change.split_whitespace().next().unwrap_or_default();
+            return (format!("{}{OUTSIDE}{verb} <path>", shape(step)), true);
+        }
         return (shape(what), true);
     }
     (shape(message), true)
@@ -380,6 +390,37 @@ mod tests {
             "filter-refused"
         );
         assert_eq!(error_kind("boom: ValueError: x"), "ValueError");
+    }
+
+    /// Which entry of the jail an escape changed, and how, are not part of the kind: the
+    /// capture root `src`, a decoy under `out/` and the canary are one effect (seed 11 of
+    /// the default job keyed a `python-tar` escape apart when it changed `src`).
+    #[test]
+    fn a_containment_kind_names_the_change_not_the_entry() {
+        let t = Trigger::default();
+        let k = |m: &str| kind(Check::CONTAINMENT, m, &t).0;
+        let changed = [
+            "hydration changed the jail outside the root: changed src (mode 0755 -> 0700)",
+            "hydration changed the jail outside the root: changed out/x (content or metadata written)",
+            "hydration changed the jail outside the root: changed canary (size 12 -> 3)",
+            "hydration changed the jail outside the root: changed the jail itself (replaced)",
+        ];
+        for m in changed {
+            assert_eq!(
+                k(m),
+                "hydration changed the jail outside the root: changed <path>",
+                "{m}"
+            );
+        }
+        assert_eq!(
+            k("hydration changed the jail outside the root: new out/pwned (file)"),
+            "hydration changed the jail outside the root: new <path>"
+        );
+        assert_ne!(
+            k(changed[0]),
+            k("capture changed the jail outside the root: changed src")
+        );
+        assert_eq!(k("x: the root was replaced"), "x: the root was replaced");
     }
 
     /// What a shrunk case holds besides its trigger is not part of the key.

@@ -11,8 +11,7 @@ use crate::engine::progress::{Event, FindingEvent};
 use crate::engine::shard::Shard;
 use crate::engine::shrink::ShrinkBudget;
 use crate::error::HarnessError;
-use crate::gen::draw_case;
-use crate::gen::{case_strategy, GenConfig};
+use crate::gen::{case_strategy, GenConfig, Strata};
 use crate::model::spec::Case;
 use crate::report::ShrinkEnd;
 use crate::report::{RunReport, SkippedAdapter};
@@ -66,8 +65,11 @@ pub struct RunOptions {
 /// itself.
 pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunReport, HarnessError> {
     let strategy = case_strategy(&opts.gen);
+    // The opening cases cover every coverage shape, whatever the seed (`gen/strata.rs`).
+    let strata = Strata::new(&opts.gen);
     let draw = |i: u64| -> Result<Case, HarnessError> {
-        Ok(draw_case(&strategy, opts.seed, i)
+        Ok(strata
+            .draw(&strategy, opts.seed, i)
             .map_err(HarnessError::Other)?
             .current())
     };

@@ -189,3 +189,33 @@ fn a_pair_meets_in_one_entry() {
     assert!(has_shapes(&named, &["name-newline"]) && has_shapes(&named, &["path-over-100"]));
     assert!(!has_shapes(&named, &["name-newline", "path-over-100"]));
 }
+
+/// An odd name meets a long path in one entry only as a directory of that entry's path
+/// (what `tar-rs` refuses to unpack, seeds 3, 4 and 12 of the default job): a long path
+/// ending in a newline name is not the pair, one passing through such a directory is,
+/// for a newline and for bytes that are not UTF-8.
+#[test]
+fn an_odd_name_meets_a_long_path_as_a_directory() {
+    let case = |path: Vec<u8>| Case {
+        spec: WorkspaceSpec {
+            entries: vec![Entry {
+                path: RelPath::new(path).expect("a path"),
+                ..entry("x", Builder::file(b"x".to_vec()))
+            }],
+            exclusions: vec![],
+        },
+        prior: WorkspaceSpec::default(),
+    };
+    let deep = "d".repeat(120).into_bytes();
+    for (odd, shape) in [
+        (&b"new\nline"[..], "name-newline"),
+        (b"bad\xff", "name-non-utf8"),
+    ] {
+        let pair = [shape, "path-over-100"];
+        let leaf = case([&deep[..], b"/", odd].concat());
+        assert!(has_shapes(&leaf, &[shape]) && has_shapes(&leaf, &pair[1..]));
+        assert!(!has_shapes(&leaf, &pair), "{shape} as the last component");
+        let under = case([odd, b"/", &deep[..], b"/f"].concat());
+        assert!(has_shapes(&under, &pair), "{shape} as a directory");
+    }
+}

@@ -173,6 +173,32 @@ pub enum Names {
     Keep,
 }
 
+/// Most candidates [`simplest_with`] tries: a stratified case of the default config
+/// reaches its minimum in far fewer, and the shape check of one candidate takes
+/// microseconds.
+pub const STRATUM_STEPS: u32 = 4000;
+
+/// The simplest case [`minimise_tree`] reaches from `case` that still has every shape of
+/// `shapes` ([`crate::gen::has_shapes`]): a stratified opening case of `run`
+/// ([`crate::gen::Strata`]) stripped of whatever else its draw held, so that the case
+/// shows its stratum's behaviour and no other one in front of it (a cell keeps its first
+/// finding). A pure function of `case` and `shapes`: the budget is [`STRATUM_STEPS`]
+/// candidates, never time. Returns `case` as it is when it lacks the shapes.
+pub fn simplest_with(case: Case, shapes: &[&str]) -> Case {
+    if !crate::gen::has_shapes(&case, shapes) {
+        return case;
+    }
+    let budget = ShrinkBudget {
+        steps: STRATUM_STEPS,
+        time: Duration::MAX,
+    };
+    let has = |c: &Case| Ok::<_, std::convert::Infallible>(crate::gen::has_shapes(c, shapes));
+    match minimise_tree(case, has, budget, Names::Shorten) {
+        Ok(shrunk) => shrunk.case,
+        Err(never) => match never {},
+    }
+}
+
 /// Greedy polish after the removal of runs ([`minimise_tree`]): drop single W1 entries,
 /// exclusions and prior entries, then empty file contents, reset modes and shorten names
 /// to one letter, keeping each change that leaves a valid case

@@ -67,11 +67,17 @@ pub fn run(opts: &RunOptions, on_event: &mut dyn FnMut(Event)) -> Result<RunRepo
     let strategy = case_strategy(&opts.gen);
     // The opening cases cover every coverage shape, whatever the seed (`gen/strata.rs`).
     let strata = Strata::new(&opts.gen);
+    // A stratified case is the simplest with its stratum's shapes, so that what a cell
+    // first finds there is that shape's behaviour for every seed.
     let draw = |i: u64| -> Result<Case, HarnessError> {
-        Ok(strata
+        let case = strata
             .draw(&strategy, opts.seed, i)
             .map_err(HarnessError::Other)?
-            .current())
+            .current();
+        Ok(match strata.stratum(i) {
+            Some(shapes) => crate::engine::shrink::simplest_with(case, shapes),
+            None => case,
+        })
     };
     matrix(opts, opts.cases, &draw, Some(&strategy), on_event)
 }

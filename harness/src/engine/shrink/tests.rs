@@ -281,3 +281,34 @@ fn a_real_tree_shrinks_to_its_culprit_and_what_the_culprit_needs() {
     assert_eq!(shrunk.end, ShrinkEnd::Minimal);
     assert!(runs < 80, "{runs} runs");
 }
+
+/// A stratified case stripped to its stratum ([`simplest_with`]): for every stratum of the
+/// default config at three seeds, the case keeps the stratum's shapes, holds a few
+/// entries (the culprit entry and what it names, a parent made implicit), and is the
+/// same when drawn twice; the case past the strata is left as drawn.
+#[test]
+fn a_stratified_case_is_stripped_to_its_stratum() {
+    let cfg = crate::gen::GenConfig::default();
+    let strata = crate::gen::Strata::new(&cfg);
+    let strategy = crate::gen::case_strategy(&cfg);
+    let mut biggest = 0;
+    for seed in [2, 3, 4] {
+        for i in 0..strata.len() as u64 {
+            let shapes = strata.stratum(i).expect("stratified");
+            let drawn = strata.draw(&strategy, seed, i).expect("draws").current();
+            let simple = simplest_with(drawn.clone(), shapes);
+            assert!(crate::gen::has_shapes(&simple, shapes), "{shapes:?}");
+            assert_eq!(simple, simplest_with(drawn.clone(), shapes));
+            let size = simple.spec.entries.len() + simple.prior.entries.len();
+            assert!(size <= drawn.spec.entries.len() + drawn.prior.entries.len());
+            assert!(size <= 4, "seed {seed} {shapes:?}: {simple:#?}");
+            biggest = biggest.max(size);
+        }
+    }
+    eprintln!("largest stratified case: {biggest} entries");
+    let past = strata.len() as u64;
+    let drawn = crate::gen::draw_case(&strategy, 2, past)
+        .expect("draws")
+        .current();
+    assert_eq!(simplest_with(drawn.clone(), &["no-such-shape"]), drawn);
+}

@@ -27,7 +27,7 @@
 //! successful outcome and the root after the step. Every walk is [`links::walk`]'s.
 
 use super::escaping_link::Observed;
-use super::{Check, CheckDef, Evidence, Violation};
+use super::{Check, CheckDef, Evidence, InView, Violation};
 use crate::archive::listing::Member;
 use crate::error::HarnessError;
 use crate::model::bytes::escape;
@@ -57,7 +57,7 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let Some(after) = ev.root_tree_or_err()? else {
         return Ok(Vec::new());
     };
-    let found = traversals(ev.prior, &j.members, after);
+    let found = judged(ev.prior, &j.members, after, ev.view.as_ref());
     let Some(first) = found.first() else {
         return Ok(Vec::new());
     };
@@ -208,14 +208,76 @@ fn written_inside(after: &Tree, m: &Member) -> bool {
     })
 }
 
-/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
-/// over `prior`; special files, which every profile drops, are not counted) whose parent resolves
-/// outside the root through a link at its turn while it stays inside read lexically, and
-/// which `after` (the final tree) does not show written inside. See the module docs.
-pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
+/// A member under a link leaving the root at its turn (see the module docs), before the
+/// final tree is asked whether it was written inside.
+struct Under {
+    /// Its index in the listing.
+    index: usize,
+    /// Its parent, components from the root.
+    parent: Vec<Vec<u8>>,
+    /// How the parent left the root, in words.
+    via: String,
+    /// Where the parent resolves in the fuzzer's view (components from the view's `/`),
+    /// when a view root was given and the parent resolves outside the root there.
+    outside: Option<Vec<Vec<u8>>>,
+}
+
+/// The fuzzer's view as the walker sees it: the model of the root at `root` (components
+/// from the view's `/`), its ancestors directories, anything else outside missing (a
+/// missing part is passed through, as an extractor would make it). An absolute text starts
+/// at the view's `/`.
+struct ViewOf<'m> {
+    model: &'m Model,
+    root: &'m [Vec<u8>],
+}
+
+impl links::Nodes for ViewOf<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {
+        if path.len() > self.root.len() && path.starts_with(self.root) {
+            links::Nodes::node(self.model, &path[self.root.len()..])
+        } else if self.root.starts_with(path) {
+            links::Seen::Dir
+        } else {
+            links::Seen::Missing
+        }
+    }
+
+    fn anchor<'t>(&self, text: &'t [u8]) -> links::Anchor<'t> {
+        if text.starts_with(b"/") {
+            links::Anchor::Root(text)
+        } else {
+            links::Anchor::Here(text)
+        }
+    }
+}
+
+/// Where `text` (a parent, read from the root at `root` in the view) resolves in the view
+/// over `model`: links followed, `..` at the view's `/` staying there. `None` inside the
+/// root, or in a loop.
+fn in_view(model: &Model, root: &[Vec<u8>], text: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let rules = links::Rules {
+        above_root: links::AboveRoot::Stays,
+        ..KERNEL
+    };
+    match links::walk(&ViewOf { model, root }, rules, root, text).end {
+        links::End::Inside(p) if !p.starts_with(root) => Some(p),
+        _ => None,
+    }
+}
+
+/// Every file, directory, symlink or hardlink member of `members` (in listing order, over
+/// `prior`; special files, which every profile drops, are not counted) whose parent
+/// resolves outside the root through a link at its turn while it stays inside read
+/// lexically; with `view_root` (the root's components in the fuzzer's view), where each
+/// such parent lands in the view.
+fn under_links(
+    prior: Option<&Tree>,
+    members: &[Member],
+    view_root: Option<&[Vec<u8>]>,
+) -> Vec<Under> {
     let mut model = Model::of(prior);
     let mut out = Vec::new();
-    for (i, m) in members.iter().enumerate() {
+    for (index, m) in members.iter().enumerate() {
         // Special files are dropped by every profile's policy: not written, rightly.
         let written = matches!(
             m.kind,
@@ -227,29 +289,113 @@ pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec
             let kernel = links::walk(&model, KERNEL, &[] as &[&[u8]], &text);
             let lexical = links::lexical(&[] as &[&[u8]], &text, links::AboveRoot::Leaves);
             if let (links::End::Leaves(how), links::End::Inside(_)) = (&kernel.end, &lexical) {
-                if !written_inside(after, m) {
-                    let via = match &how.through {
-                        Some(l) => {
-                            let target = match model.0.get(l) {
-                                Some(Held::Link(t)) => escape(t),
-                                _ => String::new(),
-                            };
-                            format!("through `{} -> {target}`", show(l))
-                        }
-                        None => "by a `..` after a link".to_string(),
-                    };
-                    out.push(format!(
-                        "member {} `{}` ({:?}): its parent `{}` leaves the root {via} at that \
-                         point of the listing, and the final tree has no such member inside",
-                        i + 1,
-                        escape(&m.name),
-                        m.kind,
-                        show(&parent),
-                    ));
-                }
+                let via = match &how.through {
+                    Some(l) => {
+                        let target = match model.0.get(l) {
+                            Some(Held::Link(t)) => escape(t),
+                            _ => String::new(),
+                        };
+                        format!("through `{} -> {target}`", show(l))
+                    }
+                    None => "by a `..` after a link".to_string(),
+                };
+                let outside = view_root.and_then(|r| in_view(&model, r, &text));
+                out.push(Under {
+                    index,
+                    parent,
+                    via,
+                    outside,
+                });
             }
         }
         model.apply(m);
+    }
+    out
+}
+
+/// The decoy directories the fuzzer plants before a step in its view, so that a write
+/// through a link leaving the root can be seen: where each member [`traversals`] would
+/// consider has its parent in the view (jail-relative paths, no leading `/`, the view's
+/// `/` itself left out), in listing order, each once. `root` is the root's path in the
+/// view without its leading `/` (`home/user/ws/root`).
+pub fn decoy_dirs(prior: Option<&Tree>, members: &[Member], root: &[u8]) -> Vec<Vec<u8>> {
+    let root = comps(root);
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for u in under_links(prior, members, Some(&root)) {
+        let Some(p) = u.outside.filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let p = p.join(&b'/');
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// In a view: the jail-relative path where `m` lands through its parent `outside`
+/// (components from the view's `/`) when the step wrote there (new there, or changed);
+/// `None` when it did not, or when its last component is not a plain name.
+fn written_outside(v: &InView<'_>, outside: &[Vec<u8>], m: &Member) -> Option<Vec<u8>> {
+    let last = comps(&m.name).pop().filter(|c| c != b"..")?;
+    let mut at = outside.join(&b'/');
+    if !at.is_empty() {
+        at.push(b'/');
+    }
+    at.extend_from_slice(&last);
+    let now = v.after.0.get(&at)?;
+    (v.before.0.get(&at) != Some(now)).then_some(at)
+}
+
+/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
+/// over `prior`; special files, which every profile drops, are not counted) whose parent
+/// resolves outside the root through a link at its turn while it stays inside read
+/// lexically, and which `after` (the final tree) does not show written inside. See the
+/// module docs.
+pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
+    judged(prior, members, after, None)
+}
+
+/// [`traversals`], in the fuzzer's view when `view` is given: there a member counts only
+/// when the step wrote at its place outside (its parent as resolved in the view, and its
+/// name), the decoy directories planted before the step making that place exist.
+fn judged(
+    prior: Option<&Tree>,
+    members: &[Member],
+    after: &Tree,
+    view: Option<&InView<'_>>,
+) -> Vec<String> {
+    let root = view.map(|v| comps(v.root));
+    let mut out = Vec::new();
+    for u in under_links(prior, members, root.as_deref()) {
+        let m = &members[u.index];
+        if written_inside(after, m) {
+            continue;
+        }
+        let head = format!(
+            "member {} `{}` ({:?}): its parent `{}` leaves the root {} at that point of the \
+             listing",
+            u.index + 1,
+            escape(&m.name),
+            m.kind,
+            show(&u.parent),
+            u.via,
+        );
+        match view {
+            // In a view: only a write seen at the member's place outside (a link that
+            // comes back into the root, a loop, a place that cannot be written: none).
+            Some(v) => {
+                if let Some(at) = u.outside.as_deref().and_then(|o| written_outside(v, o, m)) {
+                    out.push(format!(
+                        "{head}, and the step wrote outside at `/{}`",
+                        escape(&at)
+                    ));
+                }
+            }
+            None => out.push(format!(
+                "{head}, and the final tree has no such member inside"
+            )),
+        }
     }
     out
 }

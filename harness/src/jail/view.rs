@@ -36,6 +36,7 @@
 //! Every mount point is made in the jail when the view is laid out, before the step's
 //! first snapshot, so that mounting changes nothing `containment` compares.
 
+use super::confined::Confined;
 use super::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
 use super::Jail;
 use snapconf_producers::process::view::WHOLE_HOST;
@@ -45,6 +46,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The most decoy directory paths [`View::plant_decoys`] plants for one step (each with
+/// its missing parents).
+pub const MAX_PLANTED: usize = 32;
+/// The most directories [`View::plant_decoys`] makes for one step, parents included.
+pub const MAX_PLANTED_DIRS: usize = 256;
 /// The name of a plugged-in backend's scratch directory in the jail, before its random
 /// suffix ([`View::with_scratch`]).
 pub const SCRATCH_PREFIX: &str = "scratch-backend-";
@@ -307,6 +313,62 @@ impl View {
         self.mounts.dedup();
         self.scratch = Some(scratch);
         Ok(self)
+    }
+
+    /// Plant empty decoy directories at `dirs` (paths in the view without their leading
+    /// `/`, so jail-relative; from [`crate::checks::traversal::decoy_dirs`]), with every
+    /// missing component, before a step's first snapshot, so that a write through a link
+    /// leaving the root lands on something `containment` and `traversal` see. Returns what
+    /// was made (jail-relative, parents first); the caller puts the jail back as laid out
+    /// after the step (a new jail per execution, or [`super::restore::Laid::restore`]).
+    ///
+    /// Every directory is made from a handle on the jail, one component at a time, never
+    /// through a link, and anew ([`Confined::create_dir`]: a persistent worker may still
+    /// run in the view and may have put a link in the way, which makes that path fail
+    /// here, not write elsewhere). Best effort: a path that cannot be made is skipped (the
+    /// check then keeps its rule for what has no directory outside), and so is a path at
+    /// or under a mount point of the view (the host's read-only files, the scratch, the
+    /// jail's own host path), where a planted directory would be hidden or held. At most
+    /// [`MAX_PLANTED`] paths (the first in `dirs`, listing order) and
+    /// [`MAX_PLANTED_DIRS`] directories in all are made per call: a hostile archive may
+    /// aim thousands of links outside.
+    ///
+    /// # Errors
+    /// The jail itself cannot be opened.
+    pub fn plant_decoys(&self, dirs: &[Vec<u8>]) -> io::Result<Vec<Vec<u8>>> {
+        let conf = Confined::open(&self.jail)?;
+        let mounts: Vec<Vec<u8>> = self
+            .mounts
+            .iter()
+            .filter_map(|m| m.strip_prefix(&self.jail).ok())
+            .map(|m| m.as_os_str().as_bytes().to_vec())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let held = |p: &[u8]| {
+            mounts
+                .iter()
+                .any(|m| p == m.as_slice() || (p.starts_with(m) && p.get(m.len()) == Some(&b'/')))
+        };
+        let mut made = Vec::new();
+        for dir in dirs.iter().take(MAX_PLANTED) {
+            let comps: Vec<&[u8]> = dir.split(|&b| b == b'/').collect();
+            if comps.iter().any(|c| matches!(*c, b"" | b"." | b"..")) || held(dir) {
+                continue;
+            }
+            for i in 1..=comps.len() {
+                if made.len() >= MAX_PLANTED_DIRS {
+                    return Ok(made);
+                }
+                let at = comps[..i].join(&b'/');
+                match conf.create_dir(&at, 0o755) {
+                    Ok(()) => made.push(at),
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    // A link or a file in the way, a name too long: not this path.
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(made)
     }
 
     /// The backend's scratch (host path, in the jail) when [`View::with_scratch`] made

@@ -499,6 +499,105 @@ mod tests {
         assert_eq!(traversals(None, &members, &after).len(), 1);
     }
 
+    /// Where the fuzzer plants decoy directories in its view (root `home/user/ws/root`):
+    /// the parent of each member under a link leaving the root, resolved in the view; not
+    /// for a link that comes back into the root, nor the view's `/` itself.
+    #[test]
+    fn decoy_dirs_are_where_members_under_links_land_in_the_view() {
+        let root = b"home/user/ws/root";
+        let dirs = |members: &[Member]| -> Vec<String> {
+            decoy_dirs(None, members, root)
+                .iter()
+                .map(|d| escape(d))
+                .collect()
+        };
+        let poison = [dir("d"), link("d", "../absent"), file("d/pwned")];
+        assert_eq!(dirs(&poison), ["home/user/ws/absent"]);
+        let tar_fs = [link("y", "."), link("x", "y/.."), file("x/absent/pwned")];
+        assert_eq!(dirs(&tar_fs), ["home/user/ws/absent"]);
+        let abs = [link("e", "/etc/deep"), file("e/passwd"), file("e/x/y")];
+        assert_eq!(dirs(&abs), ["etc/deep", "etc/deep/x"]);
+        let up = [
+            link("s", "../../../../../../tmp"),
+            file("s/../home/user/decoy"),
+        ];
+        assert_eq!(dirs(&up), ["home/user"]);
+        let back = [dir("in"), link("d", "../root/in"), file("d/x")];
+        assert!(dirs(&back).is_empty(), "back inside the root");
+        let top = [link("s", "/"), file("s/decoy")];
+        assert!(dirs(&top).is_empty(), "the view's `/` exists");
+        let prior = tree(&[("l", Some("../decoy/sub"))]);
+        assert_eq!(
+            decoy_dirs(Some(&prior), &[file("l/x")], root),
+            [b"home/user/ws/decoy/sub".to_vec()]
+        );
+    }
+
+    /// In the view a member under a link leaving the root counts only when the step wrote
+    /// at its place outside (new there, or changed); out of a view the claimed write counts.
+    #[test]
+    fn in_a_view_only_an_observed_write_outside_counts() {
+        use crate::jail::{Snapshot, StatKey};
+        let key = |kind: &'static str, size: u64| StatKey {
+            kind,
+            mode: 0o755,
+            size,
+            ino: 1,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            target: None,
+            sha256: None,
+        };
+        let snap = |entries: &[(&str, &'static str, u64)]| {
+            Snapshot(
+                entries
+                    .iter()
+                    .map(|(p, k, n)| (p.as_bytes().to_vec(), key(k, *n)))
+                    .collect(),
+            )
+        };
+        let members = [dir("d"), link("d", "../absent"), file("d/pwned")];
+        let after_root = tree(&[("d", Some("../absent"))]);
+        let planted = snap(&[("home/user/ws/absent", "dir", 0)]);
+        let written = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 6),
+        ]);
+        let view = |before, after| InView {
+            root: b"home/user/ws/root",
+            before,
+            after,
+        };
+        let found = judged(None, &members, &after_root, Some(&view(&planted, &written)));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("wrote outside at `/home/user/ws/absent/pwned`"),
+            "{found:?}"
+        );
+        assert!(found[0].contains("(File)") && found[0].contains("through `d -> ../absent`"));
+        // Skipped (node-tar 7): nothing written there.
+        assert!(judged(None, &members, &after_root, Some(&view(&planted, &planted))).is_empty());
+        // A decoy file there, unchanged, then changed.
+        let decoy = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 6),
+        ]);
+        assert!(judged(None, &members, &after_root, Some(&view(&decoy, &decoy))).is_empty());
+        let grown = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 12),
+        ]);
+        assert_eq!(
+            judged(None, &members, &after_root, Some(&view(&decoy, &grown))).len(),
+            1
+        );
+        // Out of a view: the claimed write.
+        assert_eq!(traversals(None, &members, &after_root).len(), 1);
+    }
+
     /// Judged through the registry: only an accepted hydration with a listing counts.
     #[test]
     fn the_check_needs_an_accepted_hydration() {

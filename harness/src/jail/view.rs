@@ -401,3 +401,71 @@ fn mount_point(top: &Path, host: &Path) -> PathBuf {
     let rel = rel.strip_prefix(b"/").unwrap_or(rel);
     top.join(std::ffi::OsStr::from_bytes(rel))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_dir(jail: &Jail, rel: &str) -> bool {
+        std::fs::symlink_metadata(jail.path().join(rel)).is_ok_and(|m| m.is_dir())
+    }
+
+    /// Planted decoy directories are made with their missing parents, never at or under a
+    /// mount point of the view nor from a path with `..`, and never through a link in the
+    /// way (a worker's, to a directory outside the jail): that path is skipped and nothing
+    /// is written where the link leads.
+    #[test]
+    fn decoys_are_planted_inside_the_jail_and_never_through_a_link() {
+        let jail = Jail::new(None).expect("jail");
+        let view = View::prepare(&jail, &[], &[]).expect("view");
+        let host = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(host.path(), jail.path().join("home/user/ws/evil"))
+            .expect("symlink");
+        let dirs: Vec<Vec<u8>> = [
+            "home/user/ws/absent/deep",
+            "usr/lib/x",
+            "home/../x",
+            "home/user/ws/evil/sub",
+            "home/user/ws/evil",
+            "out",
+        ]
+        .iter()
+        .map(|d| d.as_bytes().to_vec())
+        .collect();
+        let made = view.plant_decoys(&dirs).expect("plant");
+        assert_eq!(
+            made,
+            [
+                b"home/user/ws/absent".to_vec(),
+                b"home/user/ws/absent/deep".to_vec()
+            ]
+        );
+        assert!(is_dir(&jail, "home/user/ws/absent/deep"));
+        assert!(!is_dir(&jail, "usr/lib"), "under a mount point");
+        assert_eq!(
+            std::fs::read_dir(host.path()).expect("host dir").count(),
+            0,
+            "nothing through the link"
+        );
+        assert!(
+            std::fs::symlink_metadata(jail.path().join("home/user/ws/evil"))
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    /// A hostile archive may aim thousands of links outside: at most [`MAX_PLANTED`] paths
+    /// are planted for one step.
+    #[test]
+    fn planting_is_bounded() {
+        let jail = Jail::new(None).expect("jail");
+        let view = View::prepare(&jail, &[], &[]).expect("view");
+        let dirs: Vec<Vec<u8>> = (0..MAX_PLANTED + 10)
+            .map(|i| format!("home/user/ws/p{i}").into_bytes())
+            .collect();
+        let made = view.plant_decoys(&dirs).expect("plant");
+        assert_eq!(made.len(), MAX_PLANTED);
+        assert!(!is_dir(&jail, &format!("home/user/ws/p{MAX_PLANTED}")));
+    }
+}

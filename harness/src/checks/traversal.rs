@@ -10,21 +10,35 @@
 //! its name read as text, or at what follows its last `..` (GNU tar and BusyBox strip
 //! `s/../x` to `x`).
 //!
-//! This needs no target outside to exist. node-tar 6.1.0 with `d/`, `d -> ../out`,
-//! `d/pwned` follows the link; with no `../out` the write fails (`ENOENT`), node-tar warns
-//! and succeeds, and nothing outside changed for `containment` to see. An extractor that
-//! keeps the link and silently skips `d/pwned` is flagged too: it accepted an archive
-//! whose member it says it wrote through a link leaving the root. A member named with a
-//! plain `..` of its own (`../x`, no link on the way) is not this check's: extractors strip
-//! such names (see `containment` and `unsafe-accept`). A link left leaving the root is
-//! `escaping-link`'s when the extractor promised otherwise, and a hardlink whose *target*
-//! goes through such a link is read, not written, there: `containment` (a second link to a
-//! decoy) and `escaping-link` (`no_outside_hardlinks`) see it. A member written inside and
-//! only later put behind a link (`d/x`, then `d -> ../out`) is not this check's either.
+//! Out of a view (`snapconf fuzz --no-view`, or where no view can be built: an absolute
+//! target is then the real host, and nothing is planted) this needs no target outside to
+//! exist: a member the extractor accepted under such a link counts even if nothing outside
+//! changed. (`snapconf run` never judges this check: it needs the fuzzer's listing.) node-tar 6.1.0 with
+//! `d/`, `d -> ../out`, `d/pwned` follows the link; with no `../out` the write fails
+//! (`ENOENT`), node-tar warns and succeeds. That rule cannot tell it from node-tar 7,
+//! which keeps the link and skips `d/pwned` with a warning, writing nothing through it.
+//!
+//! In the fuzzer's filesystem view (the jail seen as `/`, so every place an archive can
+//! aim at lies in the jail) the target is made to exist instead: before the step the
+//! fuzzer plants an empty decoy directory, with its missing parents, where each such
+//! member's parent lands in the view ([`decoy_dirs`], the same walk as the check), and the
+//! check then needs the write: a member counts only if the step made or changed the entry
+//! at its name there (`containment` sees the same write). node-tar 6.1.0 then shows it;
+//! node-tar 7's skipped member is no finding, nor is a member whose place in the view is
+//! back inside the root, in a read-only host directory, or past the planting bound.
+//!
+//! A member named with a plain `..` of its own (`../x`, no link on the way) is not this
+//! check's: extractors strip such names (see `containment` and `unsafe-accept`). A link
+//! left leaving the root is `escaping-link`'s when the extractor promised otherwise, and a
+//! hardlink whose *target* goes through such a link is read, not written, there:
+//! `containment` (a second link to a decoy) and `escaping-link` (`no_outside_hardlinks`)
+//! see it. A member written inside and only later put behind a link (`d/x`, then
+//! `d -> ../out`) is not this check's either.
 //!
 //! Evidence: [`Judged::members`](super::Judged::members) (the reference parser's listing
 //! of the archive, kept even when the reference refuses it), [`Evidence::prior`], a
-//! successful outcome and the root after the step. Every walk is [`links::walk`]'s.
+//! successful outcome, the root after the step and, in a view, [`Evidence::view`] (the
+//! whole jail before and after). Every walk is [`links::walk`]'s.
 
 use super::escaping_link::Observed;
 use super::{Check, CheckDef, Evidence, InView, Violation};

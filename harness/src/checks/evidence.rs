@@ -90,6 +90,20 @@ pub struct SessionStep {
     pub fresh_capture: Option<bool>,
 }
 
+/// A step run in the fuzzer's filesystem view (the jail seen as `/`): where the root sits
+/// and the whole jail before and after the step, decoy directories planted before it
+/// included (see `traversal`).
+#[derive(Clone, Copy, Debug)]
+pub struct InView<'a> {
+    /// The root's path in the view, without the leading `/` (jail-relative:
+    /// `home/user/ws/root`).
+    pub root: &'a [u8],
+    /// The jail before the step (after planting), keyed by jail-relative path.
+    pub before: &'a crate::jail::Snapshot,
+    /// The jail after the step.
+    pub after: &'a crate::jail::Snapshot,
+}
+
 /// A whole-tree alternative that counts as "intact" after a failed hydration: for a killed
 /// extractor, the complete new tree (`Ok(true)` if `after` is it).
 pub type AlsoIntact<'a> = dyn Fn(&Tree) -> Result<bool, HarnessError> + 'a;
@@ -143,6 +157,9 @@ pub struct Evidence<'a> {
     /// Where the step stands in a session of turns (`snapconf lifecycle`); `None` for a
     /// single case.
     pub session: Option<SessionStep>,
+    /// The fuzzer's filesystem view the step ran in, if it ran in one (`traversal` then
+    /// needs an observed write outside).
+    pub view: Option<InView<'a>>,
     root_tree: OnceCell<Result<Tree, String>>,
     root_replaced: OnceCell<Option<String>>,
 }
@@ -169,6 +186,7 @@ impl<'a> Evidence<'a> {
             reference: None,
             listings: &[],
             session: None,
+            view: None,
             root_tree: OnceCell::new(),
             root_replaced: OnceCell::new(),
         }

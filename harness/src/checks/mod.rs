@@ -24,7 +24,7 @@ pub mod verdict_disagreement;
 
 use evidence::on_members;
 pub use evidence::{
-    first_line, violations_of, AlsoIntact, Archived, Evidence, ReferenceRun, RestoreKind,
+    first_line, violations_of, AlsoIntact, Archived, Evidence, InView, ReferenceRun, RestoreKind,
     SessionStep, Step, Violation,
 };
 pub use id::{Check, CheckDef};

@@ -10,24 +10,38 @@
 //! its name read as text, or at what follows its last `..` (GNU tar and BusyBox strip
 //! `s/../x` to `x`).
 //!
-//! This needs no target outside to exist. node-tar 6.1.0 with `d/`, `d -> ../out`,
-//! `d/pwned` follows the link; with no `../out` the write fails (`ENOENT`), node-tar warns
-//! and succeeds, and nothing outside changed for `containment` to see. An extractor that
-//! keeps the link and silently skips `d/pwned` is flagged too: it accepted an archive
-//! whose member it says it wrote through a link leaving the root. A member named with a
-//! plain `..` of its own (`../x`, no link on the way) is not this check's: extractors strip
-//! such names (see `containment` and `unsafe-accept`). A link left leaving the root is
-//! `escaping-link`'s when the extractor promised otherwise, and a hardlink whose *target*
-//! goes through such a link is read, not written, there: `containment` (a second link to a
-//! decoy) and `escaping-link` (`no_outside_hardlinks`) see it. A member written inside and
-//! only later put behind a link (`d/x`, then `d -> ../out`) is not this check's either.
+//! Out of a view (`snapconf fuzz --no-view`, or where no view can be built: an absolute
+//! target is then the real host, and nothing is planted) this needs no target outside to
+//! exist: a member the extractor accepted under such a link counts even if nothing outside
+//! changed. (`snapconf run` never judges this check: it needs the fuzzer's listing.) node-tar 6.1.0 with
+//! `d/`, `d -> ../out`, `d/pwned` follows the link; with no `../out` the write fails
+//! (`ENOENT`), node-tar warns and succeeds. That rule cannot tell it from node-tar 7,
+//! which keeps the link and skips `d/pwned` with a warning, writing nothing through it.
+//!
+//! In the fuzzer's filesystem view (the jail seen as `/`, so every place an archive can
+//! aim at lies in the jail) the target is made to exist instead: before the step the
+//! fuzzer plants an empty decoy directory, with its missing parents, where each such
+//! member's parent lands in the view ([`decoy_dirs`], the same walk as the check), and the
+//! check then needs the write: a member counts only if the step made or changed the entry
+//! at its name there (`containment` sees the same write). node-tar 6.1.0 then shows it;
+//! node-tar 7's skipped member is no finding, nor is a member whose place in the view is
+//! back inside the root, in a read-only host directory, or past the planting bound.
+//!
+//! A member named with a plain `..` of its own (`../x`, no link on the way) is not this
+//! check's: extractors strip such names (see `containment` and `unsafe-accept`). A link
+//! left leaving the root is `escaping-link`'s when the extractor promised otherwise, and a
+//! hardlink whose *target* goes through such a link is read, not written, there:
+//! `containment` (a second link to a decoy) and `escaping-link` (`no_outside_hardlinks`)
+//! see it. A member written inside and only later put behind a link (`d/x`, then
+//! `d -> ../out`) is not this check's either.
 //!
 //! Evidence: [`Judged::members`](super::Judged::members) (the reference parser's listing
 //! of the archive, kept even when the reference refuses it), [`Evidence::prior`], a
-//! successful outcome and the root after the step. Every walk is [`links::walk`]'s.
+//! successful outcome, the root after the step and, in a view, [`Evidence::view`] (the
+//! whole jail before and after). Every walk is [`links::walk`]'s.
 
 use super::escaping_link::Observed;
-use super::{Check, CheckDef, Evidence, Violation};
+use super::{Check, CheckDef, Evidence, InView, Violation};
 use crate::archive::listing::Member;
 use crate::error::HarnessError;
 use crate::model::bytes::escape;
@@ -57,7 +71,7 @@ fn judge(ev: &Evidence<'_>) -> Result<Vec<Violation>, HarnessError> {
     let Some(after) = ev.root_tree_or_err()? else {
         return Ok(Vec::new());
     };
-    let found = traversals(ev.prior, &j.members, after);
+    let found = judged(ev.prior, &j.members, after, ev.view.as_ref());
     let Some(first) = found.first() else {
         return Ok(Vec::new());
     };
@@ -208,14 +222,76 @@ fn written_inside(after: &Tree, m: &Member) -> bool {
     })
 }
 
-/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
-/// over `prior`; special files, which every profile drops, are not counted) whose parent resolves
-/// outside the root through a link at its turn while it stays inside read lexically, and
-/// which `after` (the final tree) does not show written inside. See the module docs.
-pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
+/// A member under a link leaving the root at its turn (see the module docs), before the
+/// final tree is asked whether it was written inside.
+struct Under {
+    /// Its index in the listing.
+    index: usize,
+    /// Its parent, components from the root.
+    parent: Vec<Vec<u8>>,
+    /// How the parent left the root, in words.
+    via: String,
+    /// Where the parent resolves in the fuzzer's view (components from the view's `/`),
+    /// when a view root was given and the parent resolves outside the root there.
+    outside: Option<Vec<Vec<u8>>>,
+}
+
+/// The fuzzer's view as the walker sees it: the model of the root at `root` (components
+/// from the view's `/`), its ancestors directories, anything else outside missing (a
+/// missing part is passed through, as an extractor would make it). An absolute text starts
+/// at the view's `/`.
+struct ViewOf<'m> {
+    model: &'m Model,
+    root: &'m [Vec<u8>],
+}
+
+impl links::Nodes for ViewOf<'_> {
+    fn node(&self, path: &[Vec<u8>]) -> links::Seen<'_> {
+        if path.len() > self.root.len() && path.starts_with(self.root) {
+            links::Nodes::node(self.model, &path[self.root.len()..])
+        } else if self.root.starts_with(path) {
+            links::Seen::Dir
+        } else {
+            links::Seen::Missing
+        }
+    }
+
+    fn anchor<'t>(&self, text: &'t [u8]) -> links::Anchor<'t> {
+        if text.starts_with(b"/") {
+            links::Anchor::Root(text)
+        } else {
+            links::Anchor::Here(text)
+        }
+    }
+}
+
+/// Where `text` (a parent, read from the root at `root` in the view) resolves in the view
+/// over `model`: links followed, `..` at the view's `/` staying there. `None` inside the
+/// root, or in a loop.
+fn in_view(model: &Model, root: &[Vec<u8>], text: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let rules = links::Rules {
+        above_root: links::AboveRoot::Stays,
+        ..KERNEL
+    };
+    match links::walk(&ViewOf { model, root }, rules, root, text).end {
+        links::End::Inside(p) if !p.starts_with(root) => Some(p),
+        _ => None,
+    }
+}
+
+/// Every file, directory, symlink or hardlink member of `members` (in listing order, over
+/// `prior`; special files, which every profile drops, are not counted) whose parent
+/// resolves outside the root through a link at its turn while it stays inside read
+/// lexically; with `view_root` (the root's components in the fuzzer's view), where each
+/// such parent lands in the view.
+fn under_links(
+    prior: Option<&Tree>,
+    members: &[Member],
+    view_root: Option<&[Vec<u8>]>,
+) -> Vec<Under> {
     let mut model = Model::of(prior);
     let mut out = Vec::new();
-    for (i, m) in members.iter().enumerate() {
+    for (index, m) in members.iter().enumerate() {
         // Special files are dropped by every profile's policy: not written, rightly.
         let written = matches!(
             m.kind,
@@ -227,29 +303,113 @@ pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec
             let kernel = links::walk(&model, KERNEL, &[] as &[&[u8]], &text);
             let lexical = links::lexical(&[] as &[&[u8]], &text, links::AboveRoot::Leaves);
             if let (links::End::Leaves(how), links::End::Inside(_)) = (&kernel.end, &lexical) {
-                if !written_inside(after, m) {
-                    let via = match &how.through {
-                        Some(l) => {
-                            let target = match model.0.get(l) {
-                                Some(Held::Link(t)) => escape(t),
-                                _ => String::new(),
-                            };
-                            format!("through `{} -> {target}`", show(l))
-                        }
-                        None => "by a `..` after a link".to_string(),
-                    };
-                    out.push(format!(
-                        "member {} `{}` ({:?}): its parent `{}` leaves the root {via} at that \
-                         point of the listing, and the final tree has no such member inside",
-                        i + 1,
-                        escape(&m.name),
-                        m.kind,
-                        show(&parent),
-                    ));
-                }
+                let via = match &how.through {
+                    Some(l) => {
+                        let target = match model.0.get(l) {
+                            Some(Held::Link(t)) => escape(t),
+                            _ => String::new(),
+                        };
+                        format!("through `{} -> {target}`", show(l))
+                    }
+                    None => "by a `..` after a link".to_string(),
+                };
+                let outside = view_root.and_then(|r| in_view(&model, r, &text));
+                out.push(Under {
+                    index,
+                    parent,
+                    via,
+                    outside,
+                });
             }
         }
         model.apply(m);
+    }
+    out
+}
+
+/// The decoy directories the fuzzer plants before a step in its view, so that a write
+/// through a link leaving the root can be seen: where each member [`traversals`] would
+/// consider has its parent in the view (jail-relative paths, no leading `/`, the view's
+/// `/` itself left out), in listing order, each once. `root` is the root's path in the
+/// view without its leading `/` (`home/user/ws/root`).
+pub fn decoy_dirs(prior: Option<&Tree>, members: &[Member], root: &[u8]) -> Vec<Vec<u8>> {
+    let root = comps(root);
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for u in under_links(prior, members, Some(&root)) {
+        let Some(p) = u.outside.filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let p = p.join(&b'/');
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// In a view: the jail-relative path where `m` lands through its parent `outside`
+/// (components from the view's `/`) when the step wrote there (new there, or changed);
+/// `None` when it did not, or when its last component is not a plain name.
+fn written_outside(v: &InView<'_>, outside: &[Vec<u8>], m: &Member) -> Option<Vec<u8>> {
+    let last = comps(&m.name).pop().filter(|c| c != b"..")?;
+    let mut at = outside.join(&b'/');
+    if !at.is_empty() {
+        at.push(b'/');
+    }
+    at.extend_from_slice(&last);
+    let now = v.after.0.get(&at)?;
+    (v.before.0.get(&at) != Some(now)).then_some(at)
+}
+
+/// One line per file, directory, symlink or hardlink member of `members` (in listing order,
+/// over `prior`; special files, which every profile drops, are not counted) whose parent
+/// resolves outside the root through a link at its turn while it stays inside read
+/// lexically, and which `after` (the final tree) does not show written inside. See the
+/// module docs.
+pub fn traversals(prior: Option<&Tree>, members: &[Member], after: &Tree) -> Vec<String> {
+    judged(prior, members, after, None)
+}
+
+/// [`traversals`], in the fuzzer's view when `view` is given: there a member counts only
+/// when the step wrote at its place outside (its parent as resolved in the view, and its
+/// name), the decoy directories planted before the step making that place exist.
+fn judged(
+    prior: Option<&Tree>,
+    members: &[Member],
+    after: &Tree,
+    view: Option<&InView<'_>>,
+) -> Vec<String> {
+    let root = view.map(|v| comps(v.root));
+    let mut out = Vec::new();
+    for u in under_links(prior, members, root.as_deref()) {
+        let m = &members[u.index];
+        if written_inside(after, m) {
+            continue;
+        }
+        let head = format!(
+            "member {} `{}` ({:?}): its parent `{}` leaves the root {} at that point of the \
+             listing",
+            u.index + 1,
+            escape(&m.name),
+            m.kind,
+            show(&u.parent),
+            u.via,
+        );
+        match view {
+            // In a view: only a write seen at the member's place outside (a link that
+            // comes back into the root, a loop, a place that cannot be written: none).
+            Some(v) => {
+                if let Some(at) = u.outside.as_deref().and_then(|o| written_outside(v, o, m)) {
+                    out.push(format!(
+                        "{head}, and the step wrote outside at `/{}`",
+                        escape(&at)
+                    ));
+                }
+            }
+            None => out.push(format!(
+                "{head}, and the final tree has no such member inside"
+            )),
+        }
     }
     out
 }
@@ -351,6 +511,105 @@ mod tests {
         let members = [link("e", "/etc"), file("e/passwd")];
         let after = tree(&[("e", Some("/etc"))]);
         assert_eq!(traversals(None, &members, &after).len(), 1);
+    }
+
+    /// Where the fuzzer plants decoy directories in its view (root `home/user/ws/root`):
+    /// the parent of each member under a link leaving the root, resolved in the view; not
+    /// for a link that comes back into the root, nor the view's `/` itself.
+    #[test]
+    fn decoy_dirs_are_where_members_under_links_land_in_the_view() {
+        let root = b"home/user/ws/root";
+        let dirs = |members: &[Member]| -> Vec<String> {
+            decoy_dirs(None, members, root)
+                .iter()
+                .map(|d| escape(d))
+                .collect()
+        };
+        let poison = [dir("d"), link("d", "../absent"), file("d/pwned")];
+        assert_eq!(dirs(&poison), ["home/user/ws/absent"]);
+        let tar_fs = [link("y", "."), link("x", "y/.."), file("x/absent/pwned")];
+        assert_eq!(dirs(&tar_fs), ["home/user/ws/absent"]);
+        let abs = [link("e", "/etc/deep"), file("e/passwd"), file("e/x/y")];
+        assert_eq!(dirs(&abs), ["etc/deep", "etc/deep/x"]);
+        let up = [
+            link("s", "../../../../../../tmp"),
+            file("s/../home/user/decoy"),
+        ];
+        assert_eq!(dirs(&up), ["home/user"]);
+        let back = [dir("in"), link("d", "../root/in"), file("d/x")];
+        assert!(dirs(&back).is_empty(), "back inside the root");
+        let top = [link("s", "/"), file("s/decoy")];
+        assert!(dirs(&top).is_empty(), "the view's `/` exists");
+        let prior = tree(&[("l", Some("../decoy/sub"))]);
+        assert_eq!(
+            decoy_dirs(Some(&prior), &[file("l/x")], root),
+            [b"home/user/ws/decoy/sub".to_vec()]
+        );
+    }
+
+    /// In the view a member under a link leaving the root counts only when the step wrote
+    /// at its place outside (new there, or changed); out of a view the claimed write counts.
+    #[test]
+    fn in_a_view_only_an_observed_write_outside_counts() {
+        use crate::jail::{Snapshot, StatKey};
+        let key = |kind: &'static str, size: u64| StatKey {
+            kind,
+            mode: 0o755,
+            size,
+            ino: 1,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            target: None,
+            sha256: None,
+        };
+        let snap = |entries: &[(&str, &'static str, u64)]| {
+            Snapshot(
+                entries
+                    .iter()
+                    .map(|(p, k, n)| (p.as_bytes().to_vec(), key(k, *n)))
+                    .collect(),
+            )
+        };
+        let members = [dir("d"), link("d", "../absent"), file("d/pwned")];
+        let after_root = tree(&[("d", Some("../absent"))]);
+        let planted = snap(&[("home/user/ws/absent", "dir", 0)]);
+        let written = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 6),
+        ]);
+        let view = |before, after| InView {
+            root: b"home/user/ws/root",
+            before,
+            after,
+        };
+        let found = judged(None, &members, &after_root, Some(&view(&planted, &written)));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("wrote outside at `/home/user/ws/absent/pwned`"),
+            "{found:?}"
+        );
+        assert!(found[0].contains("(File)") && found[0].contains("through `d -> ../absent`"));
+        // Skipped (node-tar 7): nothing written there.
+        assert!(judged(None, &members, &after_root, Some(&view(&planted, &planted))).is_empty());
+        // A decoy file there, unchanged, then changed.
+        let decoy = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 6),
+        ]);
+        assert!(judged(None, &members, &after_root, Some(&view(&decoy, &decoy))).is_empty());
+        let grown = snap(&[
+            ("home/user/ws/absent", "dir", 0),
+            ("home/user/ws/absent/pwned", "file", 12),
+        ]);
+        assert_eq!(
+            judged(None, &members, &after_root, Some(&view(&decoy, &grown))).len(),
+            1
+        );
+        // Out of a view: the claimed write.
+        assert_eq!(traversals(None, &members, &after_root).len(), 1);
     }
 
     /// Judged through the registry: only an accepted hydration with a listing counts.

@@ -15,7 +15,9 @@
 //!   leaving the root;
 //! - `unsafe-accept`: a device, a FIFO, a socket or a setuid/setgid bit left in the root;
 //! - `traversal`: the kind of member written under a parent that leaves the root, and
-//!   whether it left through the link's target or by a `..` after the link;
+//!   whether it left through the link's target or by a `..` after the link (never where:
+//!   in a view the write lands on a decoy directory planted for that archive, whose path
+//!   and depth follow the link's target);
 //! - `hang`: that it hung.
 //!
 //! `atomic-hydration` is keyed by what the failure did to the prior with no class (any
@@ -206,6 +208,38 @@ mod tests {
         );
         assert_ne!(a, e(&line("d/sub", "Dir", "through `d -> ../out`")));
         assert_ne!(a, e(&line("d/pwned", "File", "by a `..` after a link")));
+    }
+
+    /// One bug seen through planted decoy directories is one cause however its link is
+    /// aimed: the `traversal` line of a write seen outside and the `containment` changes
+    /// (the planted directory's times, the new entry in it) name no path, depth or name.
+    #[test]
+    fn a_write_on_a_planted_decoy_is_one_cause_wherever_it_was_planted() {
+        let poison = |target: &str, name: &str| {
+            let mut t = RawTar::new();
+            t.dir("d/")
+                .symlink("d", target)
+                .file(&format!("d/{name}"), b"x");
+            t.finish()
+        };
+        let (a, b) = (poison("../absent", "pwned"), poison("../../x/y/z", "other"));
+        let seen = |name: &str, at: &str| {
+            format!("member 3 `d/{name}` (File): its parent `d` leaves the root through `d -> ..` at that point of the listing, and the step wrote outside at `/{at}/{name}`\n")
+        };
+        let t = |o: &str, bytes: &[u8]| fuzz_cause(&hit(Check::TRAVERSAL, o), bytes, None);
+        let ta = t(&seen("pwned", "home/user/ws/absent"), &a);
+        assert_eq!(ta, t(&seen("other", "home/user/x/y/z"), &b));
+        assert!(
+            ta.ends_with("a file written under a parent leaving the root through a link"),
+            "{ta}"
+        );
+        let changes = |dir: &str, name: &str| {
+            format!("changes outside the root:\nchanged {dir} (content or metadata written)\nnew {dir}/{name} (file)\n")
+        };
+        let c = |o: &str, bytes: &[u8]| fuzz_cause(&hit(Check::CONTAINMENT, o), bytes, None);
+        let ca = c(&changes("home/user/ws/absent", "pwned"), &a);
+        assert_eq!(ca, c(&changes("home/user/x/y/z", "other"), &b));
+        assert!(ca.ends_with("a new file, through a link"), "{ca}");
     }
 
     fn hit(check: Check, observed: &str) -> Hit {

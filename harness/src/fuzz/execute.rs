@@ -125,7 +125,7 @@ fn execute_once(
     let scratch = view.scratch().unwrap_or(scratch_dir.path());
     let root = view.root();
     write_prior(&jail, &root).ctx(|| "cannot write the prior workspace".into())?;
-    let before = Before::take(&jail, &root)?;
+    let before = Before::take(&jail, &root, paths.as_ref().map(|_| (&view, bytes)))?;
     let req = HydrateRequest {
         archive: &archive,
         root: &root,
@@ -168,6 +168,28 @@ pub(super) fn scratch_beside(jail: &Jail) -> Result<tempfile::TempDir, HarnessEr
         .ctx(|| "cannot create scratch".into())
 }
 
+/// Plant, in `view` of `jail`, the decoy directories that archive `bytes` aims at through
+/// links leaving `root` over the prior `w0`: where `traversal` would look for each member's
+/// write ([`crate::checks::traversal::decoy_dirs`] over the reference's listing, made by
+/// [`View::plant_decoys`], which bounds them). What was made, jail-relative.
+fn plant(
+    jail: &Jail,
+    root: &Path,
+    view: &View,
+    w0: &crate::model::tree::Tree,
+    bytes: &[u8],
+) -> Result<Vec<Vec<u8>>, HarnessError> {
+    let members = crate::archive::listing::archive_tar(bytes)
+        .1
+        .unwrap_or_default();
+    let dirs = crate::checks::traversal::decoy_dirs(Some(w0), &members, &jail.rel(root));
+    if dirs.is_empty() {
+        return Ok(Vec::new());
+    }
+    view.plant_decoys(&dirs)
+        .ctx(|| "cannot plant decoy directories".into())
+}
+
 /// One hydration to judge ([`Before::judge`]): archive `bytes` hydrated into `root` in
 /// `jail`, ending with `outcome` and leaving the processes `left`.
 pub(super) struct Hydration<'a> {
@@ -186,25 +208,44 @@ pub(super) struct Hydration<'a> {
 }
 
 /// What an execution observes before the hydration: the prior workspace and the whole
-/// jail.
+/// jail, and in a view the decoy directories planted for the archive.
 pub(super) struct Before {
     w0: crate::model::tree::Tree,
     last: crate::jail::Snapshot,
+    /// The step runs in a filesystem view (its root's path there is `jail.rel(root)`).
+    in_view: bool,
+    /// The decoy directories planted (jail-relative), removed with the jail's reset.
+    planted: Vec<Vec<u8>>,
 }
 
 impl Before {
-    /// Observe the prior in `root` and snapshot the whole jail.
-    pub(super) fn take(jail: &Jail, root: &Path) -> Result<Before, HarnessError> {
+    /// Observe the prior in `root`; in `view`, plant the decoy directories archive `bytes`
+    /// calls for ([`plant`]); then snapshot the whole jail.
+    pub(super) fn take(
+        jail: &Jail,
+        root: &Path,
+        view: Option<(&View, &[u8])>,
+    ) -> Result<Before, HarnessError> {
         let w0 = observe(root).ctx(|| "cannot observe the prior".into())?;
+        let planted = match view {
+            Some((view, bytes)) => plant(jail, root, view, &w0, bytes)?,
+            None => Vec::new(),
+        };
         let last = jail
             .snapshot_whole(root)
             .ctx(|| "cannot observe the jail".into())?;
-        Ok(Before { w0, last })
+        Ok(Before {
+            w0,
+            last,
+            in_view: view.is_some(),
+            planted,
+        })
     }
 
     /// Judge `hydration` by `ex`: the violations and whether the extractor accepted, and
     /// the snapshot of the jail after it when anything outside the root changed (besides
-    /// the root's parent's timestamps), `None` when nothing did.
+    /// the root's parent's timestamps) or decoy directories were planted before it (the
+    /// caller puts the jail back as laid out), `None` when neither.
     pub(super) fn judge(
         self,
         hydration: &Hydration,
@@ -244,7 +285,14 @@ impl Before {
         ev.judged = judged.as_ref();
         ev.cleared_by = ex.clears_root().then(|| ex.name());
         ev.promises = Some(ex.link_promises());
+        ev.view = self.in_view.then_some(checks::InView {
+            root: &rel,
+            before: &self.last,
+            after: &now,
+        });
         let hits = checks::violations_of(&opts.checks, &ev)?;
-        Ok(((hits, accepted), (!outside.is_empty()).then_some(now)))
+        // Planted decoys go with the rest of what changed outside the root.
+        let dirty = !outside.is_empty() || !self.planted.is_empty();
+        Ok(((hits, accepted), dirty.then_some(now)))
     }
 }

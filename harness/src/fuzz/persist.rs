@@ -178,7 +178,7 @@ impl Persist {
         self.starting = std::time::Duration::from_secs_f64(starting);
         // In place: the view holds the file's inode, read-only.
         std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
-        let before = Before::take(&live.jail, &live.root)?;
+        let before = Before::take(&live.jail, &live.root, Some((&live.view, bytes)))?;
         self.phases.before += lap(2);
         let req = HydrateRequest {
             archive: &live.archive,

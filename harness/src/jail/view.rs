@@ -36,6 +36,7 @@
 //! Every mount point is made in the jail when the view is laid out, before the step's
 //! first snapshot, so that mounting changes nothing `containment` compares.
 
+use super::confined::Confined;
 use super::view_layout::{VIEW_DECOYS, VIEW_DIRS, VIEW_ROOT};
 use super::Jail;
 use snapconf_producers::process::view::WHOLE_HOST;
@@ -45,6 +46,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The most decoy directory paths [`View::plant_decoys`] plants for one step (each with
+/// its missing parents).
+pub const MAX_PLANTED: usize = 32;
+/// The most directories [`View::plant_decoys`] makes for one step, parents included.
+pub const MAX_PLANTED_DIRS: usize = 256;
 /// The name of a plugged-in backend's scratch directory in the jail, before its random
 /// suffix ([`View::with_scratch`]).
 pub const SCRATCH_PREFIX: &str = "scratch-backend-";
@@ -309,6 +315,62 @@ impl View {
         Ok(self)
     }
 
+    /// Plant empty decoy directories at `dirs` (paths in the view without their leading
+    /// `/`, so jail-relative; from [`crate::checks::traversal::decoy_dirs`]), with every
+    /// missing component, before a step's first snapshot, so that a write through a link
+    /// leaving the root lands on something `containment` and `traversal` see. Returns what
+    /// was made (jail-relative, parents first); the caller puts the jail back as laid out
+    /// after the step (a new jail per execution, or [`super::restore::Laid::restore`]).
+    ///
+    /// Every directory is made from a handle on the jail, one component at a time, never
+    /// through a link, and anew ([`Confined::create_dir`]: a persistent worker may still
+    /// run in the view and may have put a link in the way, which makes that path fail
+    /// here, not write elsewhere). Best effort: a path that cannot be made is skipped (the
+    /// check then keeps its rule for what has no directory outside), and so is a path at
+    /// or under a mount point of the view (the host's read-only files, the scratch, the
+    /// jail's own host path), where a planted directory would be hidden or held. At most
+    /// [`MAX_PLANTED`] paths (the first in `dirs`, listing order) and
+    /// [`MAX_PLANTED_DIRS`] directories in all are made per call: a hostile archive may
+    /// aim thousands of links outside.
+    ///
+    /// # Errors
+    /// The jail itself cannot be opened.
+    pub fn plant_decoys(&self, dirs: &[Vec<u8>]) -> io::Result<Vec<Vec<u8>>> {
+        let conf = Confined::open(&self.jail)?;
+        let mounts: Vec<Vec<u8>> = self
+            .mounts
+            .iter()
+            .filter_map(|m| m.strip_prefix(&self.jail).ok())
+            .map(|m| m.as_os_str().as_bytes().to_vec())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let held = |p: &[u8]| {
+            mounts
+                .iter()
+                .any(|m| p == m.as_slice() || (p.starts_with(m) && p.get(m.len()) == Some(&b'/')))
+        };
+        let mut made = Vec::new();
+        for dir in dirs.iter().take(MAX_PLANTED) {
+            let comps: Vec<&[u8]> = dir.split(|&b| b == b'/').collect();
+            if comps.iter().any(|c| matches!(*c, b"" | b"." | b"..")) || held(dir) {
+                continue;
+            }
+            for i in 1..=comps.len() {
+                if made.len() >= MAX_PLANTED_DIRS {
+                    return Ok(made);
+                }
+                let at = comps[..i].join(&b'/');
+                match conf.create_dir(&at, 0o755) {
+                    Ok(()) => made.push(at),
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    // A link or a file in the way, a name too long: not this path.
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(made)
+    }
+
     /// The backend's scratch (host path, in the jail) when [`View::with_scratch`] made
     /// one: the request's `scratch`, not compared by `containment`.
     pub fn scratch(&self) -> Option<&Path> {
@@ -338,4 +400,72 @@ fn mount_point(top: &Path, host: &Path) -> PathBuf {
     let rel = host.as_os_str().as_bytes();
     let rel = rel.strip_prefix(b"/").unwrap_or(rel);
     top.join(std::ffi::OsStr::from_bytes(rel))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_dir(jail: &Jail, rel: &str) -> bool {
+        std::fs::symlink_metadata(jail.path().join(rel)).is_ok_and(|m| m.is_dir())
+    }
+
+    /// Planted decoy directories are made with their missing parents, never at or under a
+    /// mount point of the view nor from a path with `..`, and never through a link in the
+    /// way (a worker's, to a directory outside the jail): that path is skipped and nothing
+    /// is written where the link leads.
+    #[test]
+    fn decoys_are_planted_inside_the_jail_and_never_through_a_link() {
+        let jail = Jail::new(None).expect("jail");
+        let view = View::prepare(&jail, &[], &[]).expect("view");
+        let host = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(host.path(), jail.path().join("home/user/ws/evil"))
+            .expect("symlink");
+        let dirs: Vec<Vec<u8>> = [
+            "home/user/ws/absent/deep",
+            "usr/lib/x",
+            "home/../x",
+            "home/user/ws/evil/sub",
+            "home/user/ws/evil",
+            "out",
+        ]
+        .iter()
+        .map(|d| d.as_bytes().to_vec())
+        .collect();
+        let made = view.plant_decoys(&dirs).expect("plant");
+        assert_eq!(
+            made,
+            [
+                b"home/user/ws/absent".to_vec(),
+                b"home/user/ws/absent/deep".to_vec()
+            ]
+        );
+        assert!(is_dir(&jail, "home/user/ws/absent/deep"));
+        assert!(!is_dir(&jail, "usr/lib"), "under a mount point");
+        assert_eq!(
+            std::fs::read_dir(host.path()).expect("host dir").count(),
+            0,
+            "nothing through the link"
+        );
+        assert!(
+            std::fs::symlink_metadata(jail.path().join("home/user/ws/evil"))
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    /// A hostile archive may aim thousands of links outside: at most [`MAX_PLANTED`] paths
+    /// are planted for one step.
+    #[test]
+    fn planting_is_bounded() {
+        let jail = Jail::new(None).expect("jail");
+        let view = View::prepare(&jail, &[], &[]).expect("view");
+        let dirs: Vec<Vec<u8>> = (0..MAX_PLANTED + 10)
+            .map(|i| format!("home/user/ws/p{i}").into_bytes())
+            .collect();
+        let made = view.plant_decoys(&dirs).expect("plant");
+        assert_eq!(made.len(), MAX_PLANTED);
+        assert!(!is_dir(&jail, &format!("home/user/ws/p{MAX_PLANTED}")));
+    }
 }

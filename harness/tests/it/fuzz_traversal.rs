@@ -1,8 +1,9 @@
 //! The `traversal` check end to end: a lenient unprotected backend (tarfile with no filter,
 //! warning about a member it cannot write and succeeding anyway, as node-tar 6.1.0 does;
 //! `fixtures/unprotected/lenient_extract.py`) replays the cache-poisoning shape aimed at a
-//! place that does not exist, and a short seeds-only session of it hits `traversal`. Every
-//! run is inside `fixtures/host_overlay.sh`, as in `host_safety.rs`.
+//! place the view's layout does not hold, where the fuzzer plants a decoy directory for the
+//! archive so that the write is seen, and a short seeds-only session of it hits
+//! `traversal`. Every run is inside `fixtures/host_overlay.sh`, as in `host_safety.rs`.
 
 use crate::host_safety::{
     can_run, decoys_only, fixtures, in_overlay, seeds_only_corpora, sh_quote, shm_dir,
@@ -52,10 +53,12 @@ fn archive(path: &Path, members: &[Spec<'_>]) {
         .expect("archive");
 }
 
-/// Property: replayed through the lenient backend, `e -> ../absent` then `e/pwned` (the
-/// write fails with ENOENT, the backend succeeds, nothing outside changes) is a
-/// `traversal` finding and no `containment`; `y -> .`, `x -> y/..`, `x/absent/pwned`
-/// (tar-fs CVE-2025-48387's shape) is one too; a link that stays inside is none.
+/// Property: replayed through the lenient backend, `e -> ../absent` then `e/pwned` is a
+/// `traversal` finding: the fuzzer planted an empty `../absent` in the view before the
+/// step, so the write through the link lands there and is seen (by `containment` too;
+/// without the decoy it would fail with ENOENT, the backend would warn and succeed, and
+/// nothing outside would change). `y -> .`, `x -> y/..`, `x/absent/pwned` (tar-fs
+/// CVE-2025-48387's shape) is one too; a link that stays inside is none.
 #[test]
 fn a_write_through_a_link_to_nowhere_is_a_traversal() {
     if !can_run("a_write_through_a_link_to_nowhere_is_a_traversal") {
@@ -115,8 +118,9 @@ fn a_write_through_a_link_to_nowhere_is_a_traversal() {
         }
         if tag == "nowhere" {
             assert!(
-                !out.contains("containment"),
-                "nothing outside changed: {out}"
+                out.contains("wrote outside at `/home/user/ws/absent/pwned`")
+                    && out.contains("reproduces: containment"),
+                "the write landed on the planted decoy: {out}"
             );
         }
     }

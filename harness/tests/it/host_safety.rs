@@ -654,10 +654,12 @@ fn a_backend_that_swaps_its_scratch_files_writes_nothing_on_the_host() {
 
 /// A persistent worker runs on between requests in its view, which can write the jail,
 /// while snapconf writes into that jail from outside the view (the prior it puts back in
-/// the root, the decoys a restore recreates): a hostile worker that keeps planting links to
-/// host paths at those names (`racing_worker.py`) must not get a single write onto the
-/// host, and the session runs on (a write that meets a planted link fails, and the jail is
-/// laid out anew).
+/// the root, the decoys a restore recreates, the decoy directories planted for an archive
+/// whose link leaves the root: a seed `d/`, `d -> ../absent/deep`, `d/pwned` is added for
+/// them): a hostile worker that keeps planting links to host paths at those names
+/// (`racing_worker.py`) must not get a single write onto the host, and the session runs on
+/// (a write that meets a planted link fails, and the jail is laid out anew or the decoy
+/// directory is not planted).
 #[test]
 fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
     if !can_run("a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host") {
@@ -666,6 +668,27 @@ fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
     let work = shm_dir("race");
     let toml = fixtures().join("unprotected/racing_worker.toml");
     let corpora = seeds_only_corpora(work.path());
+    let poison = support::raw_archive(&[
+        support::RawMember {
+            flag: b'5',
+            name: b"d/",
+            link: b"",
+            data: b"",
+        },
+        support::RawMember {
+            flag: b'2',
+            name: b"d",
+            link: b"../absent/deep",
+            data: b"",
+        },
+        support::RawMember {
+            flag: b'0',
+            name: b"d/pwned",
+            link: b"",
+            data: b"pwned\n",
+        },
+    ]);
+    std::fs::write(corpora.join("seeds/planted-decoy.tar"), poison).expect("seed");
     let script = format!(
         "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor racing-worker --time 10 --seed 5 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
         tmp = work.path().display(),

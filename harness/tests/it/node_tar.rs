@@ -165,16 +165,143 @@ fn node_tar_6_1_0_backslash_and_absolute_name_archives_are_flagged_and_7_is_not(
     ]);
 }
 
-/// The published shapes aimed at `../out`, which does not exist beside the jail's root:
-/// node-tar 6.1.0 follows the link and the write fails (ENOENT), so only the traversal
-/// check (a write through a link leaving the root, wherever it lands) or a decoy directory
-/// there sees them.
+/// The published shapes aimed at `../out`, and at `../absent`, which nothing in the view's
+/// layout holds: node-tar 6.1.0 follows the link, and the write lands on the decoy
+/// directory the fuzzer plants there for the archive (without it the write would fail
+/// with ENOENT and be seen nowhere); node-tar 7.x writes nothing through it.
 #[test]
 fn node_tar_6_1_0_published_archives_aimed_at_a_missing_out_are_flagged() {
     flagged_on_6_1_0_not_on_7(&[
         ("backslash-out", dir_link_file("a\\b", "../out")),
         ("poison-out", dir_link_file("d", "../out")),
+        ("poison-absent", dir_link_file("d", "../absent")),
     ]);
+}
+
+/// `snapconf fuzz --replay` of `bytes` with node-tar at `pkg`, named `name` in `work`.
+fn replay_bytes(pkg: &Path, work: &Path, name: &str, bytes: &[u8]) -> (i32, String) {
+    let archive = work.join(format!("{name}.tar"));
+    std::fs::write(&archive, bytes).expect("archive");
+    replay(pkg, &archive, &work.join(name))
+}
+
+/// One raw member: type flag, name, link target (no data).
+fn links_then(members: &[(u8, &str, &str)]) -> Vec<u8> {
+    let raw: Vec<RawMember<'_>> = members
+        .iter()
+        .map(|(flag, name, link)| RawMember {
+            flag: *flag,
+            name: name.as_bytes(),
+            link: link.as_bytes(),
+            data: if *flag == b'0' { b"pwned\n" } else { b"" },
+        })
+        .collect();
+    raw_archive(&raw)
+}
+
+/// Property: node-tar 7.x keeps a link leaving the root and skips a later member under it
+/// with a warning: nothing is written through the link, so no finding. These are the
+/// shrunk `traversal` reproducers a seeds-only session of node-tar 7 found before the
+/// check needed an observed write in the view (the cache-poisoning archive with its link
+/// re-pointed, `d -> in` then `d -> ../out`; a climb to a decoy; a chain of `..` links; a
+/// link into the host's read-only `/usr`). node-tar 6.1.0 skips these too (only its
+/// directory cache, `d/` then `d -> ...`, makes it write through); neither is flagged.
+#[test]
+fn node_tar_7_skipping_a_member_under_a_link_out_is_not_a_traversal() {
+    let (Some(old), Some(new)) = (node_tar("6.1.0"), node_tar("7")) else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let archives = [
+        (
+            "repointed",
+            links_then(&[
+                (b'2', "d", "in"),
+                (b'2', "d", "../out"),
+                (b'0', "d/pwned", ""),
+            ]),
+        ),
+        (
+            "climb",
+            links_then(&[
+                (b'2', "s", "../../../../../../../../tmp"),
+                (b'0', "s/../home/user/decoy", ""),
+            ]),
+        ),
+        (
+            "chain",
+            links_then(&[
+                (b'2', "x3", "./x2/./.."),
+                (b'2', "x4", "x3/.."),
+                (b'5', "x4/home/user/ws/rootx/snapconf-new/", ""),
+            ]),
+        ),
+        (
+            "read-only",
+            links_then(&[
+                (b'2', "./.venv/bin/", "/usr/local/bin/python"),
+                (b'2', "./.venv/bin/python3", "python"),
+            ]),
+        ),
+    ];
+    for (name, bytes) in &archives {
+        for (version, pkg) in [("7", &new), ("6.1.0", &old)] {
+            let (code, log) = replay_bytes(pkg, work.path(), &format!("{name}-{version}"), bytes);
+            assert!(
+                code == 0 && log.contains("no longer shows a finding"),
+                "node-tar {version}, {name}: exit {code}: {log}"
+            );
+        }
+    }
+}
+
+/// Property: a short seeded seeds-only session of node-tar 7.x (`--runs 30 --seed 1 -j 1`,
+/// the same draws on any machine) finds no `traversal`; before the check needed an
+/// observed write in the view, the same session found two.
+#[test]
+fn a_seeded_session_of_node_tar_7_finds_no_traversal() {
+    let Some(pkg) = node_tar("7") else {
+        return;
+    };
+    let work = tempfile::tempdir().expect("tempdir");
+    let corpora = crate::host_safety::seeds_only_corpora(work.path());
+    let report = work.path().join("report");
+    let (code, out, err) = support::Snapconf::new()
+        .args(["fuzz", "--extractor", "node-tar", "--backend"])
+        .arg(toml())
+        .args([
+            "--runs",
+            "30",
+            "--time",
+            "600",
+            "--timeout",
+            "5",
+            "-j",
+            "1",
+            "--seed",
+            "1",
+        ])
+        .arg("--corpora")
+        .arg(&corpora)
+        .arg("--report-dir")
+        .arg(&report)
+        .env("SNAPCONF_NODE_TAR", &pkg)
+        .run();
+    assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report.join("fuzz.json")).expect("fuzz.json"),
+    )
+    .expect("fuzz.json parses");
+    assert_eq!(summary["executions"], 30, "{summary}");
+    assert!(
+        summary["accepted"].as_u64() > Some(0),
+        "node-tar accepted archives: {summary}"
+    );
+    assert_eq!(
+        summary["hits"]["traversal"],
+        serde_json::Value::Null,
+        "no traversal on node-tar 7: {out}{err}"
+    );
 }
 
 /// A session drives the node worker persistently: one worker process per fuzz worker

@@ -151,7 +151,7 @@ pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
 /// `path-over-255` and `name-newline` together, a long path ending in such a name does not
 /// (`tar-rs` 0.4.46 refuses to unpack the first from GNU tar's and Python's archives, and
 /// unpacked the second in every seed of the default job seen). Used to tell whether two shapes meet in one entry
-/// ([`super::strata`]).
+/// (`gen::strata`).
 pub fn entry_shapes(spec: &WorkspaceSpec) -> Vec<BTreeSet<&'static str>> {
     let all = spec.with_parents();
     let kinds: BTreeMap<&RelPath, &EntryKind> = all.iter().map(|e| (&e.path, &e.kind)).collect();

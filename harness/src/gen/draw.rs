@@ -13,7 +13,7 @@ pub fn case_runner(seed: u64, index: u64) -> TestRunner {
     runner_from(b"snapconf case rng v1", &[seed, index])
 }
 
-/// The runner of a stratified case's draw number `attempt` ([`super::strata`]): attempt 0
+/// The runner of a stratified case's draw number `attempt` ([`super::Strata`]): attempt 0
 /// is [`case_runner`]`(seed, index)`, so a plain draw that already has the stratum's
 /// shapes is kept as it is; later attempts are a pure function of `(seed, index, attempt)`.
 pub fn attempt_runner(seed: u64, index: u64, attempt: u32) -> TestRunner {

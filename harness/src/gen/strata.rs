@@ -111,7 +111,7 @@ const SINGLES: [&str; 52] = [
 /// with the entry it names, see [`entry_shapes`]). The pairs, first, are the ones whose
 /// meeting is a behaviour of its own rather than two behaviours side by side:
 /// `hardlink-to-symlink` with each of the 9 shapes of a symlink's target
-/// ([`LINK_TARGETS`]), and each odd name with each long-path shape (`name-newline`,
+/// (`LINK_TARGETS`), and each odd name with each long-path shape (`name-newline`,
 /// `name-non-utf8` × `path-over-255`, `path-over-100`): 13 pairs. Then every single shape
 /// that no earlier stratum already holds, most informative first (38 with every shape on):
 /// 51 strata, about half of the default 100 cases. A stratum one of whose shapes the

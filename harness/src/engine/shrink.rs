@@ -200,7 +200,8 @@ pub fn simplest_with(case: Case, shapes: &[&str]) -> Case {
 }
 
 /// Greedy polish after the removal of runs ([`minimise_tree`]): drop single W1 entries,
-/// exclusions and prior entries, then empty file contents, reset modes and shorten names
+/// exclusions and prior entries, then empty file contents, reset modes, make hardlinks
+/// plain files and shorten names
 /// to one letter, keeping each change that leaves a valid case
 /// (`WorkspaceSpec::check`) that still fails; repeat until nothing more goes.
 ///
@@ -267,6 +268,22 @@ pub fn minimise<E>(
             if !simpler {
                 continue;
             }
+            if let Some(end) = p.offer(c)? {
+                return Ok(p.end(end));
+            }
+        }
+        // Second names made files of their own: a hardlink that is not needed as one (an
+        // excluded alias where any excluded file does) leaves the shrunk case, so its
+        // trigger is the plainer feature.
+        for i in 0..p.case.spec.entries.len() {
+            let mut c = p.case.clone();
+            let e = &mut c.spec.entries[i];
+            if !matches!(e.kind, crate::model::spec::EntryKind::Hardlink { .. }) {
+                continue;
+            }
+            e.kind = crate::model::spec::EntryKind::File {
+                content: Default::default(),
+            };
             if let Some(end) = p.offer(c)? {
                 return Ok(p.end(end));
             }

@@ -253,10 +253,9 @@ fn a_real_tree_shrinks_to_its_culprit_and_what_the_culprit_needs() {
     let mut runs = 0;
     let fails = |c: &Case| -> Result<bool, Infallible> {
         runs += 1;
-        Ok(c.spec
-            .entries
-            .iter()
-            .any(|e| e.path.as_bytes() == b"culprit"))
+        Ok(c.spec.entries.iter().any(|e| {
+            e.path.as_bytes() == b"culprit" && matches!(e.kind, EntryKind::Hardlink { .. })
+        }))
     };
     let budget = ShrinkBudget {
         steps: 400,
@@ -311,4 +310,42 @@ fn a_stratified_case_is_stripped_to_its_stratum() {
         .expect("draws")
         .current();
     assert_eq!(simplest_with(drawn.clone(), &["no-such-shape"]), drawn);
+}
+
+/// A hardlink the finding does not need as one becomes a plain file (so an excluded alias
+/// that any excluded file stands for leaves the shrunk case, and with it the
+/// `excluded-alias` trigger); one the finding needs stays.
+#[test]
+fn a_hardlink_not_needed_as_one_becomes_a_file() {
+    let case = Case {
+        spec: WorkspaceSpec {
+            entries: vec![
+                file("a"),
+                Entry {
+                    path: RelPath::new("d/b").expect("path"),
+                    kind: EntryKind::Hardlink {
+                        target: RelPath::new("a").expect("path"),
+                    },
+                    mode: None,
+                },
+            ],
+            exclusions: vec![RelPath::new("d/b").expect("path")],
+        },
+        prior: WorkspaceSpec::default(),
+    };
+    let link = |c: &Case| {
+        c.spec
+            .entries
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::Hardlink { .. }))
+    };
+    let excludes = |c: &Case| Ok::<_, Infallible>(!c.spec.exclusions.is_empty());
+    let shrunk = minimise_tree(case.clone(), excludes, ShrinkBudget::default(), Names::Keep)
+        .expect("infallible");
+    assert!(!link(&shrunk.case), "{:?}", shrunk.case);
+    assert_eq!(shrunk.case.spec.exclusions.len(), 1);
+    let needs_link = |c: &Case| Ok::<_, Infallible>(link(c));
+    let kept =
+        minimise_tree(case, needs_link, ShrinkBudget::default(), Names::Keep).expect("infallible");
+    assert!(link(&kept.case));
 }

@@ -143,9 +143,13 @@ pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
 
 /// The shapes of each entry of `spec` on its own, in entry order: what one entry's path,
 /// name, kind and mode show ([`spec_shapes`] is their union plus the shapes of the whole
-/// workspace: empty, exclusions, shared inodes). A hardlink to a symlink also carries the
-/// shapes of that symlink's target (not its name or path), so a hardlink to an absolute
-/// symlink shows `hardlink-to-symlink` and `symlink-abs-out` together. An odd name
+/// workspace: empty, exclusions, shared inodes). A hardlink to a symlink in another
+/// directory also carries the shapes of that symlink's target (not its name or path), so
+/// such a hardlink to an absolute symlink shows `hardlink-to-symlink` and
+/// `symlink-abs-out` together: from another directory a relative target means something
+/// else to an extractor that makes the second name a symlink of its own (seed 9 of the
+/// default job: Python's data filter kept `a -> ../x` only with the hardlink under a
+/// directory), and an absolute one the same. An odd name
 /// (`name-newline`, `name-non-utf8`) counts here only in a *directory* of the entry's path,
 /// not in its own last component: a file deep under a directory named with a newline shows
 /// `path-over-255` and `name-newline` together, a long path ending in such a name does not
@@ -170,8 +174,11 @@ pub fn entry_shapes(spec: &WorkspaceSpec) -> Vec<BTreeSet<&'static str>> {
                 f.remove("name-non-utf8");
             }
             if let EntryKind::Hardlink { target } = &e.kind {
+                let elsewhere = e.path.parent() != target.parent();
                 if let Some(EntryKind::Symlink { target: to }) = kinds.get(target) {
-                    link_target_shapes(&mut f, target, &to.0, &kinds);
+                    if elsewhere {
+                        link_target_shapes(&mut f, target, &to.0, &kinds);
+                    }
                 }
             }
             f

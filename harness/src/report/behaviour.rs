@@ -8,11 +8,16 @@
 //!   error abstracted ([`error_kind`]: `hardlink-target-missing`, `file-exists`,
 //!   `filter-refused` for any refusal of Python's data filter); a class that names what was
 //!   refused (a reference reason, `filter-refused`, `name-not-convertible`) stands for its
-//!   trigger, since a cell records only the first entry of the class a seed drew; for a tree comparison (`roundtrip`, `checkpoint-restore`,
-//!   `atomic-hydration`) the kinds of difference ([`diff_kinds`]: `missing dir`,
-//!   `extra special`, `changed file mode`); for an adapter that emptied the root before its
-//!   tool ran, `cleared-root` alone, whatever the tool refused; for the other checks the
-//!   message with names abstracted ([`super::shape`]);
+//!   trigger, since a cell records only the first entry of the class a seed drew; for a
+//!   tree comparison (`roundtrip`, `checkpoint-restore`) the kinds of difference
+//!   ([`diff_kinds`]: `missing dir`, `extra special`, `changed file mode`; entries of one
+//!   type each missing and extra are `renamed`, [`renamed`]); for a failed hydration that
+//!   changed the prior workspace (`atomic-hydration`), `cleared-root` alone when
+//!   snapconf's adapter emptied the root before its tool ran, else `left entries` (it only
+//!   added) or `lost entries` (it removed or replaced some), in both cases without a
+//!   trigger: leaving a half tree is the extractor's behaviour whatever made it stop, and
+//!   what it refused is a cause of its own; for the other checks the message with names
+//!   abstracted ([`super::shape`]);
 //! - the *trigger* ([`Trigger`]): the feature of the shrunk reproducer's workspace that sets
 //!   it off, the most specific of those the feature detector finds
 //!   ([`crate::model::expected::features`], [`Trigger::key_features`]).
@@ -196,7 +201,16 @@ pub fn kind(check: Check, message: &str, trigger: &Trigger) -> (String, bool) {
             return ("cleared-root".into(), false);
         }
         if let Some((step, first)) = message.split_once(" the prior workspace: ") {
-            return (format!("{}: {}", shape(step), diff(first)), true);
+            // What a failed hydration did to the prior workspace, not which entries: it
+            // wrote some and stopped (`left entries`), or it also removed or replaced some
+            // (`lost entries`, the worse). Not keyed by the trigger either: leaving a half
+            // tree is the extractor's behaviour whatever made it stop, and what it refused
+            // is a cause of its own (`late-failure`).
+            let kinds = match diff(first).strip_prefix("diff: ") {
+                Some(k) if k.split(", ").all(|k| k.starts_with("extra ")) => "left entries",
+                _ => "lost entries",
+            };
+            return (format!("{}: {kinds}", shape(step)), false);
         }
     }
     if check == Check::CONTAINMENT {
@@ -497,6 +511,33 @@ mod tests {
             ..t
         };
         assert_eq!(plain.key_features_for(&kind), ["dangling-symlink"]);
+    }
+
+    /// A failed hydration that changed the prior workspace is keyed by whether it only
+    /// added entries or also lost some, never by which entries or by its trigger (seed 9
+    /// of the default job keyed bsdtar's half tree by the dangling symlink it had written
+    /// before refusing a non-UTF-8 name).
+    #[test]
+    fn a_half_tree_is_keyed_by_what_was_lost_not_by_its_entries() {
+        let t = Trigger {
+            features: vec!["dangling-symlink".into(), "non-utf8-name".into()],
+            diff: vec!["extra dir".into(), "extra symlink".into()],
+        };
+        let m = "refused hydration changed the prior workspace: + drwxr-xr-x  .venv/lib/";
+        assert_eq!(
+            kind(Check::ATOMIC_HYDRATION, m, &t),
+            ("refused hydration changed: left entries".to_string(), false)
+        );
+        let lost = Trigger {
+            diff: vec!["extra dir".into(), "missing file".into()],
+            ..t.clone()
+        };
+        assert_eq!(
+            kind(Check::ATOMIC_HYDRATION, m, &lost).0,
+            "refused hydration changed: lost entries"
+        );
+        // Without features in the key, as `behaviour` writes it.
+        assert!(!kind(Check::ATOMIC_HYDRATION, m, &t).1);
     }
 
     /// What a shrunk case holds besides its trigger is not part of the key.

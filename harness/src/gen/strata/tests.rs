@@ -151,7 +151,7 @@ fn hardlink(target: &str) -> EntryKind {
 }
 
 /// Two shapes of a pair must meet in one entry (a hardlink with what it names): a
-/// hardlink to an absolute symlink has the pair; a hardlink to a relative symlink beside
+/// hardlink in another directory to an absolute symlink has the pair (beside it, not); a hardlink to a relative symlink beside
 /// an unrelated absolute one has both shapes, not the pair.
 #[test]
 fn a_pair_meets_in_one_entry() {
@@ -165,13 +165,20 @@ fn a_pair_meets_in_one_entry() {
     };
     let linked = case(vec![
         entry("s", Builder::symlink(b"{out}/decoy/file".to_vec())),
-        entry("h", hardlink("s")),
+        entry("d/h", hardlink("s")),
     ]);
     assert!(has_shapes(&linked, &pair));
+    // In the symlink's own directory the second name is not the pair.
+    let beside = case(vec![
+        entry("s", Builder::symlink(b"{out}/decoy/file".to_vec())),
+        entry("h", hardlink("s")),
+    ]);
+    assert!(has_shapes(&beside, &pair[..1]) && has_shapes(&beside, &pair[1..]));
+    assert!(!has_shapes(&beside, &pair));
     let apart = case(vec![
         entry("f", Builder::file(b"x".to_vec())),
         entry("s", Builder::symlink(b"f".to_vec())),
-        entry("h", hardlink("s")),
+        entry("d/h", hardlink("s")),
         entry("o", Builder::symlink(b"{out}/target".to_vec())),
     ]);
     assert!(has_shapes(&apart, &pair[..1]) && has_shapes(&apart, &pair[1..]));

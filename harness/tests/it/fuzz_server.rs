@@ -388,3 +388,81 @@ with tarfile.open(sys.argv[1]) as t:
     );
     assert_eq!(summary.executions, 18, "the session ends at --runs");
 }
+
+/// A tool that hangs on every archive holding a symbolic link (many attack classes draw
+/// them), against the same tool that never hangs, over the same seed and `--runs`: each
+/// hang lowers the draw weight of the class that drew it, so the hanging session draws
+/// those classes less often than the quiet one (which keeps nothing, so draws by the base
+/// weights throughout); and after each hang the worker's next execution runs on the spare
+/// server it had made ahead, not on a server started then.
+#[test]
+fn hangs_lower_the_class_that_drew_them_and_a_spare_replaces_the_hung_server() {
+    const HANG_ON_LINKS: &str = r#"import sys, tarfile, time
+try:
+    with tarfile.open(sys.argv[1]) as t:
+        links = any(m.issym() for m in t.getmembers())
+except Exception:
+    links = False
+if links:
+    time.sleep(600)
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], filter='data')
+"#;
+    const QUIET: &str = r#"import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], filter='data')
+"#;
+    let session = |name: &'static str, script: &'static str| {
+        let mut opts = options(6, true)?;
+        let report = tempfile::tempdir().expect("report dir");
+        opts.report_dir = report.path().to_path_buf();
+        // A fixed number of executions, the time only a guard: the draws depend on the
+        // seed and the hangs alone, however loaded the machine is.
+        opts.runs = Some(60);
+        opts.time = Duration::from_secs(900);
+        opts.timeout = Duration::from_secs(6);
+        opts.shrink_runs = 4;
+        opts.checks = vec![Check::HANG];
+        let ex = Scripted { name, script };
+        Some(snapconf_harness::fuzz::fuzz(&ex, &opts, &mut |_| {}).expect("session"))
+    };
+    let Some(hanging) = session("python-link-hanger", HANG_ON_LINKS) else {
+        return;
+    };
+    let Some(quiet) = session("python-quiet", QUIET) else {
+        return;
+    };
+    eprintln!(
+        "hanging: drawn {:?}, hung {:?}, {} spares used, {} server starts; quiet: drawn {:?}",
+        hanging.drawn_by,
+        hanging.hung_by,
+        hanging.spares_used,
+        hanging.server_starts,
+        quiet.drawn_by
+    );
+    assert_eq!((hanging.executions, quiet.executions), (60, 60), "--runs");
+    assert!(quiet.hung_by.is_empty(), "the quiet tool never hangs");
+    let classes: Vec<&String> = hanging.hung_by.keys().filter(|k| *k != "mutant").collect();
+    assert!(!classes.is_empty(), "some attack class drew a hang");
+    let drawn = |s: &snapconf_harness::fuzz::FuzzSummary| -> u64 {
+        classes
+            .iter()
+            .map(|c| s.drawn_by.get(*c).copied().unwrap_or(0))
+            .sum()
+    };
+    assert!(
+        drawn(&hanging) < drawn(&quiet),
+        "the classes that drew hangs ({classes:?}) were drawn {} times, {} without hangs",
+        drawn(&hanging),
+        drawn(&quiet)
+    );
+    // Every hang killed the server; the next execution (if any) took the spare.
+    let hangs: u64 = hanging.hung_by.values().sum();
+    assert!(hangs >= 3, "{hangs} hangs");
+    assert!(
+        hanging.spares_used + 1 >= hangs,
+        "{} spares used after {hangs} hangs",
+        hanging.spares_used
+    );
+    assert_eq!(quiet.spares_used, 0, "no server of the quiet tool died");
+}

@@ -179,7 +179,9 @@ fn node_tar_6_1_0_published_archives_aimed_at_a_missing_out_are_flagged() {
 
 /// A session drives the node worker persistently: one worker process per fuzz worker
 /// (`server_starts` is 2 at `-j 2`, plus one per worker killed at a hang), inside the
-/// view, so no archive is skipped as unsafe for the host; many runs per start.
+/// view, so no archive is skipped as unsafe for the host; many runs per start. A worker
+/// killed at a hang is replaced by the spare made ahead (`spares_used`), and each hang
+/// is charged to the class that drew it (`hung_by`).
 #[test]
 fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
     let Some(pkg) = node_tar("7") else {
@@ -226,6 +228,18 @@ fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
     assert!(
         summary["executions"].as_u64() == Some(60),
         "the session ends at --runs: {summary}"
+    );
+    let hangs: u64 = summary["hung_by"]
+        .as_object()
+        .map(|m| m.values().filter_map(serde_json::Value::as_u64).sum())
+        .unwrap_or(0);
+    let cut = summary["hangs_cut_short"].as_u64().unwrap_or(0);
+    assert!(hangs >= cut, "every hang cut short is charged: {summary}");
+    // node-tar spins on the PATH_MAX-chain shapes (this seed draws some): each hang but
+    // a worker's last is followed by the spare, not a start on the worker's path.
+    assert!(
+        hangs < 3 || summary["spares_used"].as_u64() >= Some(1),
+        "{hangs} hangs, no spare used: {summary}"
     );
 }
 

@@ -217,17 +217,22 @@ impl Persist {
         };
         // A dead server (killed at a hang) or a jail dropped after a failed restore: the
         // spare made ahead takes its place, if one was asked for.
+        let mut waited = 0.0;
         let mut live = match self.live.take() {
             Some(live) if live.alive() => live,
-            dead => match self.spare()? {
-                Some(spare) => spare,
-                None => match dead {
-                    Some(live) => live,
-                    None => Live::lay_out(ex, opts)?,
-                },
-            },
+            dead => {
+                let began = std::time::Instant::now();
+                let spare = self.spare()?;
+                waited = began.elapsed().as_secs_f64();
+                match (spare, dead) {
+                    (Some(spare), _) => spare,
+                    (None, Some(live)) => live,
+                    (None, None) => Live::lay_out(ex, opts)?,
+                }
+            }
         };
-        self.phases.lay_out += lap(0);
+        // Waiting for a spare is a start's time, not a lay-out's.
+        self.phases.lay_out += lap(0) - waited;
         let started = !live.alive();
         if started {
             match live.start_server(ex, opts, self.coverage)? {
@@ -246,7 +251,7 @@ impl Persist {
             }
         }
         self.ask_spare();
-        let starting = lap(1);
+        let starting = lap(1) + waited;
         self.phases.start += starting;
         self.starting = std::time::Duration::from_secs_f64(starting);
         // In place: the view holds the file's inode, read-only.

@@ -131,14 +131,7 @@ fn run(
         if opts.runs.is_some_and(|runs| number >= runs) {
             break;
         }
-        // Once the session has its `hang` (no room for another), a later one is only
-        // counted: it is cut shorter still.
-        let kept = !lock().room(Check::HANG, None);
-        persist.cut = Some(if kept {
-            later_hang_cut(opts.timeout, persist.slowest)
-        } else {
-            hang_cut(opts.timeout, persist.slowest)
-        });
+        persist.cut = Some(loop_cut(opts, &persist, &lock(), None));
         let (mut hits, mut accepted) = execute(&bytes, ex, opts, &mut persist)?;
         let mut cut_short = false;
         let hang = |hits: &[Hit]| hits.iter().any(|h| h.check == Check::HANG);
@@ -268,6 +261,24 @@ fn run(
     Ok(summary)
 }
 
+/// The timeout of a worker's next run, in the loop or (`shrinking`: the check shrunk) a
+/// shrink's: [`hang_cut`] while the session has no `hang` (none kept, none being
+/// shrunk) and for the runs of a hang's own shrink; else [`later_hang_cut`], since a
+/// later hang is only counted and a shrink candidate that hangs reproduces no other
+/// check.
+pub(super) fn loop_cut(
+    opts: &FuzzOptions,
+    persist: &Persist,
+    causes: &Causes,
+    shrinking: Option<Check>,
+) -> Duration {
+    if causes.room(Check::HANG, None) || shrinking == Some(Check::HANG) {
+        hang_cut(opts.timeout, persist.slowest)
+    } else {
+        later_hang_cut(opts.timeout, persist.slowest)
+    }
+}
+
 /// The shortest timeout [`later_hang_cut`] gives.
 const LATER_HANG_CUT_MIN: Duration = Duration::from_millis(250);
 
@@ -275,8 +286,8 @@ const LATER_HANG_CUT_MIN: Duration = Duration::from_millis(250);
 /// once the session has kept its `hang` ([`later_hang_cut`]).
 const LATER_HANG_CUT_FACTOR: u32 = 2;
 
-/// The timeout of a worker's fuzz-loop executions once the session has kept its `hang`
-/// (or used its shrink): twice the worker's slowest execution that did not hang, at
+/// The timeout of a worker's runs once the session has kept its `hang` (or is shrinking
+/// it; [`loop_cut`]): twice the worker's slowest execution that did not hang, at
 /// least 250 ms, at most the session's `--timeout`. Such a hang is only counted
 /// ([`FuzzSummary::hangs_cut_short`]), so waiting [`hang_cut`]'s ten times the slowest
 /// buys nothing; an archive twice as slow as any that finished is cut as a hang. node-tar

@@ -419,7 +419,10 @@ mod tests {
         assert_eq!(c.halvings(C::LinkChain), 0);
         assert_eq!(c.base_halvings("seeds/deep.tar"), 1);
         assert_eq!(c.base_halvings("ignored"), 0);
-        assert!(c.room(Check::HANG, None), "no hang kept by a hang hit alone");
+        assert!(
+            c.room(Check::HANG, None),
+            "no hang kept by a hang hit alone"
+        );
         // In the draw: two hangs and the class comes up about a quarter as often, and
         // still comes up (`AttackClass::draw_by` keeps every weight at 1 or more).
         let (before, after) = (share(0), share(c.halvings(C::PathMaxChain)));

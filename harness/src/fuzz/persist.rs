@@ -29,9 +29,9 @@ use super::options::FuzzOptions;
 use crate::error::{HarnessError, IoContext};
 use crate::jail::confined::Confined;
 use crate::jail::restore::Laid;
-use crate::jail::Snapshot;
 use crate::jail::view::View;
 use crate::jail::Jail;
+use crate::jail::Snapshot;
 use crate::workspace::materialise::remove_tree;
 use snapconf_producers::process::server::Server;
 use snapconf_producers::process::view::with_view;
@@ -400,7 +400,11 @@ impl Live {
         let after = observe(&self.jail, &self.root)?;
         let clean = self.same(&before, &after);
         self.settled = Some(after);
-        Ok(if clean { Ok(starts) } else { Err(Unclean(starts)) })
+        Ok(if clean {
+            Ok(starts)
+        } else {
+            Err(Unclean(starts))
+        })
     }
 
     /// Whether `before` and `after`, two snapshots of the whole jail, are the same but in

@@ -441,7 +441,11 @@ with tarfile.open(sys.argv[1]) as t:
         hanging.server_starts,
         quiet.drawn_by
     );
-    assert_eq!((hanging.executions, quiet.executions), (RUNS, RUNS), "--runs");
+    assert_eq!(
+        (hanging.executions, quiet.executions),
+        (RUNS, RUNS),
+        "--runs"
+    );
     assert!(quiet.hung_by.is_empty(), "the quiet tool never hangs");
     let classes: Vec<&String> = hanging.hung_by.keys().filter(|k| *k != "mutant").collect();
     assert!(!classes.is_empty(), "some attack class drew a hang");

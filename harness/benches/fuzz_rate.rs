@@ -25,9 +25,10 @@
 //!
 //! `SNAPCONF_BENCH_COVERAGE=1` measures coverage feedback instead ([`coverage_vs_blind`]):
 //! python-data and the node-tar 6.1.0 backend (installed into `target/node-tar/6.1.0`),
-//! each over seeds 1, 2 and 3, `--coverage off` and `--coverage on` interleaved, `-j 1`:
-//! causes found, seconds to the first, executions/s and coverage figures, side by side.
-//! `SNAPCONF_BENCH_TIME` sets each session's seconds here too.
+//! each over seeds 1, 2 and 3, `--coverage off` and `--coverage on` interleaved, `-j 1`,
+//! every session the same number of executions (`--runs`, `SNAPCONF_BENCH_RUNS`, default
+//! 200; the time only a guard): causes found, seconds to the first, executions/s and
+//! coverage figures, side by side.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -72,7 +73,10 @@ fn main() {
         .map(|a| a.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
     if var("SNAPCONF_BENCH_COVERAGE").is_some_and(|v| v == "1") {
-        coverage_vs_blind(time, &extra);
+        let runs: u64 = var("SNAPCONF_BENCH_RUNS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200);
+        coverage_vs_blind(runs, &extra);
         return;
     }
     let bin = env!("CARGO_BIN_EXE_snapconf");
@@ -258,10 +262,11 @@ fn install_node_tar(version: &str) -> Option<std::path::PathBuf> {
 }
 
 /// Where a persistent session's time went, from its `fuzz.json`: the mean request
-/// (hydrate phase per extractor run), the servers started and the mean start (the start
-/// phase, a backend worker's warm-up included), and the hangs (each costs at least the
-/// hang cut, and a server start). `None` for a one-shot session (no phases) or an
-/// unreadable file.
+/// (hydrate phase per extractor run), the servers started (spares included) and the time
+/// the workers waited per start (the start phase: a start on the worker's path, a backend
+/// worker's warm-up included, or the wait for a spare still starting), the spares used,
+/// and the hangs (each costs the hang cut). `None` for a one-shot session (no phases) or
+/// an unreadable file.
 fn where_time_went(path: &Path) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
     let n = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
@@ -275,16 +280,23 @@ fn where_time_went(path: &Path) -> Option<String> {
     if starts == 0.0 {
         return None;
     }
+    let hung: f64 = v["hung_by"]
+        .as_object()
+        .map(|m| m.values().filter_map(serde_json::Value::as_f64).sum())
+        .unwrap_or(0.0);
     let hangs = v["hits"]
         .get("hang")
         .and_then(serde_json::Value::as_f64)
         .unwrap_or(0.0)
         + n("hangs_cut_short");
     Some(format!(
-        "{:.1} ms a request, {starts:.0} server start(s) at {:.0} ms, {hangs:.0} hang(s); \
+        "{:.1} ms a request, {starts:.0} server start(s), {:.0} ms waited a start, {:.0} spare(s) used, \
+         {hangs:.0} hang(s) ({hung:.0} in the loop, {:.0} cut short); \
          seconds hydrate {:.1}, start {:.1}, before {:.1}, judge {:.1}, reset {:.1}",
         phase("hydrate") * 1e3 / n("extractor_runs").max(1.0),
         phase("start") * 1e3 / starts,
+        n("spares_used"),
+        n("hangs_cut_short"),
         phase("hydrate"),
         phase("start"),
         phase("before"),
@@ -330,9 +342,10 @@ struct Guided {
     kept: u64,
 }
 
-/// Coverage-guided against blind sessions (see the module docs): one table row per
-/// extractor and seed, then each extractor's totals and its guided / blind rate.
-fn coverage_vs_blind(time: u64, extra: &[String]) {
+/// Coverage-guided against blind sessions of `runs` executions each (see the module docs):
+/// one table row per extractor and seed, then each extractor's totals and its guided /
+/// blind rate.
+fn coverage_vs_blind(runs: u64, extra: &[String]) {
     let bin = env!("CARGO_BIN_EXE_snapconf");
     let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora");
     let mut subjects: Vec<(&str, Option<std::path::PathBuf>)> = vec![("python-data", None)];
@@ -355,7 +368,8 @@ fn coverage_vs_blind(time: u64, extra: &[String]) {
                 };
                 let mut cmd = Command::new(bin);
                 cmd.args(["fuzz", "--extractor", ex, "--seed", seed, "-j", "1"])
-                    .args(["--coverage", mode, "--time", &time.to_string()])
+                    .args(["--coverage", mode, "--runs", &runs.to_string()])
+                    .args(["--time", "3600"])
                     .arg("--corpora")
                     .arg(&corpora)
                     .arg("--report-dir")

@@ -394,14 +394,21 @@ fn session(
     }
     if summary.hangs_cut_short > 0 {
         super::output::note(&format!(
-            "snapconf fuzz: {} execution(s) ended as further hangs at a shortened timeout (ten times the slowest that finished, at least 1 s), once a `hang` was pending or found",
-            summary.hangs_cut_short
+            "snapconf fuzz: {} execution(s) ended as further hangs at a shortened timeout (twice the slowest that finished, at least 250 ms), once a `hang` was pending or found; hangs per class that drew them: {}",
+            summary.hangs_cut_short,
+            summary
+                .hung_by
+                .iter()
+                .map(|(origin, n)| format!("{origin} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     if summary.server_starts > 0 {
         super::output::note(&format!(
-            "snapconf fuzz: {} persistent server start(s); {} change(s) outside the root restored, {} view(s) laid out again",
+            "snapconf fuzz: {} persistent server start(s) ({} of them a spare made ahead that replaced a dead server); {} change(s) outside the root restored, {} view(s) laid out again",
             summary.server_starts,
+            summary.spares_used,
             summary.view_restores - summary.view_rebuilds.min(summary.view_restores),
             summary.view_rebuilds
         ));

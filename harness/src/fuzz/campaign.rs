@@ -56,6 +56,18 @@ pub struct FuzzSummary {
     /// finished, at least 1 s) once a `hang` was pending or kept: further hangs, not judged
     /// as findings of their own.
     pub hangs_cut_short: u64,
+    /// Dead servers (killed at a hang, or died) and dropped jails replaced by the spare a
+    /// worker had made ahead ([`super::persist`]), instead of a start on the worker's path.
+    #[serde(default)]
+    pub spares_used: u64,
+    /// Executions (shrinking not included) per origin: the attack class id that drew
+    /// them, or `mutant` for a mutant of a base archive or a corpus entry without a class.
+    #[serde(default)]
+    pub drawn_by: BTreeMap<String, u64>,
+    /// Executions that hung (at the full timeout or the cut) per origin, as
+    /// [`FuzzSummary::drawn_by`]: each lowered the weight of the class or base that drew it.
+    #[serde(default)]
+    pub hung_by: BTreeMap<String, u64>,
     /// Seconds the persistent executions of all workers spent per phase (zero when every
     /// execution was one-shot).
     pub phases: super::persist::Phases,
@@ -174,6 +186,13 @@ pub fn fuzz(
                         summary.view_rebuilds += part.view_rebuilds;
                         summary.view_restores += part.view_restores;
                         summary.hangs_cut_short += part.hangs_cut_short;
+                        summary.spares_used += part.spares_used;
+                        for (origin, n) in part.drawn_by {
+                            *summary.drawn_by.entry(origin).or_default() += n;
+                        }
+                        for (origin, n) in part.hung_by {
+                            *summary.hung_by.entry(origin).or_default() += n;
+                        }
                         summary.phases.add(&part.phases);
                         summary.failing += part.failing;
                         summary.shrinks += part.shrinks;

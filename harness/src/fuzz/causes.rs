@@ -10,6 +10,11 @@
 //! `hang` in all), and at most [`MAX_SHRINKS_PER_CHECK`] shrinks per check and class.
 //! Known causes (the baseline's) take no slot, and the shrinks that led to one are given
 //! back, up to [`MAX_SHRINKS_PER_CHECK`] per check and class.
+//!
+//! A `hang` takes no class's slot, but every execution that hangs lowers the draw weight of
+//! what drew it ([`Causes::hung`]): its attack class, or the base archive of a mutant. A
+//! class that keeps drawing hangs (node-tar spins on PATH_MAX chains) is drawn less and
+//! less, but never not at all (`AttackClass::draw_by` keeps every weight above zero).
 
 use super::attack::AttackClass;
 use super::options::MAX_SHRINKS_PER_CHECK;
@@ -82,6 +87,10 @@ pub(super) struct Causes {
     tried: BTreeMap<(Check, Option<AttackClass>), usize>,
     refunded: BTreeMap<(Check, Option<AttackClass>), usize>,
     lowered: BTreeMap<AttackClass, u32>,
+    /// Executions that hung, per attack class that drew them.
+    hung: BTreeMap<AttackClass, u32>,
+    /// Executions that hung, per base archive (by label) of a mutant that drew them.
+    hung_bases: BTreeMap<String, u32>,
 }
 
 impl Causes {
@@ -94,6 +103,8 @@ impl Causes {
             tried: BTreeMap::new(),
             refunded: BTreeMap::new(),
             lowered: BTreeMap::new(),
+            hung: BTreeMap::new(),
+            hung_bases: BTreeMap::new(),
         }
     }
 
@@ -257,9 +268,28 @@ impl Causes {
         Some(number)
     }
 
-    /// How many times `class`'s draw weight has been halved: once per cause kept of it.
+    /// An execution hung (at the full timeout or the cut): charged to `class`, the attack
+    /// class that drew it, or when `None` to `base`, the label of the base archive it is a
+    /// mutant of. Each lowers that class's or base's draw weight once more
+    /// ([`Causes::halvings`], [`Causes::base_halvings`]).
+    pub(super) fn hung(&mut self, class: Option<AttackClass>, base: &str) {
+        match class {
+            Some(c) => *self.hung.entry(c).or_default() += 1,
+            None => *self.hung_bases.entry(base.to_owned()).or_default() += 1,
+        }
+    }
+
+    /// How many times `class`'s draw weight has been halved: once per cause kept of it and
+    /// once per execution of it that hung.
     pub(super) fn halvings(&self, class: AttackClass) -> u32 {
-        self.lowered.get(&class).copied().unwrap_or(0)
+        let of = |m: &BTreeMap<AttackClass, u32>| m.get(&class).copied().unwrap_or(0);
+        of(&self.lowered).saturating_add(of(&self.hung))
+    }
+
+    /// How many times the draw weight of the base archive labelled `base` has been halved:
+    /// once per execution of a mutant of it that hung.
+    pub(super) fn base_halvings(&self, base: &str) -> u32 {
+        self.hung_bases.get(base).copied().unwrap_or(0)
     }
 
     /// The causes kept, in the order they were kept.
@@ -373,17 +403,42 @@ mod tests {
         assert_eq!(c.halvings(C::PathMaxChain), 2);
         assert_eq!(c.halvings(C::LinkChain), 0);
         // In the draw: the class comes up about a quarter as often, and still comes up.
-        let share = |halvings: u32| {
-            let mut rng = snapconf_tarbytes::Rng::new(4);
-            let n = (0..4000)
-                .filter(|_| {
-                    let lowered = |k: AttackClass| if k == C::PathMaxChain { halvings } else { 0 };
-                    crate::fuzz::attack::attack_lowered(&mut rng, lowered).1 == C::PathMaxChain
-                })
-                .count();
-            n as f64 / 4000.0
-        };
         let (before, after) = (share(0), share(c.halvings(C::PathMaxChain)));
         assert!(after > 0.0 && after < before / 3.0, "{before} -> {after}");
+    }
+
+    /// A hang takes no class's slot, but each execution that hung lowers what drew it: its
+    /// class, or the base of a mutant; nothing else.
+    #[test]
+    fn each_hang_lowers_the_class_or_base_that_drew_it() {
+        let mut c = Causes::new(5);
+        c.hung(Some(C::PathMaxChain), "ignored");
+        c.hung(Some(C::PathMaxChain), "ignored");
+        c.hung(None, "seeds/deep.tar");
+        assert_eq!(c.halvings(C::PathMaxChain), 2);
+        assert_eq!(c.halvings(C::LinkChain), 0);
+        assert_eq!(c.base_halvings("seeds/deep.tar"), 1);
+        assert_eq!(c.base_halvings("ignored"), 0);
+        assert!(
+            c.room(Check::HANG, None),
+            "no hang kept by a hang hit alone"
+        );
+        // In the draw: two hangs and the class comes up about a quarter as often, and
+        // still comes up (`AttackClass::draw_by` keeps every weight at 1 or more).
+        let (before, after) = (share(0), share(c.halvings(C::PathMaxChain)));
+        assert!(after > 0.0 && after < before / 3.0, "{before} -> {after}");
+    }
+
+    /// The share of 4000 draws (seed 4) that come up `PathMaxChain` when it alone is
+    /// halved `halvings` times.
+    fn share(halvings: u32) -> f64 {
+        let mut rng = snapconf_tarbytes::Rng::new(4);
+        let n = (0..4000)
+            .filter(|_| {
+                let lowered = |k: AttackClass| if k == C::PathMaxChain { halvings } else { 0 };
+                crate::fuzz::attack::attack_lowered(&mut rng, lowered).1 == C::PathMaxChain
+            })
+            .count();
+        n as f64 / 4000.0
     }
 }

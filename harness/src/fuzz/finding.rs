@@ -3,7 +3,7 @@
 
 use super::causes::FirstSeen;
 use super::effect::{class_word, effect, fuzz_cause};
-use super::execute::{execute, hang_cut, runnable, Hit};
+use super::execute::{execute, runnable, Hit};
 use super::mutate::Mutation;
 use super::options::FuzzOptions;
 use super::persist::Persist;
@@ -157,7 +157,12 @@ pub(super) fn shrink_and_write(
     let kind = effect(&hit, &bytes);
     // Every run of a shrink under the cut: a candidate that hangs is not the smaller
     // reproducer of another check, and one that hangs is a hang.
-    persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+    persist.cut = Some(super::worker::loop_cut(
+        opts,
+        persist,
+        &lock(),
+        Some(hit.check),
+    ));
     let shrunk = shrink(
         &bytes,
         (hit.check, kind.as_deref()),

@@ -14,8 +14,13 @@
 //! view and the server are dropped and the next execution lays out new ones, as the
 //! one-shot path does for every archive.
 //!
-//! A server that died or was killed at a request's timeout (a hang, a crash) is started
-//! again for the next execution; that request alone is affected. The server never sees the
+//! A server that died or was killed at a request's timeout (a hang, a crash) is replaced
+//! for the next execution; that request alone is affected. A fuzz worker keeps one spare
+//! ([`Spares`]): a jail, view and server of its own, laid out, started and warmed up on
+//! another thread while the worker runs archives, so that a hang costs no server start
+//! (`node`'s is 0.5 to 3 s on a loaded machine) on the worker's path. The spare is
+//! trusted exactly as the first server is (its jail compared before and after its start),
+//! and its jail is compared once more when it is taken into use. The server never sees the
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
 //! namespace ends with it.
 
@@ -26,11 +31,13 @@ use crate::jail::confined::Confined;
 use crate::jail::restore::Laid;
 use crate::jail::view::View;
 use crate::jail::Jail;
+use crate::jail::Snapshot;
 use crate::workspace::materialise::remove_tree;
 use snapconf_producers::process::server::Server;
 use snapconf_producers::process::view::with_view;
 use snapconf_producers::{Extractor, HydrateRequest};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver, Sender};
 
 /// A worker's persistent state for one extractor; see the module docs.
 #[derive(Default)]
@@ -61,6 +68,10 @@ pub(super) struct Persist {
     /// The time the last persistent execution spent starting a server (zero when it
     /// reused the running one): a server's start is not the archive's time.
     pub(super) starting: std::time::Duration,
+    /// Dead servers and dropped jails replaced by a spare ([`Persist::with_spares`]).
+    pub(super) spares_used: u64,
+    /// The thread making spares, for a fuzz worker's loop ([`Persist::with_spares`]).
+    spares: Option<Spares>,
 }
 
 /// Wall-clock seconds a worker's persistent executions spent in each phase, for the
@@ -97,6 +108,8 @@ impl Phases {
 /// (killed) before the jail (removed).
 struct Live {
     server: Option<Server>,
+    /// The whole jail as it was just after the server's start ([`Live::start_server`]).
+    settled: Option<Snapshot>,
     /// The adapter's scratch outside the jail, unless the view has one of its own
     /// ([`View::scratch`]).
     scratch: tempfile::TempDir,
@@ -117,6 +130,57 @@ impl Persist {
         Persist {
             enabled,
             ..Persist::default()
+        }
+    }
+
+    /// [`Persist::new`], keeping a spare jail, view and server made ahead on a thread of
+    /// `scope` ([`Spares`]) once the first is running; the thread ends when this is
+    /// dropped (after the spare it is making, if any, is made and removed).
+    pub(super) fn with_spares<'scope, 'env>(
+        ex: &'env dyn Extractor,
+        opts: &'env FuzzOptions,
+        coverage: bool,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+    ) -> Persist {
+        let mut persist = Persist::new(ex, opts);
+        persist.coverage = coverage;
+        if persist.enabled {
+            persist.spares = Some(Spares::spawn(ex, opts, coverage, scope));
+        }
+        persist
+    }
+
+    /// The spare asked for, once made: `None` when none was asked for, its thread is gone,
+    /// or its jail changed since its start (it is removed, not trusted; counted as a
+    /// rebuild). Waits for it if it is still being made.
+    fn spare(&mut self) -> Result<Option<Live>, HarnessError> {
+        let Some(spares) = self.spares.as_mut().filter(|s| s.asked) else {
+            return Ok(None);
+        };
+        spares.asked = false;
+        let Ok(made) = spares.made.recv() else {
+            return Ok(None);
+        };
+        let Made {
+            live,
+            starts,
+            rebuilds,
+        } = made?;
+        self.starts += starts;
+        self.rebuilds += rebuilds;
+        if live.unchanged_since_start()? {
+            self.spares_used += 1;
+            Ok(Some(live))
+        } else {
+            self.rebuilds += 1;
+            Ok(None)
+        }
+    }
+
+    /// Ask for a spare to be made if none is asked for yet.
+    fn ask_spare(&mut self) {
+        if let Some(spares) = self.spares.as_mut().filter(|s| !s.asked) {
+            spares.asked = spares.ask.send(()).is_ok();
         }
     }
 
@@ -151,12 +215,25 @@ impl Persist {
             laps[i] = spent;
             spent
         };
+        // A dead server (killed at a hang) or a jail dropped after a failed restore: the
+        // spare made ahead takes its place, if one was asked for.
+        let mut waited = 0.0;
         let mut live = match self.live.take() {
-            Some(live) => live,
-            None => Live::lay_out(ex, opts)?,
+            Some(live) if live.alive() => live,
+            dead => {
+                let began = std::time::Instant::now();
+                let spare = self.spare()?;
+                waited = began.elapsed().as_secs_f64();
+                match (spare, dead) {
+                    (Some(spare), _) => spare,
+                    (None, Some(live)) => live,
+                    (None, None) => Live::lay_out(ex, opts)?,
+                }
+            }
         };
-        self.phases.lay_out += lap(0);
-        let started = !live.server.as_ref().is_some_and(Server::alive);
+        // Waiting for a spare is a start's time, not a lay-out's.
+        self.phases.lay_out += lap(0) - waited;
+        let started = !live.alive();
         if started {
             match live.start_server(ex, opts, self.coverage)? {
                 Ok(n) => self.starts += n,
@@ -173,7 +250,8 @@ impl Persist {
                 }
             }
         }
-        let starting = lap(1);
+        self.ask_spare();
+        let starting = lap(1) + waited;
         self.phases.start += starting;
         self.starting = std::time::Duration::from_secs_f64(starting);
         // In place: the view holds the file's inode, read-only.
@@ -320,16 +398,62 @@ impl Live {
             }
         }
         let after = observe(&self.jail, &self.root)?;
-        // The scratch is the backend's own space (emptied after the warm-up).
-        let own = own.map(|o| self.jail.rel(&o));
+        let clean = self.same(&before, &after);
+        self.settled = Some(after);
+        Ok(if clean {
+            Ok(starts)
+        } else {
+            Err(Unclean(starts))
+        })
+    }
+
+    /// Whether `before` and `after`, two snapshots of the whole jail, are the same but in
+    /// the view's own scratch (the backend's own space).
+    fn same(&self, before: &Snapshot, after: &Snapshot) -> bool {
+        let own = self.view.scratch().map(|o| self.jail.rel(o));
         let ignore: Vec<&[u8]> = own.as_deref().into_iter().collect();
-        Ok(
-            if before.changes_touching(&after, &ignore, &[]).is_empty() {
-                Ok(starts)
-            } else {
-                Err(Unclean(starts))
-            },
-        )
+        before.changes_touching(after, &ignore, &[]).is_empty()
+    }
+
+    /// Whether the server runs.
+    fn alive(&self) -> bool {
+        self.server.as_ref().is_some_and(Server::alive)
+    }
+
+    /// Whether the jail is as it was just after the server's start (a spare, idle since,
+    /// changed nothing) and the server still runs.
+    fn unchanged_since_start(&self) -> Result<bool, HarnessError> {
+        let Some(settled) = &self.settled else {
+            return Ok(false);
+        };
+        let now = self
+            .jail
+            .snapshot_whole(&self.root)
+            .ctx(|| "cannot observe the jail".into())?;
+        Ok(self.alive() && self.same(settled, &now))
+    }
+
+    /// A new jail and view with a started server, as [`Persist::execute`] makes one: when
+    /// the server changes its jail while starting, one more jail is laid out; when that
+    /// one's changes too, the error of [`unclean_twice`].
+    fn ready(ex: &dyn Extractor, opts: &FuzzOptions, coverage: bool) -> Result<Made, HarnessError> {
+        let mut live = Live::lay_out(ex, opts)?;
+        let (starts, rebuilds) = match live.start_server(ex, opts, coverage)? {
+            Ok(n) => (n, 0),
+            Err(Unclean(n)) => {
+                drop(live);
+                live = Live::lay_out(ex, opts)?;
+                let m = live
+                    .start_server(ex, opts, coverage)?
+                    .map_err(|_| unclean_twice(ex))?;
+                (n + m, 1)
+            }
+        };
+        Ok(Made {
+            live,
+            starts,
+            rebuilds,
+        })
     }
 
     /// A new jail with the view laid out as the one-shot path lays it out, an (empty)
@@ -350,6 +474,7 @@ impl Live {
             .ctx(|| "cannot record the laid-out jail".into())?;
         Ok(Live {
             server: None,
+            settled: None,
             scratch,
             view,
             archive,
@@ -357,6 +482,51 @@ impl Live {
             laid,
             jail,
         })
+    }
+}
+
+/// A spare made by [`Spares`]' thread: the jail, view and started server, the servers
+/// started for it and the jails laid out again (a start that changed its jail).
+struct Made {
+    live: Live,
+    starts: u64,
+    rebuilds: u64,
+}
+
+/// The thread that makes a fuzz worker's spare ([`Live::ready`]) each time it is asked,
+/// while the worker runs archives on its own.
+struct Spares {
+    /// Asks for one spare.
+    ask: Sender<()>,
+    /// The spares made, in order.
+    made: Receiver<Result<Made, HarnessError>>,
+    /// A spare was asked for and not yet taken.
+    asked: bool,
+}
+
+impl Spares {
+    /// The thread, in `scope`: it makes one spare per ask and ends when [`Spares`] is
+    /// dropped (a spare made and not taken is then removed with its channel).
+    fn spawn<'scope, 'env>(
+        ex: &'env dyn Extractor,
+        opts: &'env FuzzOptions,
+        coverage: bool,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+    ) -> Spares {
+        let (ask, asks) = channel::<()>();
+        let (made_tx, made) = channel();
+        scope.spawn(move || {
+            while asks.recv().is_ok() {
+                if made_tx.send(Live::ready(ex, opts, coverage)).is_err() {
+                    break;
+                }
+            }
+        });
+        Spares {
+            ask,
+            made,
+            asked: false,
+        }
     }
 }
 

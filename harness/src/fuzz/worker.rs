@@ -56,11 +56,25 @@ pub(super) struct Shared<'a> {
 
 /// Worker `k` of a campaign sharing `shared`: draws from `opts.seed + k` until the
 /// campaign's time is up, a stop is requested or another worker failed; its counts (its
-/// findings go to `tx` as they are written).
+/// findings go to `tx` as they are written). Its persistent server has a spare made
+/// ahead on a thread of its own ([`Persist::with_spares`]), ended with it.
 pub(super) fn worker(
     shared: &Shared,
     k: u64,
     tx: &std::sync::mpsc::Sender<WorkerNote>,
+) -> Result<FuzzSummary, HarnessError> {
+    std::thread::scope(|scope| {
+        let persist = Persist::with_spares(shared.ex, shared.opts, shared.guided, scope);
+        run(shared, k, tx, persist)
+    })
+}
+
+/// [`worker`]'s loop, with `persist`, its persistent path.
+fn run(
+    shared: &Shared,
+    k: u64,
+    tx: &std::sync::mpsc::Sender<WorkerNote>,
+    mut persist: Persist,
 ) -> Result<FuzzSummary, HarnessError> {
     let &Shared {
         ex,
@@ -81,8 +95,6 @@ pub(super) fn worker(
     let mut iteration = 0u64;
     let mut pending: Vec<Pending> = Vec::new();
     let mut shrinking = Duration::ZERO;
-    let mut persist = Persist::new(ex, opts);
-    persist.coverage = guided;
     let mut corpus = Corpus::default();
     let mut with_coverage = 0u64;
     // A SIGINT/SIGTERM (with the binary's stop handler) ends the session after the current
@@ -94,9 +106,12 @@ pub(super) fn worker(
     };
     while go() {
         iteration += 1;
-        let halvings: Vec<u32> = {
+        let (halvings, base_halvings): (Vec<u32>, Vec<u32>) = {
             let c = lock();
-            AttackClass::ALL.iter().map(|&k| c.halvings(k)).collect()
+            (
+                AttackClass::ALL.iter().map(|&k| c.halvings(k)).collect(),
+                bases.iter().map(|(l, _)| c.base_halvings(l)).collect(),
+            )
         };
         let lowered = |k: AttackClass| {
             let i = AttackClass::ALL.iter().position(|&c| c == k);
@@ -107,7 +122,7 @@ pub(super) fn worker(
             bytes,
             mutations,
             class,
-        } = draw(&mut rng, bases, opts, lowered, &corpus);
+        } = draw(&mut rng, bases, opts, (lowered, &base_halvings), &corpus);
         if !runnable(&bytes, ex, opts) {
             summary.skipped_unsafe_for_host += 1;
             continue;
@@ -116,8 +131,9 @@ pub(super) fn worker(
         if opts.runs.is_some_and(|runs| number >= runs) {
             break;
         }
-        persist.cut = Some(hang_cut(opts.timeout, persist.slowest));
+        persist.cut = Some(loop_cut(opts, &persist, &lock(), None));
         let (mut hits, mut accepted) = execute(&bytes, ex, opts, &mut persist)?;
+        let mut cut_short = false;
         let hang = |hits: &[Hit]| hits.iter().any(|h| h.check == Check::HANG);
         if persist.cut.take().is_some_and(|c| c < opts.timeout) && hang(&hits) {
             // Past the cut: a hang, or only slow. Told at the full timeout while a hang
@@ -130,7 +146,16 @@ pub(super) fn worker(
             if hang(&hits) && !wanted {
                 summary.hangs_cut_short += 1;
                 hits.retain(|h| h.check != Check::HANG);
+                cut_short = true;
             }
+        }
+        let origin = class.map_or("mutant", AttackClass::id);
+        *summary.drawn_by.entry(origin.to_owned()).or_default() += 1;
+        if cut_short || hang(&hits) {
+            // What drew it is drawn less from now on (its class, or its base).
+            let base = label.strip_prefix(CORPUS_LABEL).unwrap_or(&label);
+            lock().hung(class, base);
+            *summary.hung_by.entry(origin.to_owned()).or_default() += 1;
         }
         summary.executions += 1;
         if let Some(ids) = persist.covered.take().filter(|_| guided) {
@@ -163,7 +188,6 @@ pub(super) fn worker(
         }
         // Each hit is counted into its cause (estimated from the archive as drawn); only a
         // hit whose estimate is new is queued for its shrink.
-        let origin = class.map_or("mutant", AttackClass::id);
         let mut counted: Vec<(Check, String)> = Vec::new();
         for hit in hits {
             let estimate = fuzz_cause(&hit, &bytes, class);
@@ -219,6 +243,7 @@ pub(super) fn worker(
         }
     }
     summary.server_starts = persist.starts;
+    summary.spares_used = persist.spares_used;
     summary.extractor_runs = persist.runs;
     summary.view_rebuilds = persist.rebuilds;
     summary.view_restores = persist.restores;
@@ -234,6 +259,44 @@ pub(super) fn worker(
         });
     }
     Ok(summary)
+}
+
+/// The timeout of a worker's next run, in the loop or (`shrinking`: the check shrunk) a
+/// shrink's: [`hang_cut`] while the session has no `hang` (none kept, none being
+/// shrunk) and for the runs of a hang's own shrink; else [`later_hang_cut`], since a
+/// later hang is only counted and a shrink candidate that hangs reproduces no other
+/// check.
+pub(super) fn loop_cut(
+    opts: &FuzzOptions,
+    persist: &Persist,
+    causes: &Causes,
+    shrinking: Option<Check>,
+) -> Duration {
+    if causes.room(Check::HANG, None) || shrinking == Some(Check::HANG) {
+        hang_cut(opts.timeout, persist.slowest)
+    } else {
+        later_hang_cut(opts.timeout, persist.slowest)
+    }
+}
+
+/// The shortest timeout [`later_hang_cut`] gives.
+const LATER_HANG_CUT_MIN: Duration = Duration::from_millis(250);
+
+/// How many times a worker's slowest execution that did not hang an execution may take
+/// once the session has kept its `hang` ([`later_hang_cut`]).
+const LATER_HANG_CUT_FACTOR: u32 = 2;
+
+/// The timeout of a worker's runs once the session has kept its `hang` (or is shrinking
+/// it; [`loop_cut`]): twice the worker's slowest execution that did not hang, at
+/// least 250 ms, at most the session's `--timeout`. Such a hang is only counted
+/// ([`FuzzSummary::hangs_cut_short`]), so waiting [`hang_cut`]'s ten times the slowest
+/// buys nothing; an archive twice as slow as any that finished is cut as a hang. node-tar
+/// spins on about one archive in eight, and each cost the cut (at least 1 s) and a new
+/// worker.
+fn later_hang_cut(full: Duration, slowest: Duration) -> Duration {
+    (slowest * LATER_HANG_CUT_FACTOR)
+        .max(LATER_HANG_CUT_MIN)
+        .min(full)
 }
 
 /// One input a worker drew ([`draw`]).
@@ -253,20 +316,25 @@ struct Drawn {
 const CORPUS_LABEL: &str = "corpus: ";
 
 /// The next input of a worker drawing from `rng`, with each attack class's weight halved
-/// `halvings(class)` times (the causes the session kept of it). Once `corpus` holds an
+/// `halvings.0(class)` times (the causes the session kept of it and its executions that
+/// hung) and base `i`'s weight `halvings.1[i]` times (its mutants that hung; never below
+/// 1/64 of an unlowered base's, and with none lowered the draw is uniform as before).
+/// Once `corpus` holds an
 /// input, one in [`super::feedback::CORPUS_SHARE`] is a structural mutation of one of its
 /// entries (keeping the entry's attack class). Of the rest, half (a quarter without a
 /// view, where most attacks cannot run) are drawn from the attack classes, sometimes
 /// mutated further; the others are structural mutations of a base archive. Depends on
 /// `rng`, `opts.view`, the halvings and the corpus alone, so a seed gives the same
-/// sequence until the session keeps a cause or an input (never, without coverage).
+/// sequence until the session keeps a cause or an input (never, without coverage), or an
+/// execution hangs.
 fn draw(
     rng: &mut Rng,
     bases: &[(String, Records)],
     opts: &FuzzOptions,
-    halvings: impl Fn(AttackClass) -> u32,
+    halvings: (impl Fn(AttackClass) -> u32, &[u32]),
     corpus: &Corpus,
 ) -> Drawn {
+    let (halvings, base_halvings) = halvings;
     if let Some(entry) = corpus.pick(rng) {
         let n = 1 + rng.below(4);
         let (bytes, mutations) = mutate(&entry.records, rng, n);
@@ -292,7 +360,7 @@ fn draw(
             class: Some(class),
         }
     } else {
-        let (label, base) = &bases[rng.below(bases.len())];
+        let (label, base) = &bases[draw_base(rng, bases.len(), base_halvings)];
         let n = 1 + rng.below(4);
         let (bytes, mutations) = mutate(base, rng, n);
         Drawn {
@@ -302,6 +370,25 @@ fn draw(
             class: None,
         }
     }
+}
+
+/// The index of the base archive drawn (of `n`), base `i`'s weight halved `halvings[i]`
+/// times (at most 6: never zero); uniform, as before any hang, when none is lowered.
+fn draw_base(rng: &mut Rng, n: usize, halvings: &[u32]) -> usize {
+    let halved = |i: usize| halvings.get(i).copied().unwrap_or(0).min(6);
+    if (0..n).all(|i| halved(i) == 0) {
+        return rng.below(n);
+    }
+    let weight = |i: usize| 64usize >> halved(i);
+    let total: usize = (0..n).map(weight).sum();
+    let mut at = rng.below(total);
+    for i in 0..n {
+        if at < weight(i) {
+            return i;
+        }
+        at -= weight(i);
+    }
+    n - 1
 }
 
 /// One input's verdict, from [`verdicts`].
@@ -332,7 +419,7 @@ pub fn verdicts(
     let mut persist = Persist::new(ex, opts);
     let mut out = Vec::new();
     for _ in 0..n {
-        let Drawn { bytes, .. } = draw(&mut rng, &bases, opts, |_| 0, &Corpus::default());
+        let Drawn { bytes, .. } = draw(&mut rng, &bases, opts, (|_| 0, &[]), &Corpus::default());
         if !runnable(&bytes, ex, opts) {
             continue;
         }

@@ -388,3 +388,81 @@ with tarfile.open(sys.argv[1]) as t:
     );
     assert_eq!(summary.executions, 18, "the session ends at --runs");
 }
+
+/// A tool that hangs on every archive holding a hard link (the `hardlink-*` attack classes
+/// and some others draw them, and mutants of a seed that has one), against the same tool
+/// that never hangs, over the same seed and `--runs`: every hang is charged to what drew
+/// it (`hung_by`, which lowers that class's draw weight: `fuzz::causes`' unit tests show
+/// the draws' share fall), and after each hang the worker's next execution runs on the
+/// spare server it had made ahead, not on a server started then.
+#[test]
+fn hangs_are_charged_to_the_class_that_drew_them_and_a_spare_replaces_the_hung_server() {
+    const HANG_ON_LINKS: &str = r#"import sys, tarfile, time
+try:
+    with tarfile.open(sys.argv[1]) as t:
+        links = any(m.islnk() for m in t.getmembers())
+except Exception:
+    links = False
+if links:
+    time.sleep(600)
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], filter='data')
+"#;
+    const RUNS: u64 = 100;
+    const QUIET: &str = r#"import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], filter='data')
+"#;
+    let session = |name: &'static str, script: &'static str| {
+        let mut opts = options(6, true)?;
+        let report = tempfile::tempdir().expect("report dir");
+        opts.report_dir = report.path().to_path_buf();
+        // A fixed number of executions, the time only a guard: the draws depend on the
+        // seed and the hangs alone, however loaded the machine is.
+        opts.runs = Some(RUNS);
+        opts.time = Duration::from_secs(900);
+        opts.timeout = Duration::from_secs(6);
+        opts.shrink_runs = 4;
+        opts.checks = vec![Check::HANG];
+        let ex = Scripted { name, script };
+        Some(snapconf_harness::fuzz::fuzz(&ex, &opts, &mut |_| {}).expect("session"))
+    };
+    let Some(hanging) = session("python-link-hanger", HANG_ON_LINKS) else {
+        return;
+    };
+    let Some(quiet) = session("python-quiet", QUIET) else {
+        return;
+    };
+    eprintln!(
+        "hanging: drawn {:?}, hung {:?}, {} spares used, {} server starts; quiet: drawn {:?}",
+        hanging.drawn_by,
+        hanging.hung_by,
+        hanging.spares_used,
+        hanging.server_starts,
+        quiet.drawn_by
+    );
+    assert_eq!(
+        (hanging.executions, quiet.executions),
+        (RUNS, RUNS),
+        "--runs"
+    );
+    assert!(quiet.hung_by.is_empty(), "the quiet tool never hangs");
+    let classes: Vec<&String> = hanging.hung_by.keys().filter(|k| *k != "mutant").collect();
+    assert!(!classes.is_empty(), "some attack class drew a hang");
+    for (c, hung) in &hanging.hung_by {
+        assert!(hanging.drawn_by.get(c) >= Some(hung), "{c}");
+    }
+    // Each hang of the loop is charged once: the one told at the full timeout (and its
+    // confirmation) and those cut short.
+    let hangs: u64 = hanging.hung_by.values().sum();
+    let told = hanging.hits.get("hang").copied().unwrap_or(0);
+    assert_eq!(hangs, told + hanging.hangs_cut_short, "every hang charged");
+    // Every hang killed the server; the next execution (if any) took the spare.
+    assert!(hangs >= 3, "{hangs} hangs");
+    assert!(
+        hanging.spares_used + 1 >= hangs,
+        "{} spares used after {hangs} hangs",
+        hanging.spares_used
+    );
+    assert_eq!(quiet.spares_used, 0, "no server of the quiet tool died");
+}

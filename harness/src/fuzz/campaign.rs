@@ -57,7 +57,7 @@ pub struct FuzzSummary {
     /// as findings of their own.
     pub hangs_cut_short: u64,
     /// Dead servers (killed at a hang, or died) and dropped jails replaced by the spare a
-    /// worker had made ahead ([`super::persist`]), instead of a start on the worker's path.
+    /// worker had made ahead (`fuzz::persist`), instead of a start on the worker's path.
     #[serde(default)]
     pub spares_used: u64,
     /// Executions (shrinking not included) per origin: the attack class id that drew

@@ -80,7 +80,7 @@ impl Trigger {
     }
 
     /// [`key_features`](Self::key_features) for a behaviour of kind `kind`: for entries
-    /// written under other names (`diff: renamed`, see [`renamed`]) a name feature comes
+    /// written under other names (`diff: renamed`, see `renamed`) a name feature comes
     /// first (`NAME_FEATURES`), since the name is what the tool mishandled, whatever else
     /// (a dangling symlink target, a special mode) the shrunk entry still has.
     pub fn key_features_for(&self, kind: &str) -> Vec<String> {

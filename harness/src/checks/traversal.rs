@@ -370,10 +370,12 @@ pub fn decoy_dirs(prior: Option<&Tree>, members: &[Member], root: &[u8]) -> Vec<
 }
 
 /// Where the members of `members` (over `prior`, in listing order; the kinds
-/// [`under_links`] counts, with a plain last name) land outside the root `root` in the
-/// fuzzer's view, as paths from the view's `/` (no leading `/`), each once. Every link on
-/// the way is followed, and for a file the one its name ends in too (`open(O_CREAT)`
-/// writes through it, where `mkdir`, `symlink` and `link` do not).
+/// [`under_links`] counts) land outside the root `root` in the fuzzer's view, as paths
+/// from the view's `/` (no leading `/`), each once: the member's name, and the readings
+/// [`written_inside`] grants an extractor (the name folded as text, as `path.join` does;
+/// what follows its last `..`), each resolved as the kernel would. Every link on the way
+/// is followed, and for a file the one its name ends in too (`open(O_CREAT)` writes
+/// through it, where `mkdir`, `symlink` and `link` do not).
 fn landings(prior: Option<&Tree>, members: &[Member], root: &[Vec<u8>]) -> HashSet<Vec<u8>> {
     let mut model = Model::of(prior);
     let mut out = HashSet::new();
@@ -382,13 +384,26 @@ fn landings(prior: Option<&Tree>, members: &[Member], root: &[Vec<u8>]) -> HashS
             m.kind,
             MemberKind::File | MemberKind::Dir | MemberKind::Symlink | MemberKind::Hardlink
         );
-        let named = comps(&m.name).last().is_some_and(|c| c != b"..");
-        if written && named {
+        if written {
             let follow = match m.kind {
                 MemberKind::File => links::Follow::All,
                 _ => links::Follow::NotLast,
             };
-            out.extend(in_view(&model, root, &m.name, follow).map(|p| p.join(&b'/')));
+            let c = comps(&m.name);
+            let mut texts = Vec::new();
+            if c.last().is_some_and(|l| l != b"..") {
+                texts.push(m.name.clone());
+            }
+            let folded = links::lexical(&[] as &[&[u8]], &m.name, links::AboveRoot::Stays);
+            if let links::End::Inside(p) = folded {
+                texts.push(p.join(&b'/'));
+            }
+            if let Some(last) = c.iter().rposition(|x| x == b"..") {
+                texts.push(c[last + 1..].join(&b'/'));
+            }
+            for t in texts.iter().filter(|t| !t.is_empty()) {
+                out.extend(in_view(&model, root, t, follow).map(|p| p.join(&b'/')));
+            }
         }
         model.apply(m);
     }
@@ -615,6 +630,9 @@ mod tests {
         assert_eq!(dirs(&deeper), ["home/user/ws/out"]);
         let a_dir = [link("e", "../out"), dir("e/x"), file("e/x/y")];
         assert_eq!(dirs(&a_dir), ["home/user/ws/out"]);
+        // `e/x/q/..` is written at `e/x` by an extractor that folds names as text.
+        let folded = [link("e", "../out"), file("e/x/q/..")];
+        assert!(dirs(&folded).is_empty(), "{:?}", dirs(&folded));
         let through_last = [link("m", "../out/x"), file("m/y"), file("m")];
         assert!(dirs(&through_last).is_empty(), "{:?}", dirs(&through_last));
         // A directory member named as the link itself is made beside it, not through it.

@@ -716,7 +716,9 @@ fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
 /// own escape. `e -> ../out`, then the file `e/x`, then `e/x/y` (or `e/x/y/z`): the naive
 /// Node backend writes `e/x` through the link into the view's `/home/user/ws/out`, a
 /// `containment` finding; a decoy directory planted at `../out/x` for `e/x/y` would make
-/// that write fail (`EISDIR`, and the backend stops) with nothing outside changed.
+/// that write fail (`EISDIR`, and the backend stops) with nothing outside changed. The
+/// same for `e/x/q/..` alone, which is `e/x` to Node's `path.join` while its parent
+/// `e/x/q` is where a decoy directory would go.
 #[test]
 fn a_planted_decoy_never_takes_a_members_own_write() {
     if !can_run("a_planted_decoy_never_takes_a_members_own_write") {
@@ -724,20 +726,26 @@ fn a_planted_decoy_never_takes_a_members_own_write() {
     }
     let work = shm_dir("masked");
     let toml = fixtures().join("unprotected/naive_extract.toml");
-    let member = |flag, name, link: &'static [u8]| support::RawMember {
-        flag,
-        name,
-        link,
-        data: if flag == b'0' { b"pwned\n" } else { b"" },
-    };
-    let cases: [(&str, &[u8]); 2] = [("at", b"e/x/y"), ("under", b"e/x/y/z")];
+    let cases: [(&str, &[&[u8]]); 3] = [
+        ("at", &[b"e/x", b"e/x/y"]),
+        ("under", &[b"e/x", b"e/x/y/z"]),
+        ("folded", &[b"e/x/q/.."]),
+    ];
     let mut script = String::new();
-    for (tag, last) in cases {
-        let bytes = support::raw_archive(&[
-            member(b'2', b"e", b"../out"),
-            member(b'0', b"e/x", b""),
-            member(b'0', last, b""),
-        ]);
+    for (tag, files) in cases {
+        let mut members = vec![support::RawMember {
+            flag: b'2',
+            name: b"e",
+            link: b"../out",
+            data: b"",
+        }];
+        members.extend(files.iter().map(|name| support::RawMember {
+            flag: b'0',
+            name,
+            link: b"",
+            data: b"pwned\n",
+        }));
+        let bytes = support::raw_archive(&members);
         let arc = work.path().join(format!("{tag}.tar"));
         std::fs::write(&arc, bytes).expect("archive");
         script.push_str(&format!(

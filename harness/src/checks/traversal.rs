@@ -341,7 +341,7 @@ fn under_links(
 /// view without its leading `/` (`home/user/ws/root`).
 ///
 /// None at or under a place where a member of the archive itself lands outside the root
-/// in the view ([`landings`]): a directory planted there would take that member's write
+/// in the view (see `landings`): a directory planted there would take that member's write
 /// (a file's `EISDIR`, a directory's `EEXIST`) and hide an escape that `containment`
 /// sees without it. Each distinct path is looked at once (a set, not a list: an archive
 /// may aim thousands of members outside).

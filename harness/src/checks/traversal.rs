@@ -21,7 +21,8 @@
 //! In the fuzzer's filesystem view (the jail seen as `/`, so every place an archive can
 //! aim at lies in the jail) the target is made to exist instead: before the step the
 //! fuzzer plants an empty decoy directory, with its missing parents, where each such
-//! member's parent lands in the view ([`decoy_dirs`], the same walk as the check), and the
+//! member's parent lands in the view ([`decoy_dirs`], the same walk as the check; never
+//! where a member itself lands, which the directory would hide), and the
 //! check then needs the write: a member counts only if the step made or changed the entry
 //! at its name there (`containment` sees the same write). node-tar 6.1.0 then shows it;
 //! node-tar 7's skipped member is no finding, nor is a member whose place in the view is
@@ -49,7 +50,7 @@ use crate::model::links;
 use crate::model::tree::{NodeKind, Tree};
 use snapconf_extract::MemberKind;
 use snapconf_producers::Outcome;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// The definition registered as [`Check::TRAVERSAL`].
 pub const DEF: CheckDef = CheckDef {
@@ -266,11 +267,17 @@ impl links::Nodes for ViewOf<'_> {
 }
 
 /// Where `text` (a parent, read from the root at `root` in the view) resolves in the view
-/// over `model`: links followed, `..` at the view's `/` staying there. `None` inside the
-/// root, or in a loop.
-fn in_view(model: &Model, root: &[Vec<u8>], text: &[u8]) -> Option<Vec<Vec<u8>>> {
+/// over `model`: links followed (as `follow` says), `..` at the view's `/` staying there.
+/// `None` inside the root, or in a loop.
+fn in_view(
+    model: &Model,
+    root: &[Vec<u8>],
+    text: &[u8],
+    follow: links::Follow,
+) -> Option<Vec<Vec<u8>>> {
     let rules = links::Rules {
         above_root: links::AboveRoot::Stays,
+        follow,
         ..KERNEL
     };
     match links::walk(&ViewOf { model, root }, rules, root, text).end {
@@ -283,14 +290,15 @@ fn in_view(model: &Model, root: &[Vec<u8>], text: &[u8]) -> Option<Vec<Vec<u8>>>
 /// `prior`; special files, which every profile drops, are not counted) whose parent
 /// resolves outside the root through a link at its turn while it stays inside read
 /// lexically; with `view_root` (the root's components in the fuzzer's view), where each
-/// such parent lands in the view.
+/// such parent lands in the view. Each is handed to `each` as it is found, not kept: an
+/// archive may hold a million members with names of thousands of components.
 fn under_links(
     prior: Option<&Tree>,
     members: &[Member],
     view_root: Option<&[Vec<u8>]>,
-) -> Vec<Under> {
+    mut each: impl FnMut(Under),
+) {
     let mut model = Model::of(prior);
-    let mut out = Vec::new();
     for (index, m) in members.iter().enumerate() {
         // Special files are dropped by every profile's policy: not written, rightly.
         let written = matches!(
@@ -313,8 +321,8 @@ fn under_links(
                     }
                     None => "by a `..` after a link".to_string(),
                 };
-                let outside = view_root.and_then(|r| in_view(&model, r, &text));
-                out.push(Under {
+                let outside = view_root.and_then(|r| in_view(&model, r, &text, links::Follow::All));
+                each(Under {
                     index,
                     parent,
                     via,
@@ -324,7 +332,6 @@ fn under_links(
         }
         model.apply(m);
     }
-    out
 }
 
 /// The decoy directories the fuzzer plants before a step in its view, so that a write
@@ -332,17 +339,73 @@ fn under_links(
 /// consider has its parent in the view (jail-relative paths, no leading `/`, the view's
 /// `/` itself left out), in listing order, each once. `root` is the root's path in the
 /// view without its leading `/` (`home/user/ws/root`).
+///
+/// None at or under a place where a member of the archive itself lands outside the root
+/// in the view (see `landings`): a directory planted there would take that member's write
+/// (a file's `EISDIR`, a directory's `EEXIST`) and hide an escape that `containment`
+/// sees without it. Each distinct path is looked at once (a set, not a list: an archive
+/// may aim thousands of members outside).
 pub fn decoy_dirs(prior: Option<&Tree>, members: &[Member], root: &[u8]) -> Vec<Vec<u8>> {
     let root = comps(root);
+    let lands = landings(prior, members, &root);
+    // At or under a landing: the path itself, or a prefix of it ending before a `/`.
+    let taken = |p: &[u8]| {
+        lands.contains(p)
+            || p.iter()
+                .enumerate()
+                .any(|(i, &b)| b == b'/' && lands.contains(&p[..i]))
+    };
+    let mut seen = HashSet::new();
     let mut out: Vec<Vec<u8>> = Vec::new();
-    for u in under_links(prior, members, Some(&root)) {
+    under_links(prior, members, Some(&root), |u| {
         let Some(p) = u.outside.filter(|p| !p.is_empty()) else {
-            continue;
+            return;
         };
-        let p = p.join(&b'/');
-        if !out.contains(&p) {
-            out.push(p);
+        let joined = p.join(&b'/');
+        if seen.insert(joined.clone()) && !taken(&joined) {
+            out.push(joined);
         }
+    });
+    out
+}
+
+/// Where the members of `members` (over `prior`, in listing order; the kinds
+/// [`under_links`] counts) land outside the root `root` in the fuzzer's view, as paths
+/// from the view's `/` (no leading `/`), each once: the member's name, and the readings
+/// [`written_inside`] grants an extractor (the name folded as text, as `path.join` does;
+/// what follows its last `..`), each resolved as the kernel would. Every link on the way
+/// is followed, and for a file the one its name ends in too (`open(O_CREAT)` writes
+/// through it, where `mkdir`, `symlink` and `link` do not).
+fn landings(prior: Option<&Tree>, members: &[Member], root: &[Vec<u8>]) -> HashSet<Vec<u8>> {
+    let mut model = Model::of(prior);
+    let mut out = HashSet::new();
+    for m in members {
+        let written = matches!(
+            m.kind,
+            MemberKind::File | MemberKind::Dir | MemberKind::Symlink | MemberKind::Hardlink
+        );
+        if written {
+            let follow = match m.kind {
+                MemberKind::File => links::Follow::All,
+                _ => links::Follow::NotLast,
+            };
+            let c = comps(&m.name);
+            let mut texts = Vec::new();
+            if c.last().is_some_and(|l| l != b"..") {
+                texts.push(m.name.clone());
+            }
+            let folded = links::lexical(&[] as &[&[u8]], &m.name, links::AboveRoot::Stays);
+            if let links::End::Inside(p) = folded {
+                texts.push(p.join(&b'/'));
+            }
+            if let Some(last) = c.iter().rposition(|x| x == b"..") {
+                texts.push(c[last + 1..].join(&b'/'));
+            }
+            for t in texts.iter().filter(|t| !t.is_empty()) {
+                out.extend(in_view(&model, root, t, follow).map(|p| p.join(&b'/')));
+            }
+        }
+        model.apply(m);
     }
     out
 }
@@ -381,10 +444,10 @@ fn judged(
 ) -> Vec<String> {
     let root = view.map(|v| comps(v.root));
     let mut out = Vec::new();
-    for u in under_links(prior, members, root.as_deref()) {
+    under_links(prior, members, root.as_deref(), |u| {
         let m = &members[u.index];
         if written_inside(after, m) {
-            continue;
+            return;
         }
         let head = format!(
             "member {} `{}` ({:?}): its parent `{}` leaves the root {} at that point of the \
@@ -410,7 +473,7 @@ fn judged(
                 "{head}, and the final tree has no such member inside"
             )),
         }
-    }
+    });
     out
 }
 
@@ -545,6 +608,83 @@ mod tests {
             decoy_dirs(Some(&prior), &[file("l/x")], root),
             [b"home/user/ws/decoy/sub".to_vec()]
         );
+    }
+
+    /// No decoy directory where a member of the archive itself lands outside the root in
+    /// the view, nor under such a place: planted there it would take that member's write
+    /// (`e/x` a file: `EISDIR`, and a strict extractor stops before anything outside
+    /// changed), hiding the escape that `containment` sees without it. A file lands through
+    /// the link its name ends in; a directory or link member does not (`mkdir`, `symlink`).
+    #[test]
+    fn no_decoy_dir_is_planted_where_a_member_lands() {
+        let root = b"home/user/ws/root";
+        let dirs = |members: &[Member]| -> Vec<String> {
+            decoy_dirs(None, members, root)
+                .iter()
+                .map(|d| escape(d))
+                .collect()
+        };
+        let masked = [link("e", "../out"), file("e/x"), file("e/x/y")];
+        assert_eq!(dirs(&masked), ["home/user/ws/out"]);
+        let deeper = [link("e", "../out"), file("e/x"), file("e/x/y/z")];
+        assert_eq!(dirs(&deeper), ["home/user/ws/out"]);
+        let a_dir = [link("e", "../out"), dir("e/x"), file("e/x/y")];
+        assert_eq!(dirs(&a_dir), ["home/user/ws/out"]);
+        // `e/x/q/..` is written at `e/x` by an extractor that folds names as text.
+        let folded = [link("e", "../out"), file("e/x/q/..")];
+        assert!(dirs(&folded).is_empty(), "{:?}", dirs(&folded));
+        let through_last = [link("m", "../out/x"), file("m/y"), file("m")];
+        assert!(dirs(&through_last).is_empty(), "{:?}", dirs(&through_last));
+        // A directory member named as the link itself is made beside it, not through it.
+        let dir_over_link = [link("e", "../absent"), dir("e"), file("e/pwned")];
+        assert_eq!(dirs(&dir_over_link), ["home/user/ws/absent"]);
+    }
+
+    /// Planting is computed before every execution, whatever the extractor answers: an
+    /// archive aiming many members at distinct places outside costs time linear in them,
+    /// not quadratic (each distinct place is looked at once).
+    #[test]
+    fn decoy_dirs_are_linear_in_the_members() {
+        let timed = |n: usize| {
+            let mut members = vec![link("e", "../out")];
+            members.extend((0..n).map(|i| file(&format!("e/p{i}/f"))));
+            let began = std::time::Instant::now();
+            let dirs = decoy_dirs(None, &members, b"home/user/ws/root");
+            assert_eq!(dirs.len(), n);
+            began.elapsed()
+        };
+        let (small, large) = (timed(2_500), timed(40_000));
+        // Sixteen times the members: about 16 times the time if linear, 256 if quadratic
+        // (a list searched for each new place).
+        assert!(
+            large < small * 48,
+            "{small:?} for 2,500, {large:?} for 40,000"
+        );
+    }
+
+    /// Planting's memory does not grow with the members times their depth: a thousand
+    /// members of 2,000 components each under a link leaving the root (a few MB of tar,
+    /// far less compressed) once kept every parent, twice, as components (225 MB); now
+    /// each is handed on as it is found. Measured as the process's peak resident size,
+    /// which other tests running at the same time can only raise.
+    #[test]
+    fn decoy_dirs_keep_no_per_member_paths() {
+        let peak = || -> u64 {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0)
+        };
+        let deep = format!("e/{}f", "a/".repeat(2_000));
+        let mut members = vec![link("e", "../out")];
+        members.extend((0..1_000).map(|_| file(&deep)));
+        let before = peak();
+        let dirs = decoy_dirs(None, &members, b"home/user/ws/root");
+        let grown = peak().saturating_sub(before);
+        assert_eq!(dirs.len(), 1);
+        assert!(grown < 100 << 10, "peak grew by {grown} kB");
     }
 
     /// In the view a member under a link leaving the root counts only when the step wrote

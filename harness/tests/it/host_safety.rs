@@ -711,3 +711,65 @@ fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
     );
     assert!(summary["server_starts"].as_u64() > Some(0), "{log}");
 }
+
+/// Property: a decoy directory the fuzzer plants for an archive never hides that archive's
+/// own escape. `e -> ../out`, then the file `e/x`, then `e/x/y` (or `e/x/y/z`): the naive
+/// Node backend writes `e/x` through the link into the view's `/home/user/ws/out`, a
+/// `containment` finding; a decoy directory planted at `../out/x` for `e/x/y` would make
+/// that write fail (`EISDIR`, and the backend stops) with nothing outside changed. The
+/// same for `e/x/q/..` alone, which is `e/x` to Node's `path.join` while its parent
+/// `e/x/q` is where a decoy directory would go.
+#[test]
+fn a_planted_decoy_never_takes_a_members_own_write() {
+    if !can_run("a_planted_decoy_never_takes_a_members_own_write") {
+        return;
+    }
+    let work = shm_dir("masked");
+    let toml = fixtures().join("unprotected/naive_extract.toml");
+    let cases: [(&str, &[&[u8]]); 3] = [
+        ("at", &[b"e/x", b"e/x/y"]),
+        ("under", &[b"e/x", b"e/x/y/z"]),
+        ("folded", &[b"e/x/q/.."]),
+    ];
+    let mut script = String::new();
+    for (tag, files) in cases {
+        let mut members = vec![support::RawMember {
+            flag: b'2',
+            name: b"e",
+            link: b"../out",
+            data: b"",
+        }];
+        members.extend(files.iter().map(|name| support::RawMember {
+            flag: b'0',
+            name,
+            link: b"",
+            data: b"pwned\n",
+        }));
+        let bytes = support::raw_archive(&members);
+        let arc = work.path().join(format!("{tag}.tar"));
+        std::fs::write(&arc, bytes).expect("archive");
+        script.push_str(&format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor unprotected-node --replay {arc} >{arc}.replay 2>&1; echo \"exit $?\" >>{arc}.replay\n",
+            tmp = work.path().display(),
+            bin = sh_quote(&support::snapconf_bin()),
+            toml = sh_quote(&toml),
+            arc = sh_quote(&arc),
+        ));
+    }
+    let (_, upper) = in_overlay(work.path(), &script);
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "nothing past the view"
+    );
+    for (tag, _) in cases {
+        let out = std::fs::read_to_string(work.path().join(format!("{tag}.tar.replay")))
+            .expect("replay output");
+        assert!(
+            out.contains("reproduces: containment")
+                && out.contains("home/user/ws/out")
+                && out.ends_with("exit 1\n"),
+            "{tag}: the write of `e/x` through `e -> ../out` is hidden: {out}"
+        );
+    }
+}

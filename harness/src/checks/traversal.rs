@@ -665,10 +665,26 @@ mod tests {
     /// Planting's memory does not grow with the members times their depth: a thousand
     /// members of 2,000 components each under a link leaving the root (a few MB of tar,
     /// far less compressed) once kept every parent, twice, as components (225 MB); now
-    /// each is handed on as it is found. Measured as the process's peak resident size,
-    /// which other tests running at the same time can only raise.
+    /// each is handed on as it is found. Measured as the peak resident size of a child
+    /// process running this test alone (the test binary again, `--exact`), since other
+    /// tests of this process would raise its peak.
     #[test]
     fn decoy_dirs_keep_no_per_member_paths() {
+        const CHILD: &str = "SNAPCONF_TEST_MEMORY_CHILD";
+        let name = "checks::traversal::tests::decoy_dirs_keep_no_per_member_paths";
+        if std::env::var_os(CHILD).is_none() {
+            let exe = std::env::current_exe().expect("the test binary");
+            let out = std::process::Command::new(exe)
+                .args([name, "--exact", "--test-threads=1", "--nocapture"])
+                .env(CHILD, "1")
+                .output()
+                .expect("the test binary runs");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{text}");
+            assert!(text.contains("1 passed"), "the child ran no test: {text}");
+            return;
+        }
         let peak = || -> u64 {
             let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
             status

@@ -141,6 +141,15 @@ pub fn spec_shapes(spec: &WorkspaceSpec) -> BTreeSet<&'static str> {
     f
 }
 
+/// A shape of a hardlink only ([`entry_shapes`], never a coverage shape of its own): the
+/// hardlink and the symlink it names are in directories from one of which the symlink's
+/// relative target stays inside the root and from the other leaves it. An extractor that
+/// makes the second name a symlink of its own checks the target where the archive put the
+/// first and writes it where the second is (Python's data filter kept
+/// `.venv/lib/python3.11/a -> ../../../../x` that way, seeds 3 and 9 of the default job,
+/// from BusyBox's archive, which stored the symlink under its deeper name).
+pub const ESCAPING_AT_ONE_NAME: &str = "symlink-escaping-at-one-name";
+
 /// The shapes of each entry of `spec` on its own, in entry order: what one entry's path,
 /// name, kind and mode show ([`spec_shapes`] is their union plus the shapes of the whole
 /// workspace: empty, exclusions, shared inodes). A hardlink to a symlink in another
@@ -178,6 +187,11 @@ pub fn entry_shapes(spec: &WorkspaceSpec) -> Vec<BTreeSet<&'static str>> {
                 if let Some(EntryKind::Symlink { target: to }) = kinds.get(target) {
                     if elsewhere {
                         link_target_shapes(&mut f, target, &to.0, &kinds);
+                        let escapes = |at: &RelPath| lexical_target(at, &to.0).is_err();
+                        let relative = !to.0.starts_with(b"/") && !to.0.starts_with(b"{");
+                        if relative && escapes(target) != escapes(&e.path) {
+                            f.insert(ESCAPING_AT_ONE_NAME);
+                        }
                     }
                 }
             }

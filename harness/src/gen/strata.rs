@@ -10,7 +10,7 @@
 //! replay and shrinking are unchanged. Cases from the number of strata on are plain draws.
 
 use super::config::GenConfig;
-use super::coverage::{case_shapes, entry_shapes, PRIOR_SHAPES, SPEC_SHAPES};
+use super::coverage::{case_shapes, entry_shapes, ESCAPING_AT_ONE_NAME, PRIOR_SHAPES, SPEC_SHAPES};
 use super::draw::{attempt_runner, draw_case};
 use crate::model::spec::Case;
 use proptest::strategy::{Strategy, ValueTree};
@@ -27,7 +27,8 @@ pub const MAX_ATTEMPTS: u32 = 2000;
 /// extractor does when it restores a second name of it (the H8 family: `tar-rs` fails,
 /// Python `tarfile` with `filter="tar"` follows an absolute target out of the root,
 /// `filter="data"` keeps an escaping one).
-const LINK_TARGETS: [&str; 9] = [
+const LINK_TARGETS: [&str; 10] = [
+    ESCAPING_AT_ONE_NAME,
     "symlink-abs-out",
     "symlink-abs-into-root",
     "symlink-escaping",
@@ -110,11 +111,11 @@ const SINGLES: [&str; 52] = [
 /// A stratum is one shape, or two shapes that must meet in one entry (a hardlink counts
 /// with the entry it names, see [`entry_shapes`]). The pairs, first, are the ones whose
 /// meeting is a behaviour of its own rather than two behaviours side by side:
-/// `hardlink-to-symlink` with each of the 9 shapes of a symlink's target
+/// `hardlink-to-symlink` with each of the 10 shapes of a symlink's target (9 coverage shapes, and a target that leaves the root from one of the two names only)
 /// (`LINK_TARGETS`), and each odd name with each long-path shape (`name-newline`,
-/// `name-non-utf8` × `path-over-255`, `path-over-100`): 13 pairs. Then every single shape
+/// `name-non-utf8` × `path-over-255`, `path-over-100`): 14 pairs. Then every single shape
 /// that no earlier stratum already holds, most informative first (38 with every shape on):
-/// 51 strata, about half of the default 100 cases. A stratum one of whose shapes the
+/// 52 strata, about half of the default 100 cases. A stratum one of whose shapes the
 /// config turns off (a zero weight, no character devices, fewer than 2 entry plans for a
 /// link pair) is left out, so later strata move up and no case is spent on it.
 #[derive(Clone, Debug)]
@@ -316,7 +317,8 @@ fn enabled(cfg: &GenConfig, shape: &str) -> bool {
             "prior-stale-extra" => random_prior || edited,
             _ => true,
         };
-    ok && (SPEC_SHAPES.contains(&shape) || PRIOR_SHAPES.contains(&shape))
+    let pair_only = shape == ESCAPING_AT_ONE_NAME && on(c.symlink_escaping_weight);
+    ok && (SPEC_SHAPES.contains(&shape) || PRIOR_SHAPES.contains(&shape) || pair_only)
 }
 
 #[cfg(test)]

@@ -72,9 +72,9 @@ fn strata_are_every_shape_once_pairs_first() {
         ..GenConfig::default()
     };
     let strata = Strata::new(&cfg);
-    assert_eq!(strata.len(), 51, "{strata:?}");
+    assert_eq!(strata.len(), 52, "{strata:?}");
     let pairs = strata.strata.iter().take_while(|s| s.len() == 2).count();
-    assert_eq!(pairs, 13);
+    assert_eq!(pairs, 14);
     assert!(strata.strata[pairs..].iter().all(|s| s.len() == 1));
 }
 
@@ -225,4 +225,27 @@ fn an_odd_name_meets_a_long_path_as_a_directory() {
         let under = case([odd, b"/", &deep[..], b"/f"].concat());
         assert!(has_shapes(&under, &pair), "{shape} as a directory");
     }
+}
+
+/// A relative target that leaves the root from one name of a hardlinked symlink and not
+/// from the other is the pair `hardlink-to-symlink` × `symlink-escaping-at-one-name`,
+/// whichever name is the deeper; a target that leaves from both, or an absolute one, is not.
+#[test]
+fn a_target_escaping_from_one_name_only_is_its_own_pair() {
+    let pair = ["hardlink-to-symlink", ESCAPING_AT_ONE_NAME];
+    let case = |link: &str, to: &[u8], second: &str| Case {
+        spec: WorkspaceSpec {
+            entries: vec![
+                entry(link, Builder::symlink(to.to_vec())),
+                entry(second, hardlink(link)),
+            ],
+            exclusions: vec![],
+        },
+        prior: WorkspaceSpec::default(),
+    };
+    assert!(has_shapes(&case("a/b/s", b"../../x", "a/h"), &pair));
+    assert!(has_shapes(&case("a/s", b"../../x", "a/b/c/h"), &pair));
+    assert!(!has_shapes(&case("s", b"../../x", "d/h"), &pair));
+    assert!(!has_shapes(&case("a/s", b"/etc", "h"), &pair));
+    assert!(!has_shapes(&case("a/s", b"x", "b/h"), &pair));
 }

@@ -30,6 +30,11 @@ pub struct GenConfig {
     /// Generate character devices (`1,3`, the numbers of `/dev/null`); creating them needs
     /// root (`SNAPCONF_GEN_ALLOW_CHAR_DEVICES`, default: true only when the effective uid is 0).
     pub allow_char_devices: bool,
+    /// Draw a run's opening cases stratified, one per coverage shape and each stripped to
+    /// its shapes ([`super::Strata`]), so that seeds agree on what they find
+    /// (`SNAPCONF_GEN_STRATIFY`, default true); false draws every case plainly, richer
+    /// cases for a run of a few cases at the cost of seeds that disagree.
+    pub stratify: bool,
 
     /// Weight of a purely random workspace against [`realistic_weight`](Self::realistic_weight)
     /// (`SNAPCONF_GEN_RANDOM_WEIGHT`, default 7).
@@ -170,6 +175,7 @@ impl Default for GenConfig {
             max_prior_entries: 6,
             newline_exclusions: false,
             allow_char_devices: rustix::process::geteuid().is_root(),
+            stratify: true,
             random_weight: 7,
             realistic_weight: 3,
             file_weight: 6,

@@ -126,9 +126,12 @@ pub struct Strata {
 }
 
 impl Strata {
-    /// The strata `cfg` can draw (see [`Strata`]).
+    /// The strata `cfg` can draw (see [`Strata`]); none when `cfg.stratify` is off.
     pub fn new(cfg: &GenConfig) -> Strata {
         let mut strata: Vec<Vec<&'static str>> = Vec::new();
+        if !cfg.stratify {
+            return Strata { strata };
+        }
         // A hardlink to a symlink with a chosen target takes two entry plans.
         if cfg.max_entries >= 2 {
             for target in LINK_TARGETS {

@@ -38,6 +38,7 @@ fn run(report: &Path, extra: &[&str], envs: &[(&str, &str)]) -> (i32, String, St
     .env_remove("NO_COLOR")
     .env_remove("CLICOLOR_FORCE")
     .env_remove("CLICOLOR")
+    .env(support::PLAIN_DRAWS.0, support::PLAIN_DRAWS.1)
     .envs(envs.iter().copied())
     .timeout(Duration::from_secs(300));
     cmd.run()

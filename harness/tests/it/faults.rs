@@ -66,6 +66,7 @@ fn run(args: &[&str], jail: &Path, report_dir: &Path) -> std::process::Output {
         .arg("--jail-dir")
         .arg(jail)
         .env_remove("SNAPCONF_FAULTS")
+        .env(support::PLAIN_DRAWS.0, support::PLAIN_DRAWS.1)
         .output()
         .expect("run snapconf")
 }

@@ -34,6 +34,7 @@ exit $code"#;
         .arg(&listing)
         .arg(fill.to_string())
         .arg(if fuzz { "fuzz" } else { "run" })
+        .env(support::PLAIN_DRAWS.0, support::PLAIN_DRAWS.1)
         .output()
         .expect("start unshare");
     let code = out.status.code().unwrap_or(-1);

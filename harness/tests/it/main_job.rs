@@ -17,6 +17,12 @@ fn run(args: &[&str], report: &Path) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), report)
 }
 
+/// [`run`] with every case a plain draw ([`support::PLAIN_DRAWS`]).
+fn run_plain(args: &[&str], report: &Path) -> (i32, Value) {
+    let (out, report) = support::run_with_report_env(args, report, &[support::PLAIN_DRAWS]);
+    (out.status.code().unwrap_or(-1), report)
+}
+
 fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
     report["findings"]
         .as_array()
@@ -281,7 +287,7 @@ fn findings_say_which_shrink_budget_stopped_them() {
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let rd = dir.path().join("report");
-        let (code, report) = run(
+        let (code, report) = run_plain(
             &[
                 "run",
                 "--cases",

@@ -24,6 +24,7 @@ fn tools() -> bool {
 fn snapconf(args: &[&str]) -> Output {
     support::Snapconf::new()
         .args(args)
+        .env(support::PLAIN_DRAWS.0, support::PLAIN_DRAWS.1)
         .output()
         .expect("snapconf runs")
 }

@@ -35,16 +35,31 @@ pub fn snapconf<S: AsRef<std::ffi::OsStr>>(
     Snapconf::new().args(args).envs(envs.iter().copied()).run()
 }
 
+/// The environment of a run whose cases are all plain draws (`SNAPCONF_GEN_STRATIFY=0`):
+/// for tests of the CLI, reports, faults and shrinking that want a few rich cases with
+/// findings, not the stratified opening cases stripped to one shape each.
+pub const PLAIN_DRAWS: (&str, &str) = ("SNAPCONF_GEN_STRATIFY", "0");
+
 /// `snapconf ARGS --report-dir REPORT` ([`Snapconf`]): its output and the `report.json` it
 /// wrote (panics naming the exit code and stderr when there is none).
 pub fn run_with_report(
     args: &[&str],
     report: &std::path::Path,
 ) -> (std::process::Output, serde_json::Value) {
+    run_with_report_env(args, report, &[])
+}
+
+/// [`run_with_report`] with `envs` set.
+pub fn run_with_report_env(
+    args: &[&str],
+    report: &std::path::Path,
+    envs: &[(&str, &str)],
+) -> (std::process::Output, serde_json::Value) {
     let out = Snapconf::new()
         .args(args)
         .arg("--report-dir")
         .arg(report)
+        .envs(envs.iter().copied())
         .output()
         .expect("snapconf runs");
     let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {

@@ -10,6 +10,7 @@ use crate::checks::{self, Check, Evidence, Violation};
 use crate::engine::case::stragglers;
 use crate::error::{HarnessError, IoContext};
 use crate::jail::confined::Confined;
+use crate::jail::restore::Laid;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::workspace::observe::observe;
@@ -240,6 +241,20 @@ impl Before {
             in_view: view.is_some(),
             planted,
         })
+    }
+
+    /// What changed outside the root since `laid` recorded the jail, as seen by this
+    /// snapshot before the step (a backend's scratch `own` and the decoy directories just
+    /// planted aside; [`Laid::changed_since`]).
+    pub(super) fn changed_since(
+        &self,
+        laid: &Laid,
+        jail: &Jail,
+        own: Option<&Path>,
+    ) -> Vec<String> {
+        let mut ignore = self.planted.clone();
+        ignore.extend(own.map(|o| jail.rel(o)));
+        laid.changed_since(&self.last, &ignore)
     }
 
     /// Judge `hydration` by `ex`: the violations and whether the extractor accepted, and

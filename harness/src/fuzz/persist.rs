@@ -223,7 +223,10 @@ impl Persist {
         // changed it while it waited is not trusted; its jail is dropped and the archive
         // runs in the spare, or once that changed too, in a jail laid out and started here.
         let mut changes = 0;
+        // The time of attempts in jails dropped so: a start's, not the archive's.
+        let mut dropped = std::time::Duration::ZERO;
         let (mut live, before, started) = loop {
+            let attempt = std::time::Instant::now();
             // A dead server (killed at a hang) or a jail dropped after a failed restore: the
             // spare made ahead takes its place, if one was asked for.
             let mut waited = 0.0;
@@ -263,7 +266,7 @@ impl Persist {
             self.ask_spare();
             let starting = lap(1) + waited;
             self.phases.start += starting;
-            self.starting = std::time::Duration::from_secs_f64(starting);
+            self.starting = std::time::Duration::from_secs_f64(starting) + dropped;
             // In place: the view holds the file's inode, read-only.
             std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
             let before = Before::take(&live.jail, &live.root, Some((&live.view, bytes)))?;
@@ -274,6 +277,7 @@ impl Persist {
             }
             drop(live);
             self.rebuilds += 1;
+            dropped += attempt.elapsed();
             if changes > 1 {
                 return Err(changed_while_waiting(ex, &changed));
             }

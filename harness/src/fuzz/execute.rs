@@ -243,18 +243,24 @@ impl Before {
         })
     }
 
-    /// What changed outside the root since `laid` recorded the jail, as seen by this
-    /// snapshot before the step (a backend's scratch `own` and the decoy directories just
-    /// planted aside; [`Laid::changed_since`]).
+    /// What changed since `laid` recorded the jail, as seen before the step: outside the
+    /// root (a backend's scratch `own` and the decoy directories just planted aside;
+    /// [`Laid::changed_since`]), and in the root, whose tree must be `prior`, the prior as
+    /// written. Empty when nothing did.
     pub(super) fn changed_since(
         &self,
         laid: &Laid,
+        prior: &crate::model::tree::Tree,
         jail: &Jail,
         own: Option<&Path>,
     ) -> Vec<String> {
         let mut ignore = self.planted.clone();
         ignore.extend(own.map(|o| jail.rel(o)));
-        laid.changed_since(&self.last, &ignore)
+        let mut changed = laid.changed_since(&self.last, &ignore);
+        if self.w0 != *prior {
+            changed.push("the prior in the root".to_string());
+        }
+        changed
     }
 
     /// Judge `hydration` by `ex`: the violations and whether the extractor accepted, and

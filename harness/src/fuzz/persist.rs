@@ -21,8 +21,9 @@
 //! (`node`'s is 0.5 to 3 s on a loaded machine) on the worker's path. The spare is
 //! trusted exactly as the first server is (its jail compared before and after its start).
 //! A server runs on between requests and may change its jail while it waits: every
-//! request's snapshot before is compared with the jail as laid out ([`Laid::changed_since`]),
-//! and a jail changed since is dropped (a rebuild) and the archive runs in the spare, or
+//! request's snapshot before is compared with the jail as laid out ([`Laid::changed_since`])
+//! and its observation of the root with the prior as written, and a jail changed since is
+//! dropped (a rebuild) and the archive runs in the spare, or
 //! once that changed too, in a jail laid out and started for it (a change there too stops
 //! the session, saying so). The server never sees the
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
@@ -119,6 +120,8 @@ struct Live {
     archive: PathBuf,
     root: PathBuf,
     laid: Laid,
+    /// The prior's tree as written in the root at lay-out, as every request must find it.
+    prior: crate::model::tree::Tree,
     jail: Jail,
 }
 
@@ -271,7 +274,8 @@ impl Persist {
             std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
             let before = Before::take(&live.jail, &live.root, Some((&live.view, bytes)))?;
             self.phases.before += lap(2);
-            let changed = before.changed_since(&live.laid, &live.jail, live.view.scratch());
+            let changed =
+                before.changed_since(&live.laid, &live.prior, &live.jail, live.view.scratch());
             if changed.is_empty() {
                 break (live, before, started);
             }
@@ -493,6 +497,8 @@ impl Live {
         write_prior(&jail, &root).ctx(|| "cannot write the prior workspace".into())?;
         let laid = Laid::record(&jail, &root, &archive, view.mount_points())
             .ctx(|| "cannot record the laid-out jail".into())?;
+        let prior =
+            crate::workspace::observe::observe(&root).ctx(|| "cannot observe the prior".into())?;
         Ok(Live {
             server: None,
             scratch,
@@ -500,6 +506,7 @@ impl Live {
             archive,
             root,
             laid,
+            prior,
             jail,
         })
     }

@@ -714,10 +714,11 @@ fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
 
 /// A persistent worker, the first or a spare, runs on between requests in its view and may
 /// change its jail while it waits, after one request was judged and before the next one's
-/// snapshot (`idle_planting_worker.py`: a file in the jail's `/tmp` each time). Such a jail
-/// is not trusted: every request's snapshot before is checked against the jail as laid out,
+/// snapshot (`idle_planting_worker.py`: a file in the jail's `/tmp` each time, or the
+/// prior's file `a` rewritten in the root). Such a jail is not trusted: every request's
+/// observation before is checked against the jail as laid out and the prior as written,
 /// and a changed one is dropped and laid out anew (`view_rebuilds`), never judged against
-/// as if nothing had happened; the same worker planting nothing keeps its jail, and the
+/// as if nothing had happened; the same worker changing nothing keeps its jail, and the
 /// host is never written.
 #[test]
 fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
@@ -746,11 +747,13 @@ fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
         assert_eq!(n("executions"), 8, "{name}: {log}");
         (n("view_rebuilds"), summary.to_string())
     };
-    let (rebuilt, summary) = session("planting");
-    assert!(
-        rebuilt >= 1,
-        "a jail changed between requests was trusted: {summary}"
-    );
+    for name in ["planting", "prior"] {
+        let (rebuilt, summary) = session(name);
+        assert!(
+            rebuilt >= 1,
+            "{name}: a jail changed between requests was trusted: {summary}"
+        );
+    }
     let (rebuilt, summary) = session("quiet");
     assert_eq!(rebuilt, 0, "the quiet worker keeps its jail: {summary}");
 }

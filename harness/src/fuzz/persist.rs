@@ -168,13 +168,13 @@ impl Persist {
             return Ok(None);
         };
         let Made {
-            live,
+            mut live,
             starts,
             rebuilds,
         } = made?;
         self.starts += starts;
         self.rebuilds += rebuilds;
-        if live.alive() {
+        if live.running() {
             self.spares_used += 1;
             Ok(Some(live))
         } else {
@@ -233,8 +233,9 @@ impl Persist {
             // A dead server (killed at a hang) or a jail dropped after a failed restore: the
             // spare made ahead takes its place, if one was asked for.
             let mut waited = 0.0;
+            let running = self.live.as_mut().is_some_and(Live::running);
             let mut live = match self.live.take() {
-                Some(live) if live.alive() => live,
+                Some(live) if running => live,
                 _ if changes > 1 => Live::lay_out(ex, opts)?,
                 dead => {
                     let began = std::time::Instant::now();
@@ -456,6 +457,12 @@ impl Live {
     /// Whether the server runs.
     fn alive(&self) -> bool {
         self.server.as_ref().is_some_and(Server::alive)
+    }
+
+    /// Whether the server runs and has not exited since its last request (it may die
+    /// while it waits: [`Server::running`]).
+    fn running(&mut self) -> bool {
+        self.server.as_mut().is_some_and(Server::running)
     }
 
     /// A new jail and view with a started server, as [`Persist::execute`] makes one: when

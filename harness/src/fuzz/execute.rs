@@ -10,6 +10,7 @@ use crate::checks::{self, Check, Evidence, Violation};
 use crate::engine::case::stragglers;
 use crate::error::{HarnessError, IoContext};
 use crate::jail::confined::Confined;
+use crate::jail::restore::Laid;
 use crate::jail::view::View;
 use crate::jail::Jail;
 use crate::workspace::observe::observe;
@@ -240,6 +241,26 @@ impl Before {
             in_view: view.is_some(),
             planted,
         })
+    }
+
+    /// What changed since `laid` recorded the jail, as seen before the step: outside the
+    /// root (a backend's scratch `own` and the decoy directories just planted aside;
+    /// [`Laid::changed_since`]), and in the root, whose tree must be `prior`, the prior as
+    /// written. Empty when nothing did.
+    pub(super) fn changed_since(
+        &self,
+        laid: &Laid,
+        prior: &crate::model::tree::Tree,
+        jail: &Jail,
+        own: Option<&Path>,
+    ) -> Vec<String> {
+        let mut ignore = self.planted.clone();
+        ignore.extend(own.map(|o| jail.rel(o)));
+        let mut changed = laid.changed_since(&self.last, &ignore);
+        if self.w0 != *prior {
+            changed.push("the prior in the root".to_string());
+        }
+        changed
     }
 
     /// Judge `hydration` by `ex`: the violations and whether the extractor accepted, and

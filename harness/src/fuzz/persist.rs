@@ -19,8 +19,13 @@
 //! ([`Spares`]): a jail, view and server of its own, laid out, started and warmed up on
 //! another thread while the worker runs archives, so that a hang costs no server start
 //! (`node`'s is 0.5 to 3 s on a loaded machine) on the worker's path. The spare is
-//! trusted exactly as the first server is (its jail compared before and after its start),
-//! and its jail is compared once more when it is taken into use. The server never sees the
+//! trusted exactly as the first server is (its jail compared before and after its start).
+//! A server runs on between requests and may change its jail while it waits: every
+//! request's snapshot before is compared with the jail as laid out ([`Laid::changed_since`])
+//! and its observation of the root with the prior as written, and a jail changed since is
+//! dropped (a rebuild) and the archive runs in the spare, or
+//! once that changed too, in a jail laid out and started for it (a change there too stops
+//! the session, saying so). The server never sees the
 //! host: it runs in the same `bwrap` view a one-shot run does, and the view's PID
 //! namespace ends with it.
 
@@ -108,8 +113,6 @@ impl Phases {
 /// (killed) before the jail (removed).
 struct Live {
     server: Option<Server>,
-    /// The whole jail as it was just after the server's start ([`Live::start_server`]).
-    settled: Option<Snapshot>,
     /// The adapter's scratch outside the jail, unless the view has one of its own
     /// ([`View::scratch`]).
     scratch: tempfile::TempDir,
@@ -117,6 +120,8 @@ struct Live {
     archive: PathBuf,
     root: PathBuf,
     laid: Laid,
+    /// The prior's tree as written in the root at lay-out, as every request must find it.
+    prior: crate::model::tree::Tree,
     jail: Jail,
 }
 
@@ -151,8 +156,9 @@ impl Persist {
     }
 
     /// The spare asked for, once made: `None` when none was asked for, its thread is gone,
-    /// or its jail changed since its start (it is removed, not trusted; counted as a
-    /// rebuild). Waits for it if it is still being made.
+    /// or its server no longer runs (it is removed; counted as a rebuild). Waits for it if
+    /// it is still being made. Whether its jail changed while it waited is checked before
+    /// its first request, as for every request ([`Persist::execute`]).
     fn spare(&mut self) -> Result<Option<Live>, HarnessError> {
         let Some(spares) = self.spares.as_mut().filter(|s| s.asked) else {
             return Ok(None);
@@ -162,13 +168,13 @@ impl Persist {
             return Ok(None);
         };
         let Made {
-            live,
+            mut live,
             starts,
             rebuilds,
         } = made?;
         self.starts += starts;
         self.rebuilds += rebuilds;
-        if live.unchanged_since_start()? {
+        if live.running() {
             self.spares_used += 1;
             Ok(Some(live))
         } else {
@@ -215,49 +221,73 @@ impl Persist {
             laps[i] = spent;
             spent
         };
-        // A dead server (killed at a hang) or a jail dropped after a failed restore: the
-        // spare made ahead takes its place, if one was asked for.
-        let mut waited = 0.0;
-        let mut live = match self.live.take() {
-            Some(live) if live.alive() => live,
-            dead => {
-                let began = std::time::Instant::now();
-                let spare = self.spare()?;
-                waited = began.elapsed().as_secs_f64();
-                match (spare, dead) {
-                    (Some(spare), _) => spare,
-                    (None, Some(live)) => live,
-                    (None, None) => Live::lay_out(ex, opts)?,
+        // The jail is checked against its layout in the snapshot taken before the request
+        // (the one the request is judged against): a server, the first or a spare, that
+        // changed it while it waited is not trusted; its jail is dropped and the archive
+        // runs in the spare, or once that changed too, in a jail laid out and started here.
+        let mut changes = 0;
+        // The time of attempts in jails dropped so: a start's, not the archive's.
+        let mut dropped = std::time::Duration::ZERO;
+        let (mut live, before, started) = loop {
+            let attempt = std::time::Instant::now();
+            // A dead server (killed at a hang) or a jail dropped after a failed restore: the
+            // spare made ahead takes its place, if one was asked for.
+            let mut waited = 0.0;
+            let running = self.live.as_mut().is_some_and(Live::running);
+            let mut live = match self.live.take() {
+                Some(live) if running => live,
+                _ if changes > 1 => Live::lay_out(ex, opts)?,
+                dead => {
+                    let began = std::time::Instant::now();
+                    let spare = self.spare()?;
+                    waited = began.elapsed().as_secs_f64();
+                    match (spare, dead) {
+                        (Some(spare), _) => spare,
+                        (None, Some(live)) => live,
+                        (None, None) => Live::lay_out(ex, opts)?,
+                    }
+                }
+            };
+            // Waiting for a spare is a start's time, not a lay-out's.
+            self.phases.lay_out += lap(0) - waited;
+            let started = !live.alive();
+            if started {
+                match live.start_server(ex, opts, self.coverage)? {
+                    Ok(n) => self.starts += n,
+                    Err(Unclean(n)) => {
+                        // Something in the jail changed while the server started: lay out a
+                        // new jail, view and server rather than trust this one.
+                        self.starts += n;
+                        self.rebuilds += 1;
+                        drop(live);
+                        live = Live::lay_out(ex, opts)?;
+                        self.starts += live
+                            .start_server(ex, opts, self.coverage)?
+                            .map_err(|_| unclean_twice(ex))?;
+                    }
                 }
             }
+            self.ask_spare();
+            let starting = lap(1) + waited;
+            self.phases.start += starting;
+            self.starting = std::time::Duration::from_secs_f64(starting) + dropped;
+            // In place: the view holds the file's inode, read-only.
+            std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
+            let before = Before::take(&live.jail, &live.root, Some((&live.view, bytes)))?;
+            self.phases.before += lap(2);
+            let changed =
+                before.changed_since(&live.laid, &live.prior, &live.jail, live.view.scratch());
+            if changed.is_empty() {
+                break (live, before, started);
+            }
+            drop(live);
+            self.rebuilds += 1;
+            dropped += attempt.elapsed();
+            if changes > 1 {
+                return Err(changed_while_waiting(ex, &changed));
+            }
+            changes += 1;
         };
-        // Waiting for a spare is a start's time, not a lay-out's.
-        self.phases.lay_out += lap(0) - waited;
-        let started = !live.alive();
-        if started {
-            match live.start_server(ex, opts, self.coverage)? {
-                Ok(n) => self.starts += n,
-                Err(Unclean(n)) => {
-                    // Something in the jail changed while the server started: lay out a
-                    // new jail, view and server rather than trust this one.
-                    self.starts += n;
-                    self.rebuilds += 1;
-                    drop(live);
-                    live = Live::lay_out(ex, opts)?;
-                    self.starts += live
-                        .start_server(ex, opts, self.coverage)?
-                        .map_err(|_| unclean_twice(ex))?;
-                }
-            }
-        }
-        self.ask_spare();
-        let starting = lap(1) + waited;
-        self.phases.start += starting;
-        self.starting = std::time::Duration::from_secs_f64(starting);
-        // In place: the view holds the file's inode, read-only.
-        std::fs::write(&live.archive, bytes).ctx(|| "cannot write the archive".into())?;
-        let before = Before::take(&live.jail, &live.root, Some((&live.view, bytes)))?;
-        self.phases.before += lap(2);
         let req = HydrateRequest {
             archive: &live.archive,
             root: &live.root,
@@ -322,6 +352,16 @@ fn unclean_twice(ex: &dyn Extractor) -> HarnessError {
     HarnessError::Other(format!(
         "`{}`'s server changes its jail while it starts, even in a new one",
         ex.name()
+    ))
+}
+
+/// The error when a server changed its jail while it waited for a request (`changed`: what
+/// changed) even in a jail laid out and started for that request.
+fn changed_while_waiting(ex: &dyn Extractor, changed: &[String]) -> HarnessError {
+    HarnessError::Other(format!(
+        "`{}`'s server changes its jail between requests, even in a new one: {}",
+        ex.name(),
+        changed[..changed.len().min(5)].join("; ")
     ))
 }
 
@@ -399,7 +439,6 @@ impl Live {
         }
         let after = observe(&self.jail, &self.root)?;
         let clean = self.same(&before, &after);
-        self.settled = Some(after);
         Ok(if clean {
             Ok(starts)
         } else {
@@ -420,17 +459,10 @@ impl Live {
         self.server.as_ref().is_some_and(Server::alive)
     }
 
-    /// Whether the jail is as it was just after the server's start (a spare, idle since,
-    /// changed nothing) and the server still runs.
-    fn unchanged_since_start(&self) -> Result<bool, HarnessError> {
-        let Some(settled) = &self.settled else {
-            return Ok(false);
-        };
-        let now = self
-            .jail
-            .snapshot_whole(&self.root)
-            .ctx(|| "cannot observe the jail".into())?;
-        Ok(self.alive() && self.same(settled, &now))
+    /// Whether the server runs and has not exited since its last request (it may die
+    /// while it waits: [`Server::running`]).
+    fn running(&mut self) -> bool {
+        self.server.as_mut().is_some_and(Server::running)
     }
 
     /// A new jail and view with a started server, as [`Persist::execute`] makes one: when
@@ -472,14 +504,16 @@ impl Live {
         write_prior(&jail, &root).ctx(|| "cannot write the prior workspace".into())?;
         let laid = Laid::record(&jail, &root, &archive, view.mount_points())
             .ctx(|| "cannot record the laid-out jail".into())?;
+        let prior =
+            crate::workspace::observe::observe(&root).ctx(|| "cannot observe the prior".into())?;
         Ok(Live {
             server: None,
-            settled: None,
             scratch,
             view,
             archive,
             root,
             laid,
+            prior,
             jail,
         })
     }

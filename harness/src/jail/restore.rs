@@ -61,6 +61,21 @@ impl Laid {
         })
     }
 
+    /// What differs in `now`, a snapshot of the jail, from the jail as laid out (or as last
+    /// restored), outside the root, the archive and `ignore` (jail-relative: a backend's
+    /// scratch, the decoy directories just planted; their directories and the root's may
+    /// have new times), one line each as [`Snapshot::changes`]. Empty for a jail that only
+    /// had its root reset since: what a persistent worker changes while it waits between
+    /// requests shows here.
+    pub fn changed_since(&self, now: &Snapshot, ignore: &[Vec<u8>]) -> Vec<String> {
+        let skip: Vec<&[u8]> = self.skip.iter().chain(ignore).map(Vec::as_slice).collect();
+        let touched: Vec<&[u8]> = std::iter::once(self.skip[0].as_slice())
+            .chain(ignore.iter().map(Vec::as_slice))
+            .map(parent_of)
+            .collect();
+        self.reference.changes_touching(now, &skip, &touched)
+    }
+
     /// Bring `jail`, whose snapshot is `now`, back to the laid-out state outside the root;
     /// `Ok(true)` when done and checked, `Ok(false)` when the jail must be laid out anew.
     ///
@@ -220,4 +235,55 @@ fn parent_of(p: &[u8]) -> &[u8] {
 /// The same node: kind, mode, inode and owner.
 fn same_node(a: &StatKey, b: &StatKey) -> bool {
     (a.kind, a.mode, a.ino, a.uid, a.gid) == (b.kind, b.mode, b.ino, b.uid, b.gid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jail::view::View;
+
+    /// What a request's own steps change (the root reset, decoy directories planted, the
+    /// backend's scratch, the archive rewritten) is not a change since the layout; an
+    /// entry made, removed or rewritten anywhere else is, even a decoy's mode.
+    #[test]
+    fn changed_since_sees_all_but_a_requests_own_changes() {
+        let jail = Jail::new(None).expect("jail");
+        let view = View::prepare(&jail, &[], &[]).expect("view");
+        let root = view.root();
+        let archive = jail.archive();
+        std::fs::write(&archive, b"").expect("archive");
+        std::fs::write(root.join("a"), b"a").expect("prior");
+        let laid = Laid::record(&jail, &root, &archive, view.mount_points()).expect("record");
+        let now = || jail.snapshot_whole(&root).expect("snapshot");
+        assert_eq!(laid.changed_since(&now(), &[]), Vec::<String>::new());
+        // The request's own changes.
+        remove_tree(&root);
+        std::fs::create_dir(&root).expect("root");
+        std::fs::write(&archive, b"other bytes").expect("archive");
+        let planted = view
+            .plant_decoys(&[b"etc/planted/deep".to_vec()])
+            .expect("plant");
+        assert_eq!(planted.len(), 2);
+        assert_eq!(laid.changed_since(&now(), &planted), Vec::<String>::new());
+        // Anything else.
+        std::fs::write(jail.path().join("tmp/idle"), b"x").expect("idle write");
+        let changed = laid.changed_since(&now(), &planted);
+        assert!(
+            changed.iter().any(|c| c.contains("tmp/idle")),
+            "{changed:?}"
+        );
+        std::fs::remove_file(jail.path().join("tmp/idle")).expect("rm");
+        let decoy = jail.path().join("etc/passwd");
+        std::fs::set_permissions(&decoy, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("chmod");
+        let changed = laid.changed_since(&now(), &planted);
+        assert!(
+            changed.iter().any(|c| c.contains("etc/passwd")),
+            "{changed:?}"
+        );
+    }
+
+    fn remove_tree(p: &Path) {
+        crate::workspace::materialise::remove_tree(p).expect("remove");
+    }
 }

@@ -773,3 +773,83 @@ fn a_planted_decoy_never_takes_a_members_own_write() {
         );
     }
 }
+
+/// A persistent worker, the first or a spare, runs on between requests in its view and may
+/// change its jail while it waits, after one request was judged and before the next one's
+/// snapshot (`idle_planting_worker.py`: a file in the jail's `/tmp` each time, or the
+/// prior's file `a` rewritten in the root). Such a jail is not trusted: every request's
+/// observation before is checked against the jail as laid out and the prior as written,
+/// and a changed one is dropped and laid out anew (`view_rebuilds`), never judged against
+/// as if nothing had happened; the same worker changing nothing keeps its jail, and the
+/// host is never written.
+#[test]
+fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
+    if !can_run("a_worker_that_changes_its_jail_between_requests_is_not_trusted") {
+        return;
+    }
+    let work = shm_dir("idle");
+    let corpora = seeds_only_corpora(work.path());
+    let session = |name: &str| {
+        let toml = fixtures().join(format!("unprotected/idle_{name}_worker.toml"));
+        let script = format!(
+            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor idle-{name} --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/{name} >{tmp}/{name}.log 2>&1; echo \"exit $?\" >>{tmp}/{name}.log",
+            tmp = work.path().display(),
+            bin = sh_quote(&support::snapconf_bin()),
+            toml = sh_quote(&toml),
+            corpora = sh_quote(&corpora),
+        );
+        let (_, upper) = in_overlay(work.path(), &script);
+        let log =
+            std::fs::read_to_string(work.path().join(format!("{name}.log"))).unwrap_or_default();
+        assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{name}: {log}");
+        let text = std::fs::read_to_string(work.path().join(name).join("fuzz.json"))
+            .unwrap_or_else(|e| panic!("{name}: fuzz.json: {e}: {log}"));
+        let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+        let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+        assert_eq!(n("executions"), 8, "{name}: {log}");
+        (n("view_rebuilds"), summary.to_string())
+    };
+    for name in ["planting", "prior"] {
+        let (rebuilt, summary) = session(name);
+        assert!(
+            rebuilt >= 1,
+            "{name}: a jail changed between requests was trusted: {summary}"
+        );
+    }
+    let (rebuilt, summary) = session("quiet");
+    assert_eq!(rebuilt, 0, "the quiet worker keeps its jail: {summary}");
+}
+
+/// A spare (or any server) may die while it waits for a request: it is found dead before
+/// the request and replaced, so the archive it would have got is not refused or hung on
+/// its account (`spare_dies_worker.py` accepts every archive; its spares kill themselves
+/// while they wait, and each worker hangs on its third request so that spares are taken).
+#[test]
+fn a_server_that_died_while_waiting_is_not_sent_an_archive() {
+    if !can_run("a_server_that_died_while_waiting_is_not_sent_an_archive") {
+        return;
+    }
+    let work = shm_dir("dies");
+    let corpora = seeds_only_corpora(work.path());
+    let toml = fixtures().join("unprotected/spare_dies_worker.toml");
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor spare-dies --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{log}");
+    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
+        .unwrap_or_else(|e| panic!("fuzz.json: {e}: {log}"));
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    assert_eq!(n("executions"), 8, "{log}");
+    assert_eq!(
+        (n("accepted"), n("refused")),
+        (8, 0),
+        "an archive was charged with a server's death while it waited: {summary}"
+    );
+}

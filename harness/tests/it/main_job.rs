@@ -347,10 +347,12 @@ fn the_report_does_not_depend_on_the_number_of_workers() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
+    // 60 cases: the stratified opening cases (54, each stripped to its shapes) and plain
+    // draws after them.
     let args = [
         "run",
         "--cases",
-        "30",
+        "60",
         "--seed",
         "11",
         "--producers",

@@ -500,10 +500,10 @@ fn a_worker_that_changes_its_jail_while_starting_is_not_trusted() {
 }
 
 /// A spare worker is trusted exactly as the first: its jail is compared before and after
-/// its start, and once more when it is taken into use. A worker that hangs on every
-/// archive and, 400 ms after its warm-up, writes `/planted-idle` (a new entry of its jail):
-/// a spare that did so while waiting is found changed and dropped (counted as a view laid
-/// out again) and the dead worker is started again in its own jail instead; one taken
+/// its start, and once more in its first request's snapshot before. A worker that hangs on
+/// every archive and, 400 ms after its warm-up, writes `/planted-idle` (a new entry of its
+/// jail): a spare that did so while waiting is found changed and dropped (counted as a view
+/// laid out again) and the archive runs in a new jail instead; one taken
 /// into use sooner plants during a request, where the execution's own check sees it (a
 /// `containment` finding). The same worker that plants nothing is replaced by its spare
 /// after each hang and no view is laid out again.

@@ -44,7 +44,7 @@ fn run(seed: &str, producers: &str, report: &Path, extra: &[&str]) -> (i32, Valu
         "reference,busybox-tar",
     ];
     args.extend_from_slice(extra);
-    let (out, report) = support::run_with_report(&args, report);
+    let (out, report) = support::run_with_report_env(&args, report, &[support::PLAIN_DRAWS]);
     (out.status.code().unwrap_or(-1), report)
 }
 

@@ -119,6 +119,20 @@ impl Server {
         self.child.is_some()
     }
 
+    /// Whether the server still runs: [`Server::alive`], and its process has not exited
+    /// since (one that died while it waited for a request, say; it is then killed and
+    /// reaped here, and [`Server::alive`] is false from now on).
+    pub fn running(&mut self) -> bool {
+        match self.child.as_mut().map(Child::try_wait) {
+            Some(Ok(None)) => true,
+            Some(_) => {
+                self.kill();
+                false
+            }
+            None => false,
+        }
+    }
+
     /// Run one request: `args` are the tool's arguments; `shown` is the one-shot command
     /// the request stands for (messages name it, so that outcomes read as
     /// [`crate::process::run::run_limited`]'s). Waits at most `timeout` for the answer.

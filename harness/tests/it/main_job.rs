@@ -228,7 +228,7 @@ fn baseline_gates_only_new_findings() {
         "10",
     ];
     let first = dir.path().join("first");
-    let (code, report) = run(&args, &first);
+    let (code, report) = run_plain(&args, &first);
     assert_eq!(code, 1, "{report:#}");
     assert!(
         report["findings"].as_array().map_or(0, |f| f.len()) >= 2,
@@ -248,7 +248,7 @@ fn baseline_gates_only_new_findings() {
     with_baseline.push("--baseline");
     let b = baseline.to_str().expect("utf-8 temp path");
     with_baseline.push(b);
-    let (code, report) = run(&with_baseline, &dir.path().join("known"));
+    let (code, report) = run_plain(&with_baseline, &dir.path().join("known"));
     assert_eq!(code, 0, "only known findings pass the gate: {report:#}");
 
     // Forget the late-failure entry: it is new again.
@@ -260,7 +260,7 @@ fn baseline_gates_only_new_findings() {
         .retain(|k| k["check"] != "late-failure");
     std::fs::write(&baseline, base.to_string()).expect("write");
     let rd = dir.path().join("new");
-    let (code, _) = run(&with_baseline, &rd);
+    let (code, _) = run_plain(&with_baseline, &rd);
     assert_eq!(code, 1, "a new finding fails the gate");
     let md = std::fs::read_to_string(rd.join("summary.md")).expect("summary");
     assert!(md.contains("NEW **late-failure**"), "{md}");

@@ -252,20 +252,10 @@ impl Persist {
             self.phases.lay_out += lap(0) - waited;
             let started = !live.alive();
             if started {
-                match live.start_server(ex, opts, self.coverage)? {
-                    Ok(n) => self.starts += n,
-                    Err(Unclean(n)) => {
-                        // Something in the jail changed while the server started: lay out a
-                        // new jail, view and server rather than trust this one.
-                        self.starts += n;
-                        self.rebuilds += 1;
-                        drop(live);
-                        live = Live::lay_out(ex, opts)?;
-                        self.starts += live
-                            .start_server(ex, opts, self.coverage)?
-                            .map_err(|_| unclean_twice(ex))?;
-                    }
-                }
+                let made = live.started(ex, opts, self.coverage)?;
+                self.starts += made.starts;
+                self.rebuilds += made.rebuilds;
+                live = made.live;
             }
             self.ask_spare();
             let starting = lap(1) + waited;
@@ -465,27 +455,37 @@ impl Live {
         self.server.as_mut().is_some_and(Server::running)
     }
 
-    /// A new jail and view with a started server, as [`Persist::execute`] makes one: when
-    /// the server changes its jail while starting, one more jail is laid out; when that
-    /// one's changes too, the error of [`unclean_twice`].
-    fn ready(ex: &dyn Extractor, opts: &FuzzOptions, coverage: bool) -> Result<Made, HarnessError> {
-        let mut live = Live::lay_out(ex, opts)?;
-        let (starts, rebuilds) = match live.start_server(ex, opts, coverage)? {
+    /// This jail and view with a started server: when the server changes its jail while
+    /// starting, this one is not trusted and one more jail is laid out and started; when
+    /// that one's changes too, the error of [`unclean_twice`].
+    fn started(
+        mut self,
+        ex: &dyn Extractor,
+        opts: &FuzzOptions,
+        coverage: bool,
+    ) -> Result<Made, HarnessError> {
+        let (starts, rebuilds) = match self.start_server(ex, opts, coverage)? {
             Ok(n) => (n, 0),
             Err(Unclean(n)) => {
-                drop(live);
-                live = Live::lay_out(ex, opts)?;
-                let m = live
+                drop(self);
+                self = Live::lay_out(ex, opts)?;
+                let m = self
                     .start_server(ex, opts, coverage)?
                     .map_err(|_| unclean_twice(ex))?;
                 (n + m, 1)
             }
         };
         Ok(Made {
-            live,
+            live: self,
             starts,
             rebuilds,
         })
+    }
+
+    /// A new jail and view with a started server ([`Live::started`]), as
+    /// [`Persist::execute`] makes one.
+    fn ready(ex: &dyn Extractor, opts: &FuzzOptions, coverage: bool) -> Result<Made, HarnessError> {
+        Live::lay_out(ex, opts)?.started(ex, opts, coverage)
     }
 
     /// A new jail with the view laid out as the one-shot path lays it out, an (empty)

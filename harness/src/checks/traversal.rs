@@ -576,18 +576,23 @@ mod tests {
         assert_eq!(traversals(None, &members, &after).len(), 1);
     }
 
+    /// The view's root as the decoy tests pass it.
+    const VIEW_ROOT_BYTES: &[u8] = b"home/user/ws/root";
+
+    /// [`decoy_dirs`] of `members` (no prior) in the view, escaped.
+    fn dirs(members: &[Member]) -> Vec<String> {
+        decoy_dirs(None, members, VIEW_ROOT_BYTES)
+            .iter()
+            .map(|d| escape(d))
+            .collect()
+    }
+
     /// Where the fuzzer plants decoy directories in its view (root `home/user/ws/root`):
     /// the parent of each member under a link leaving the root, resolved in the view; not
     /// for a link that comes back into the root, nor the view's `/` itself.
     #[test]
     fn decoy_dirs_are_where_members_under_links_land_in_the_view() {
-        let root = b"home/user/ws/root";
-        let dirs = |members: &[Member]| -> Vec<String> {
-            decoy_dirs(None, members, root)
-                .iter()
-                .map(|d| escape(d))
-                .collect()
-        };
+        let root = VIEW_ROOT_BYTES;
         let poison = [dir("d"), link("d", "../absent"), file("d/pwned")];
         assert_eq!(dirs(&poison), ["home/user/ws/absent"]);
         let tar_fs = [link("y", "."), link("x", "y/.."), file("x/absent/pwned")];
@@ -617,13 +622,6 @@ mod tests {
     /// the link its name ends in; a directory or link member does not (`mkdir`, `symlink`).
     #[test]
     fn no_decoy_dir_is_planted_where_a_member_lands() {
-        let root = b"home/user/ws/root";
-        let dirs = |members: &[Member]| -> Vec<String> {
-            decoy_dirs(None, members, root)
-                .iter()
-                .map(|d| escape(d))
-                .collect()
-        };
         let masked = [link("e", "../out"), file("e/x"), file("e/x/y")];
         assert_eq!(dirs(&masked), ["home/user/ws/out"]);
         let deeper = [link("e", "../out"), file("e/x"), file("e/x/y/z")];

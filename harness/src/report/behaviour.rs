@@ -169,6 +169,23 @@ pub fn behaviour(f: &FindingRecord) -> String {
 /// (`changed out/x`, `new src/f`, `removed canary`).
 const OUTSIDE: &str = " outside the root: ";
 
+/// True for a `containment` kind ([`kind`]) of an entry outside the root that was
+/// changed (`... outside the root: changed <path>`), not created or removed.
+pub fn changes_outside(kind: &str) -> bool {
+    kind.ends_with(&format!("{OUTSIDE}changed <path>"))
+}
+
+/// True for a tree comparison's kind ([`kind`]) whose every difference changes the mode
+/// or content of an entry that is there (`diff: changed file mode`), nothing missing,
+/// extra, retyped or retargeted: a write landing on an entry the archive put there.
+pub fn changes_entries(kind: &str) -> bool {
+    kind.strip_prefix("diff: ").is_some_and(|kinds| {
+        kinds
+            .split(", ")
+            .all(|d| d.starts_with("changed ") && (d.ends_with(" mode") || d.ends_with(" content")))
+    })
+}
+
 /// The words in an atomic-hydration message when snapconf's adapter emptied the root.
 const CLEARED: &str = "emptied the root before the tool ran";
 

@@ -16,7 +16,9 @@
 //! symptoms of one fault: a hydration-side group whose findings have the same trigger
 //! features as a *producer fault* of the same producers folds into it, and one whose pairs
 //! and trigger are those of an earlier stage of the extractors (what a refusal left
-//! behind, after the refusal) folds into that. A producer
+//! behind, after the refusal) folds into that. An extractor's write through a link seen
+//! inside the root (a tree difference that only changes modes or contents) folds into the
+//! same write seen outside it (`containment`), see `fold_writes_through_links`. A producer
 //! fault is a capture-side check (`dangling-link`, `exclusion-leak`), a `roundtrip` finding
 //! of the `reference` extractor (it restores exactly what the archive holds, so a wrong
 //! tree is a wrong archive), or a trigger that every extractor paired with a producer fails

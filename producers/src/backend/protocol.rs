@@ -12,7 +12,9 @@
 //! or trailing `/`. `scratch` is a private, empty directory on the root's filesystem that the
 //! backend may use for this request (staging a restore, say); snapconf removes it. An
 //! answer may carry `"coverage"`, the code of the extraction library the request ran, when
-//! the worker was asked for it ([`crate::coverage`]; `snapconf fuzz --coverage`). Any other
+//! the worker was asked for it ([`crate::coverage`]; `snapconf fuzz --coverage`), and
+//! `"stalled":true` with `"ok":false` when the operation can never finish (a hang, told at
+//! once; the worker goes on). Any other
 //! field in an answer is ignored; a worker should ignore request fields it does not know.
 
 use serde::{Deserialize, Serialize};
@@ -76,6 +78,12 @@ pub struct Response {
     /// when asked for.
     #[serde(default)]
     pub coverage: Option<String>,
+    /// `true` (with `ok: false`): the operation can no longer finish, and the worker
+    /// stopped waiting for it and goes on (the Node.js library answers this when the
+    /// operation's promise is left with nothing in the event loop to wait on). Read as a
+    /// hang, without waiting for the timeout or killing the worker.
+    #[serde(default)]
+    pub stalled: bool,
 }
 
 #[cfg(test)]
@@ -111,6 +119,7 @@ mod tests {
                 ok: false,
                 error: Some("no".into()),
                 coverage: None,
+                stalled: false,
             }
         );
         assert!(serde_json::from_str::<Response>("hello").is_err());

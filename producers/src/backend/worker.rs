@@ -11,6 +11,8 @@
 //! Failures of the worker itself are outcomes, with messages naming the command:
 //! - no answer within the timeout: the group is killed, the outcome is
 //!   [`Outcome::Hang`], and the next request starts a fresh worker;
+//! - an answer with `"stalled":true` (the operation can never finish; the Node.js library
+//!   tells it): [`Outcome::Hang`] at once, and the worker goes on;
 //! - death while a request is open: a signal is [`Outcome::Hang`], an exit is
 //!   [`Outcome::Refused`] with the status and the tail of stderr;
 //! - an answer that is not a [`Response`] ("garbage"): the worker is killed and the request
@@ -468,6 +470,12 @@ fn answer_outcome(
                 .and_then(crate::coverage::parse_ids);
             let outcome = match resp.ok {
                 true => Outcome::Success,
+                false if resp.stalled => Outcome::Hang {
+                    message: format!(
+                        "{what} answered that the {op} request stalled: {} (the worker goes on)",
+                        resp.error.unwrap_or_else(|| "(no error given)".into())
+                    ),
+                },
                 false => Outcome::Refused {
                     message: format!(
                         "{what} refused the {op} request: {}",
@@ -538,17 +546,19 @@ mod tests {
     use super::*;
 
     /// A served worker (a process of [`Worker::command`] the caller started): answers are
-    /// outcomes as [`Worker::call`]'s; garbage, a death and a timeout kill it (the caller
+    /// outcomes as [`Worker::call`]'s (a told stall a hang, the worker kept); garbage, a
+    /// death and a timeout kill it (the caller
     /// starts another), each read as the worker's failure, never given up.
     #[test]
     fn a_served_worker_answers_and_its_failures_are_outcomes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        // Reads the archive field: `ok`, `no`, `junk`, `die`, `hang`.
+        // Reads the archive field: `ok`, `no`, `stall`, `junk`, `die`, `hang`.
         let script = r#"
 while read -r line; do
   case "$line" in
     *'"archive":"ok"'*) echo '{"ok":true}';;
     *'"archive":"no"'*) echo '{"ok":false,"error":"not this one"}';;
+    *'"archive":"stall"'*) echo '{"ok":false,"stalled":true,"error":"Stalled: idle"}';;
     *'"archive":"junk"'*) echo 'hello';;
     *'"archive":"die"'*) echo 'dying' >&2; exit 7;;
     *'"archive":"hang"'*) sleep 30;;
@@ -575,6 +585,16 @@ done
             }
             other => panic!("{other:?}"),
         }
+        // A stall the worker tells is a hang at once, and the worker goes on.
+        match call(&mut s, "stall", t) {
+            Outcome::Hang { message } => assert!(
+                message.contains("hydrate request stalled: Stalled: idle"),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(s.alive(), "a told stall does not kill the worker");
+        assert!(matches!(call(&mut s, "ok", t), Outcome::Success));
         match call(&mut s, "junk", t) {
             Outcome::Refused { message } => {
                 assert!(message.contains("garbage `hello`"), "{message}")

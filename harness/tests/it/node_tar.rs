@@ -373,32 +373,20 @@ fn a_node_worker_backend_is_fuzzed_in_the_view_by_one_worker_per_fuzz_worker() {
     );
 }
 
-/// `snapconf_worker.js` speaks the protocol: answers in order, a `{"hex"}` path arrives as
-/// the raw bytes, a throw is a refusal naming the error, the scratch is passed last, and
-/// what the backend prints goes to stderr.
-#[test]
-fn the_node_worker_library_answers_the_protocol() {
-    if !runs("node") {
-        skip("`node` is not installed", "apt-get install nodejs");
-        return;
-    }
+/// Runs `body` (JavaScript after `const { serve } = require(<snapconf_worker.js>);`) in
+/// `node`, writes `requests` (one JSON line each) and closes stdin; the answers, each line
+/// parsed as JSON, node's exit status and its stderr.
+fn node_worker(
+    body: &str,
+    requests: &[String],
+) -> (Vec<serde_json::Value>, std::process::ExitStatus, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("w.js");
     let lib = backends_dir().join("snapconf_worker.js");
+    let lib = serde_json::to_string(&lib.display().to_string()).expect("json");
     std::fs::write(
         &script,
-        format!(
-            r#"const {{ serve }} = require({lib});
-serve({{
-  hydrate: async (root, archive, scratch) => {{
-    console.log("noise");
-    if (Buffer.isBuffer(root)) throw new RangeError("bytes " + root.toString("hex") + " " + scratch);
-    if (archive === "bad") throw new Error("refused " + archive);
-  }},
-}});
-"#,
-            lib = serde_json::to_string(&lib.display().to_string()).expect("json")
-        ),
+        format!("const {{ serve }} = require({lib});\n{body}"),
     )
     .expect("script");
     let mut child = Command::new("node")
@@ -408,23 +396,49 @@ serve({{
         .stderr(Stdio::piped())
         .spawn()
         .expect("node starts");
-    let requests = [
-        r#"{"op":"hydrate","root":"/r","archive":"ok","exclude":[],"scratch":"/s"}"#,
-        r#"{"op":"hydrate","root":"/r","archive":"bad","exclude":[],"scratch":"/s"}"#,
-        r#"{"op":"hydrate","root":{"hex":"2fff"},"archive":"ok","exclude":[],"scratch":"/s"}"#,
-        r#"{"op":"capture","root":"/r","archive":"a","exclude":[],"scratch":"/s"}"#,
-    ];
     let mut stdin = child.stdin.take().expect("stdin");
     for r in requests {
         writeln!(stdin, "{r}").expect("write");
     }
     drop(stdin);
     let out = child.wait_with_output().expect("node ends");
-    assert!(out.status.success(), "{out:?}");
-    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    let answers = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
+    (
+        answers,
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `snapconf_worker.js` speaks the protocol: answers in order, a `{"hex"}` path arrives as
+/// the raw bytes, a throw is a refusal naming the error, the scratch is passed last, and
+/// what the backend prints goes to stderr.
+#[test]
+fn the_node_worker_library_answers_the_protocol() {
+    if !runs("node") {
+        skip("`node` is not installed", "apt-get install nodejs");
+        return;
+    }
+    let body = r#"serve({
+  hydrate: async (root, archive, scratch) => {
+    console.log("noise");
+    if (Buffer.isBuffer(root)) throw new RangeError("bytes " + root.toString("hex") + " " + scratch);
+    if (archive === "bad") throw new Error("refused " + archive);
+  },
+});
+"#;
+    let requests = [
+        r#"{"op":"hydrate","root":"/r","archive":"ok","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"hydrate","root":"/r","archive":"bad","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"hydrate","root":{"hex":"2fff"},"archive":"ok","exclude":[],"scratch":"/s"}"#,
+        r#"{"op":"capture","root":"/r","archive":"a","exclude":[],"scratch":"/s"}"#,
+    ]
+    .map(String::from);
+    let (answers, status, stderr) = node_worker(body, &requests);
+    assert!(status.success(), "{status:?} {stderr}");
     assert_eq!(answers.len(), 4, "{answers:?}");
     assert_eq!(answers[0], serde_json::json!({"ok": true}));
     assert_eq!(
@@ -436,7 +450,6 @@ serve({{
         serde_json::json!({"ok": false, "error": "RangeError: bytes 2fff /s"})
     );
     assert_eq!(answers[3]["ok"], false, "no capture given: {answers:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("noise"), "{stderr}");
 }
 
@@ -597,57 +610,28 @@ fn the_node_worker_library_answers_a_stalled_operation_and_goes_on() {
         skip("`node` is not installed", "apt-get install nodejs");
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let script = dir.path().join("w.js");
-    let lib = backends_dir().join("snapconf_worker.js");
-    std::fs::write(
-        &script,
-        format!(
-            r#"const {{ serve }} = require({lib});
-const fs = require("fs");
-serve({{
-  hydrate: async (root, archive) => {{
-    if (archive === "never") return new Promise(() => {{}});
+    let body = r#"const fs = require("fs");
+serve({
+  hydrate: async (root, archive) => {
+    if (archive === "never") return new Promise(() => {});
     if (archive === "timer") return new Promise((resolve) => setTimeout(resolve, 300));
-    if (archive === "file") {{ await fs.promises.readFile(__filename); return; }}
-    if (archive === "chain") {{ for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r)); return; }}
-  }},
-}});
-"#,
-            lib = serde_json::to_string(&lib.display().to_string()).expect("json")
-        ),
-    )
-    .expect("script");
-    let mut child = Command::new("node")
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    for archive in ["never", "timer", "file", "chain", "never", "timer"] {
-        writeln!(
-            stdin,
-            r#"{{"op":"hydrate","root":"/r","archive":"{archive}","exclude":[],"scratch":"/s"}}"#
-        )
-        .expect("write");
-    }
-    drop(stdin);
-    let out = child.wait_with_output().expect("node ends");
-    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect();
+    if (archive === "file") { await fs.promises.readFile(__filename); return; }
+    if (archive === "chain") { for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r)); return; }
+  },
+});
+"#;
+    let requests = ["never", "timer", "file", "chain", "never", "timer"].map(|a| {
+        format!(r#"{{"op":"hydrate","root":"/r","archive":"{a}","exclude":[],"scratch":"/s"}}"#)
+    });
+    let (answers, status, stderr) = node_worker(body, &requests);
     let stalled = |a: &serde_json::Value| a["stalled"] == true && a["ok"] == false;
-    assert_eq!(answers.len(), 6, "{answers:?} {out:?}");
+    assert_eq!(answers.len(), 6, "{answers:?} {status:?} {stderr}");
     assert!(stalled(&answers[0]), "{answers:?}");
     for a in &answers[1..4] {
         assert_eq!(*a, serde_json::json!({"ok": true}), "{answers:?}");
     }
     assert!(stalled(&answers[4]), "{answers:?}");
     assert_eq!(answers[5], serde_json::json!({"ok": true}), "{answers:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("Stalled: the hydrate operation"),
         "{stderr}"

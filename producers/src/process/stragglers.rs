@@ -147,8 +147,30 @@ fn children_of(me: i32) -> Vec<Proc> {
 
 /// The command line of `pid` on one line (NULs and other control characters shown as
 /// spaces, runs of spaces as one), at most 200 bytes.
+///
+/// A process caught inside `execve` reads an empty `/proc/PID/cmdline` (the new image's
+/// argument area is not set up yet), as does one that is exiting: an empty read is tried
+/// again for up to about 20 ms (the process is not killed yet, so its `exec` completes),
+/// then the line is the kernel's command name in brackets (`/proc/PID/comm`, as `ps`
+/// shows it), or empty if the process is gone.
 fn cmdline(pid: i32) -> String {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut raw = Vec::new();
+    for _ in 0..20 {
+        raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if !raw.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if raw.is_empty() {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let comm = comm.trim_end();
+        return if comm.is_empty() {
+            String::new()
+        } else {
+            format!("[{comm}]")
+        };
+    }
     let lossy = String::from_utf8_lossy(&raw).replace(|c: char| c.is_control(), " ");
     let mut text = lossy.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.len() > 200 {
@@ -328,5 +350,28 @@ mod tests {
             "{pid} in {found:?}"
         );
         assert!(line.ends_with("s) x ( 30"), "{line}");
+    }
+
+    /// A process whose command line reads empty (here a zombie; also one inside `execve`)
+    /// is named by its kernel command name in brackets, not by an empty line.
+    #[test]
+    fn a_process_without_a_command_line_is_named_by_its_command() {
+        let mut child = std::process::Command::new("/bin/true")
+            .spawn()
+            .expect("spawn true");
+        let pid = i32::try_from(child.id()).expect("pid fits");
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let mut zombie = false;
+        for _ in 0..2000 {
+            zombie = children_of(me).iter().any(|c| c.pid == pid && c.zombie);
+            if zombie {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let line = cmdline(pid);
+        let _ = child.wait();
+        assert!(zombie, "{pid} became a zombie");
+        assert_eq!(line, "[true]");
     }
 }

@@ -820,6 +820,46 @@ fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
     assert_eq!(rebuilt, 0, "the quiet worker keeps its jail: {summary}");
 }
 
+/// A worker that answers `stalled` is kept (a `hang` told at once, not killed), so it may
+/// go on and change its jail after its answer: `stall_liar_worker.py` lies about a stall on
+/// every archive and writes `/tmp/stall-planted-N` in its view once the root is reset. Every
+/// execution is a hang, the change is seen before the next request and the jail laid out
+/// anew (as for any server that changes its jail while it waits), and the host is never
+/// written.
+#[test]
+fn a_worker_that_answers_stalled_and_writes_later_is_not_trusted() {
+    if !can_run("a_worker_that_answers_stalled_and_writes_later_is_not_trusted") {
+        return;
+    }
+    let work = shm_dir("stall");
+    let corpora = seeds_only_corpora(work.path());
+    let toml = fixtures().join("unprotected/stall_liar_worker.toml");
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor stall-liar --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&toml),
+        corpora = sh_quote(&corpora),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{log}");
+    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
+        .unwrap_or_else(|e| panic!("fuzz.json: {e}: {log}"));
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    assert_eq!(n("executions"), 8, "{log}");
+    let hung: u64 = summary["hung_by"]
+        .as_object()
+        .map(|m| m.values().filter_map(serde_json::Value::as_u64).sum())
+        .unwrap_or(0);
+    assert_eq!(hung, 8, "every stalled answer is a hang: {summary}");
+    assert!(
+        n("view_rebuilds") >= 1,
+        "a jail changed after a stalled answer was trusted: {summary}"
+    );
+}
+
 /// A spare (or any server) may die while it waits for a request: it is found dead before
 /// the request and replaced, so the archive it would have got is not refused or hung on
 /// its account (`spare_dies_worker.py` accepts every archive; its spares kill themselves

@@ -325,6 +325,15 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
                 .incomplete
                 .push(format!("extractor `{ex_name}` ran 0 executions"));
         }
+        // A worker that ends on every request never ran the extractor: its "refusals"
+        // are not the extractor's, and "every pair conforms" would be false.
+        if s.extractor_runs > 0 && s.worker_deaths >= s.extractor_runs {
+            report.incomplete.push(format!(
+                "extractor `{ex_name}` never ran: its worker ended without an answer on each of its {} request(s); last: {}",
+                s.extractor_runs,
+                s.last_worker_death.as_deref().unwrap_or("(no message)")
+            ));
+        }
     }
     // The same report as `run`'s; exit 1 only for a cause the baseline does not list, 3
     // when nothing ran (0 executions) or an extractor asked for is not available.

@@ -60,6 +60,16 @@ pub struct FuzzSummary {
     /// worker had made ahead (`fuzz::persist`), instead of a start on the worker's path.
     #[serde(default)]
     pub spares_used: u64,
+    /// Archives (shrinking included, as [`FuzzSummary::extractor_runs`]) during which the
+    /// persistent server ended without answering and without a signal (a worker that
+    /// exits at once, or on each request): each is a refusal the extractor never made.
+    /// When it is every run, the extractor never ran and `snapconf fuzz` says so
+    /// (exit 3, "nothing ran").
+    #[serde(default)]
+    pub worker_deaths: u64,
+    /// The message of the last such run, naming the worker command and its exit status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_worker_death: Option<String>,
     /// Executions (shrinking not included) per origin: the attack class id that drew
     /// them, or `mutant` for a mutant of a base archive or a corpus entry without a class.
     #[serde(default)]
@@ -187,6 +197,10 @@ pub fn fuzz(
                         summary.view_restores += part.view_restores;
                         summary.hangs_cut_short += part.hangs_cut_short;
                         summary.spares_used += part.spares_used;
+                        summary.worker_deaths += part.worker_deaths;
+                        if part.last_worker_death.is_some() {
+                            summary.last_worker_death = part.last_worker_death;
+                        }
                         for (origin, n) in part.drawn_by {
                             *summary.drawn_by.entry(origin).or_default() += n;
                         }

@@ -75,6 +75,10 @@ pub(super) struct Persist {
     pub(super) starting: std::time::Duration,
     /// Dead servers and dropped jails replaced by a spare ([`Persist::with_spares`]).
     pub(super) spares_used: u64,
+    /// Persistent executions during which the server exited without answering
+    /// ([`super::FuzzSummary::worker_deaths`]), and the last one's message.
+    pub(super) deaths: u64,
+    pub(super) last_death: Option<String>,
     /// The thread making spares, for a fuzz worker's loop ([`Persist::with_spares`]).
     spares: Option<Spares>,
 }
@@ -292,6 +296,16 @@ impl Persist {
             None => ex.hydrate(&req),
         })?;
         self.covered = live.server.as_mut().and_then(Server::take_coverage);
+        // A refusal with the server gone is its exit, not the extractor's answer (a signal
+        // or a timeout is a hang, and judged as one).
+        if let (snapconf_producers::Outcome::Refused { message }, Some(server)) =
+            (&outcome, live.server.as_ref())
+        {
+            if !server.alive() {
+                self.deaths += 1;
+                self.last_death = Some(message.clone());
+            }
+        }
         if let Some(own) = live.view.scratch() {
             // The backend's own space, not compared: empty for each request.
             clear_dir(own).ctx(|| "cannot empty the scratch".into())?;

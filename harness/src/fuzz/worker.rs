@@ -105,6 +105,11 @@ fn run(
             && !failed.load(std::sync::atomic::Ordering::SeqCst)
     };
     while go() {
+        // A worker that ended on every request so far never ran the extractor: a session
+        // of it would only count deaths (the session then reports "nothing ran").
+        if persist.runs >= DEAD_WORKER_RUNS && persist.deaths >= persist.runs {
+            break;
+        }
         iteration += 1;
         let (halvings, base_halvings): (Vec<u32>, Vec<u32>) = {
             let c = lock();
@@ -245,6 +250,8 @@ fn run(
     summary.server_starts = persist.starts;
     summary.spares_used = persist.spares_used;
     summary.extractor_runs = persist.runs;
+    summary.worker_deaths = persist.deaths;
+    summary.last_worker_death = persist.last_death.take();
     summary.view_rebuilds = persist.rebuilds;
     summary.view_restores = persist.restores;
     summary.phases = persist.phases;
@@ -451,6 +458,10 @@ pub struct Verdicts {
     /// Views laid out again.
     pub view_rebuilds: u64,
 }
+
+/// Requests after which a fuzz worker whose server ended without an answer on every one
+/// of them stops ([`FuzzSummary::worker_deaths`]): the backend is broken, not the archives.
+const DEAD_WORKER_RUNS: u64 = 20;
 
 /// Hits of one check with new causes that may wait for their shrink in one worker.
 const PENDING_PER_CHECK: usize = 4;

@@ -1,8 +1,9 @@
 //! Exit codes say what happened: nothing ran, or less than was asked, is never success
 //! (exit 3: `fuzz --time 0`, an unusable `TMPDIR`, a tool asked for that is not available,
-//! every capture refused, shards missing from `report merge`), and two reports of one shard
-//! are refused (exit 2). The code of an internal error (4) is a unit test of `cmd`'s
-//! error-to-code mapping: nothing in the binary provokes one honestly.
+//! every capture refused, a backend worker that never answers, shards missing from
+//! `report merge`), and two reports of one shard are refused (exit 2). The code of an
+//! internal error (4) is a unit test of `cmd`'s error-to-code mapping: nothing in the
+//! binary provokes one honestly.
 
 use crate::support::{self, Snapconf};
 use serde_json::Value;
@@ -160,6 +161,87 @@ fn fuzz_of_all_with_a_tool_missing_is_incomplete() {
     assert!(incomplete.contains("`bsdtar`"), "{r:#}");
     let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
     assert!(summary.contains("INCOMPLETE"), "{summary}");
+}
+
+/// A worker backend whose worker ends on every request (here it exits at once) never ran
+/// the extractor: its "refusals" are not the extractor's, so the session stops after 20
+/// requests (of the 40 asked) instead of counting deaths for its whole time, and exits 3
+/// naming the worker and how it ended (it said "every pair conforms" and exited 0). A
+/// worker that answers, even if it refuses every archive, is a session that ran.
+#[test]
+fn fuzz_of_a_worker_that_never_answers_is_nothing_ran() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let corpora = tmp.path().join("corpora");
+    std::fs::create_dir_all(corpora.join("seeds")).expect("corpora");
+    std::fs::create_dir_all(corpora.join("adversarial")).expect("corpora");
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/seeds");
+    for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
+        std::fs::copy(e.path(), corpora.join("seeds").join(e.file_name())).expect("seed");
+    }
+    let session = |name: &str, script: &str| {
+        let toml = tmp.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &toml,
+            format!(
+                "name = \"{name}\"\nmode = \"worker\"\ntimeout = 10\nworker = [\"sh\", \"-c\", '{script}']\n"
+            ),
+        )
+        .expect("write the backend");
+        let out = tmp.path().join(name);
+        let (code, stdout, err) = Snapconf::new()
+            .args([
+                "fuzz",
+                "--backend",
+                s(&toml),
+                "--extractor",
+                name,
+                "--corpora",
+                s(&corpora),
+                "--time",
+                "300",
+                "--runs",
+                "40",
+                "-j",
+                "1",
+                "--seed",
+                "1",
+                "--shrink-runs",
+                "0",
+                "--report-dir",
+                s(&out),
+            ])
+            .run();
+        let fuzz = std::fs::read_to_string(out.join("fuzz.json")).unwrap_or_default();
+        let fuzz: Value = serde_json::from_str(&fuzz).unwrap_or(Value::Null);
+        (
+            code,
+            stdout,
+            err,
+            fuzz["executions"].as_u64().unwrap_or(0),
+            out,
+        )
+    };
+    let (code, stdout, err, executions, out) = session("dies", "exit 0");
+    assert_eq!(code, 3, "{stdout}{err}");
+    assert!(
+        err.contains("incomplete: extractor `dies` never ran: its worker ended without an answer on each of its")
+            && err.contains("worker `sh -c exit 0` exited with status 0 during the hydrate request"),
+        "{err}"
+    );
+    assert!(
+        (1..40).contains(&executions),
+        "the session stopped before its 40 runs: {executions}"
+    );
+    let r = report(&out);
+    assert!(r["incomplete"].to_string().contains("never ran"), "{r:#}");
+    // The control: the same worker answering every request with a refusal ran.
+    let (code, stdout, err, executions, _) = session(
+        "refuses",
+        r#"while read -r line; do echo "{\"ok\":false,\"error\":\"no\"}"; done"#,
+    );
+    assert!(code == 0 || code == 1, "exit {code}: {stdout}{err}");
+    assert_eq!(executions, 40, "{stdout}{err}");
+    assert!(!err.contains("never ran"), "{err}");
 }
 
 /// `run` with an explicit `--extractors` list of which one is not available runs the

@@ -115,6 +115,9 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         }
         return super::parsers::hunt(&a, seed);
     }
+    // The bound on the jails' filesystem, read before anything runs (a bad value is a
+    // usage error); the tmpfs itself is mounted once the tools are known.
+    let jail_bytes = snapconf_harness::fuzz::fuzz_jail_bytes().map_err(Usage)?;
     // Read before anything runs: a bad file is a usage error (exit 2), not a late failure.
     let baseline = a
         .baseline
@@ -171,10 +174,28 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
     }
     let name = asked.clone();
     let bin = super::self_exe().unwrap_or_else(|_| PathBuf::from("snapconf"));
+    // A backend (or an extractor's bug) may write without end: as root, the jails go on a
+    // tmpfs of `jail_bytes` in this process's mount namespace, not on the machine's
+    // `/dev/shm` unbounded (`fuzz::BoundedJailBase`). A chosen `--jail-dir` is used as it
+    // is. Dropped (unmounted) after every session's jails are gone.
+    let bounded = match (&a.jail_dir, default_jail_base()) {
+        (None, Some(base)) => snapconf_harness::fuzz::BoundedJailBase::mount(&base, jail_bytes)
+            .unwrap_or_else(|e| {
+                eprintln!(
+                    "snapconf fuzz: cannot mount a tmpfs of {jail_bytes} bytes for the jails in `{}` ({e}); they go there unbounded",
+                    base.display()
+                );
+                None
+            }),
+        _ => None,
+    };
+    let jail_base = bounded
+        .as_ref()
+        .map(|b| b.path().to_path_buf())
+        .or_else(|| a.jail_dir.clone())
+        .or_else(default_jail_base);
     let view = !a.no_view
-        && match snapconf_harness::jail::view::probe(
-            a.jail_dir.clone().or_else(default_jail_base).as_deref(),
-        ) {
+        && match snapconf_harness::jail::view::probe(jail_base.as_deref()) {
             Ok(()) => true,
             Err(why) => {
                 eprintln!(
@@ -215,7 +236,7 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         runs: a.runs,
         seed,
         timeout: Duration::from_secs(a.timeout),
-        jail_base: a.jail_dir.clone().or_else(default_jail_base),
+        jail_base: jail_base.clone(),
         report_dir: report_dir.clone(),
         shrink_runs: a.shrink_runs,
         bin,
@@ -281,7 +302,18 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
         if snapconf_harness::jail::cleanup::stop_requested() {
             break;
         }
-        summaries.push((ex.name().to_owned(), session(ex.as_ref(), &opts, &a, out)?));
+        let summary = session(ex.as_ref(), &opts, &a, out).map_err(|e| {
+            // A full bounded tmpfs: say what bounds it and how to raise the bound.
+            match &bounded {
+                Some(b) if super::common::is_no_space(&e) => e.context(format!(
+                    "the jails' tmpfs holds at most {} bytes ({}; 0 for no bound)",
+                    b.bytes(),
+                    snapconf_harness::fuzz::FUZZ_JAIL_BYTES_VAR
+                )),
+                _ => e,
+            }
+        })?;
+        summaries.push((ex.name().to_owned(), summary));
     }
     std::fs::create_dir_all(&report_dir)
         .map_err(|e| Usage(format!("cannot create `{}`: {e}", report_dir.display())))?;

@@ -860,6 +860,86 @@ fn a_worker_that_answers_stalled_and_writes_later_is_not_trusted() {
     );
 }
 
+/// The bytes `/dev/shm` holds now (`df`'s "used").
+fn shm_used() -> u64 {
+    let s = rustix::fs::statvfs("/dev/shm").expect("statvfs /dev/shm");
+    (s.f_blocks - s.f_bfree) * s.f_frsize
+}
+
+/// A backend may write without end (`filling_worker.py` writes 512 MiB into its root on
+/// each archive): as root, a session's jails go on a tmpfs of its own, bounded by
+/// `SNAPCONF_FUZZ_JAIL_BYTES` (here 32 MiB), so the machine's `/dev/shm` (polled from
+/// outside every 5 ms) does not grow by the worker's writes; with the bound off (`0`), the
+/// same session takes them from `/dev/shm` (the control: the measure sees them). Each
+/// session runs its 3 archives and leaves no mount and no directory behind.
+#[test]
+fn a_backend_that_fills_its_filesystem_is_bounded() {
+    if !can_run("a_backend_that_fills_its_filesystem_is_bounded") {
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let corpora = seeds_only_corpora(work.path());
+    let toml = fixtures().join("unprotected/filling_worker.toml");
+    let session = |bound: &str| {
+        let report = work.path().join(format!("report-{bound}"));
+        let mut child = Command::new(support::snapconf_bin())
+            .args(["fuzz", "--backend"])
+            .arg(&toml)
+            .args([
+                "--extractor",
+                "filling",
+                "--runs",
+                "3",
+                "--time",
+                "120",
+                "--seed",
+                "5",
+            ])
+            .args(["-j", "1", "--shrink-runs", "0", "--corpora"])
+            .arg(&corpora)
+            .arg("--report-dir")
+            .arg(&report)
+            .env("SNAPCONF_FUZZ_JAIL_BYTES", bound)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start snapconf");
+        let pid = child.id();
+        let before = shm_used();
+        let mut most = before;
+        while child.try_wait().expect("wait").is_none() {
+            most = most.max(shm_used());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let out = child.wait_with_output().expect("wait");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let text = std::fs::read_to_string(report.join("fuzz.json"))
+            .unwrap_or_else(|e| panic!("{bound}: fuzz.json: {e}: {err}"));
+        let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+        assert_eq!(summary["executions"].as_u64(), Some(3), "{bound}: {err}");
+        let left: Vec<String> = std::fs::read_dir("/dev/shm")
+            .expect("list /dev/shm")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(&format!("-{pid}-")) || n.contains(&format!("-{pid}.")))
+            .collect();
+        assert_eq!(left, Vec::<String>::new(), "{bound}: left in /dev/shm");
+        most.saturating_sub(before)
+    };
+    let bounded = session("32M");
+    assert!(
+        bounded < 256 << 20,
+        "with the bound, /dev/shm grew by {} MiB",
+        bounded >> 20
+    );
+    let unbounded = session("0");
+    assert!(
+        unbounded >= 400 << 20,
+        "the control: without the bound, /dev/shm grew by only {} MiB",
+        unbounded >> 20
+    );
+}
+
 /// A spare (or any server) may die while it waits for a request: it is found dead before
 /// the request and replaced, so the archive it would have got is not refused or hung on
 /// its account (`spare_dies_worker.py` accepts every archive; its spares kill themselves

@@ -11,14 +11,15 @@ pub struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mount a tmpfs of `bytes` at the existing empty directory `at` (mode `0755`).
+    /// Mount a tmpfs of `bytes` at the existing empty directory `at` (mode `0755`), named
+    /// `source` in the mount table (`findmnt`: `snapconf-enospc`, `snapconf-fuzz`).
     ///
     /// # Errors
     /// The `mount(2)` error: `EPERM` when not root, for instance.
-    pub fn mount(at: &Path, bytes: u64) -> std::io::Result<Tmpfs> {
+    pub fn mount(source: &str, at: &Path, bytes: u64) -> std::io::Result<Tmpfs> {
         let data = cstring(format!("size={bytes},mode=0755"))?;
         mount(
-            "snapconf-enospc",
+            source,
             at,
             "tmpfs",
             MountFlags::NOSUID | MountFlags::NODEV,

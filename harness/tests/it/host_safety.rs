@@ -774,6 +774,38 @@ fn a_planted_decoy_never_takes_a_members_own_write() {
     }
 }
 
+/// `snapconf fuzz` of `extractor`, the worker backend `unprotected/<toml>` of the
+/// fixtures, over 8 archives of the seeds-only corpora (seed 5, `-j 1`, no shrinking) in
+/// the host overlay, in a fresh `/dev/shm` directory tagged `tag`. Asserts that the host
+/// was not written and that the 8 archives ran; returns the session's `fuzz.json`.
+fn overlay_fuzz(tag: &str, toml: &str, extractor: &str) -> serde_json::Value {
+    let work = shm_dir(tag);
+    let corpora = seeds_only_corpora(work.path());
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {extractor} --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.path().display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(&fixtures().join("unprotected").join(toml)),
+        corpora = sh_quote(&corpora),
+    );
+    let (_, upper) = in_overlay(work.path(), &script);
+    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
+    assert_eq!(
+        decoys_only(&upper),
+        Vec::<String>::new(),
+        "{extractor}: {log}"
+    );
+    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
+        .unwrap_or_else(|e| panic!("{extractor}: fuzz.json: {e}: {log}"));
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    assert_eq!(
+        summary["executions"].as_u64(),
+        Some(8),
+        "{extractor}: {log}"
+    );
+    summary
+}
+
 /// A persistent worker, the first or a spare, runs on between requests in its view and may
 /// change its jail while it waits, after one request was judged and before the next one's
 /// snapshot (`idle_planting_worker.py`: a file in the jail's `/tmp` each time, or the
@@ -787,33 +819,34 @@ fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
     if !can_run("a_worker_that_changes_its_jail_between_requests_is_not_trusted") {
         return;
     }
-    let work = shm_dir("idle");
-    let corpora = seeds_only_corpora(work.path());
     let session = |name: &str| {
-        let toml = fixtures().join(format!("unprotected/idle_{name}_worker.toml"));
-        let script = format!(
-            "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor idle-{name} --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/{name} >{tmp}/{name}.log 2>&1; echo \"exit $?\" >>{tmp}/{name}.log",
-            tmp = work.path().display(),
-            bin = sh_quote(&support::snapconf_bin()),
-            toml = sh_quote(&toml),
-            corpora = sh_quote(&corpora),
+        let summary = overlay_fuzz(
+            &format!("idle-{name}"),
+            &format!("idle_{name}_worker.toml"),
+            &format!("idle-{name}"),
         );
-        let (_, upper) = in_overlay(work.path(), &script);
-        let log =
-            std::fs::read_to_string(work.path().join(format!("{name}.log"))).unwrap_or_default();
-        assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{name}: {log}");
-        let text = std::fs::read_to_string(work.path().join(name).join("fuzz.json"))
-            .unwrap_or_else(|e| panic!("{name}: fuzz.json: {e}: {log}"));
-        let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
-        let n = |k: &str| summary[k].as_u64().unwrap_or(0);
-        assert_eq!(n("executions"), 8, "{name}: {log}");
-        (n("view_rebuilds"), summary.to_string())
+        (
+            summary["view_rebuilds"].as_u64().unwrap_or(0),
+            summary.to_string(),
+        )
     };
+    // The worker changes its jail from a thread that must run in the few milliseconds
+    // between snapconf's reset and its next snapshot; on a loaded machine it may not get
+    // the CPU in any of a session's 7 windows and change nothing (seen: `prior`, 0
+    // rebuilds, 0 restores, no finding). A session is tried up to 3 times; a snapconf that
+    // trusted a changed jail fails all 3.
     for name in ["planting", "prior"] {
-        let (rebuilt, summary) = session(name);
+        let mut tried = Vec::new();
+        for _ in 0..3 {
+            let (rebuilt, summary) = session(name);
+            if rebuilt >= 1 {
+                break;
+            }
+            tried.push(summary);
+        }
         assert!(
-            rebuilt >= 1,
-            "{name}: a jail changed between requests was trusted: {summary}"
+            tried.len() < 3,
+            "{name}: a jail changed between requests was trusted, 3 sessions: {tried:#?}"
         );
     }
     let (rebuilt, summary) = session("quiet");
@@ -823,39 +856,26 @@ fn a_worker_that_changes_its_jail_between_requests_is_not_trusted() {
 /// A worker that answers `stalled` is kept (a `hang` told at once, not killed), so it may
 /// go on and change its jail after its answer: `stall_liar_worker.py` lies about a stall on
 /// every archive and writes `/tmp/stall-planted-N` in its view once the root is reset. Every
-/// execution is a hang, the change is seen before the next request and the jail laid out
-/// anew (as for any server that changes its jail while it waits), and the host is never
-/// written.
+/// execution is a hang, the change is seen (before the next request, and the jail laid out
+/// anew, as for any server that changes its jail while it waits; or in a later request,
+/// and restored), and the host is never written.
 #[test]
 fn a_worker_that_answers_stalled_and_writes_later_is_not_trusted() {
     if !can_run("a_worker_that_answers_stalled_and_writes_later_is_not_trusted") {
         return;
     }
-    let work = shm_dir("stall");
-    let corpora = seeds_only_corpora(work.path());
-    let toml = fixtures().join("unprotected/stall_liar_worker.toml");
-    let script = format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor stall-liar --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
-        tmp = work.path().display(),
-        bin = sh_quote(&support::snapconf_bin()),
-        toml = sh_quote(&toml),
-        corpora = sh_quote(&corpora),
-    );
-    let (_, upper) = in_overlay(work.path(), &script);
-    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
-    assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{log}");
-    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
-        .unwrap_or_else(|e| panic!("fuzz.json: {e}: {log}"));
-    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    let summary = overlay_fuzz("stall", "stall_liar_worker.toml", "stall-liar");
     let n = |k: &str| summary[k].as_u64().unwrap_or(0);
-    assert_eq!(n("executions"), 8, "{log}");
     let hung: u64 = summary["hung_by"]
         .as_object()
         .map(|m| m.values().filter_map(serde_json::Value::as_u64).sum())
         .unwrap_or(0);
     assert_eq!(hung, 8, "every stalled answer is a hang: {summary}");
+    // Each plant lands between requests (the jail is laid out anew) or, on a loaded
+    // machine, during a later request (a change outside the root, restored): either way
+    // it is seen.
     assert!(
-        n("view_rebuilds") >= 1,
+        n("view_rebuilds") + n("view_restores") >= 1,
         "a jail changed after a stalled answer was trusted: {summary}"
     );
 }
@@ -949,24 +969,8 @@ fn a_server_that_died_while_waiting_is_not_sent_an_archive() {
     if !can_run("a_server_that_died_while_waiting_is_not_sent_an_archive") {
         return;
     }
-    let work = shm_dir("dies");
-    let corpora = seeds_only_corpora(work.path());
-    let toml = fixtures().join("unprotected/spare_dies_worker.toml");
-    let script = format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor spare-dies --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
-        tmp = work.path().display(),
-        bin = sh_quote(&support::snapconf_bin()),
-        toml = sh_quote(&toml),
-        corpora = sh_quote(&corpora),
-    );
-    let (_, upper) = in_overlay(work.path(), &script);
-    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
-    assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{log}");
-    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
-        .unwrap_or_else(|e| panic!("fuzz.json: {e}: {log}"));
-    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    let summary = overlay_fuzz("dies", "spare_dies_worker.toml", "spare-dies");
     let n = |k: &str| summary[k].as_u64().unwrap_or(0);
-    assert_eq!(n("executions"), 8, "{log}");
     assert_eq!(
         (n("accepted"), n("refused")),
         (8, 0),

@@ -4,11 +4,12 @@
 //! private mount namespace ([`crate::jail::namespace::enter_private_mounts`]), a session
 //! whose jail directory was not chosen mounts a tmpfs of at most
 //! [`DEFAULT_FUZZ_JAIL_BYTES`] (or [`FUZZ_JAIL_BYTES_VAR`]) on a directory of the default
-//! base and lays its jails out there. A write past it fails with `ENOSPC`, which ends the
-//! session with exit 3 naming the full filesystem, as any full jail does. The mount exists
-//! only in snapconf's namespace and goes with it, also after a `SIGKILL`; the empty
-//! directory it was mounted on is named like the jails (`snapconf-fuzzfs-<pid>-0`), so the
-//! next start removes it when its process is dead.
+//! base and lays its jails out there, with one inode per 4 KiB of it. A write past it
+//! fails with `ENOSPC`: the extractor's is its own failure; snapconf's own ends the session
+//! with exit 3 naming the full filesystem and the bound. The mount exists only in
+//! snapconf's namespace and goes with it, also after a `SIGKILL`; the empty directory it
+//! was mounted on is named like the jails (`snapconf-fuzzfs-<pid>-0`), so the next start
+//! removes it when its process is dead.
 //!
 //! Where no mount can be made (not root, or no private namespace), the jails go to the
 //! base as before, unbounded.
@@ -47,7 +48,7 @@ impl BoundedJailBase {
         }
         let dir = base.join(format!("snapconf-fuzzfs-{}-0", std::process::id()));
         std::fs::create_dir(&dir)?;
-        match Tmpfs::mount("snapconf-fuzz", &dir, bytes) {
+        match Tmpfs::mount("snapconf-fuzz", &dir, bytes, Some(inodes_for(bytes))) {
             Ok(tmpfs) => Ok(Some(BoundedJailBase {
                 tmpfs: Some(tmpfs),
                 dir,
@@ -76,6 +77,13 @@ impl Drop for BoundedJailBase {
         drop(self.tmpfs.take());
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// The inodes a bound of `bytes` allows: one per 4 KiB (262,144 for 1 GiB), at least
+/// 4,096. Without it a writer of empty files would take kernel memory the size does not
+/// count.
+fn inodes_for(bytes: u64) -> u64 {
+    (bytes / 4096).max(4096)
 }
 
 /// The bound [`FUZZ_JAIL_BYTES_VAR`] asks for, else [`DEFAULT_FUZZ_JAIL_BYTES`].

@@ -880,18 +880,33 @@ fn a_worker_that_answers_stalled_and_writes_later_is_not_trusted() {
     );
 }
 
-/// The bytes `/dev/shm` holds now (`df`'s "used").
-fn shm_used() -> u64 {
-    let s = rustix::fs::statvfs("/dev/shm").expect("statvfs /dev/shm");
-    (s.f_blocks - s.f_bfree) * s.f_frsize
+/// The bytes every tmpfs of the machine holds now (`Shmem` of `/proc/meminfo`: `/dev/shm`
+/// and any tmpfs a process mounted in a namespace of its own alike), and the tmpfs inodes
+/// in use (active objects of the kernel's `shmem_inode_cache` in `/proc/slabinfo`, which
+/// root can read).
+fn shm_used() -> (u64, u64) {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").expect("read /proc/meminfo");
+    let kib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("Shmem:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("Shmem in /proc/meminfo");
+    let slabs = std::fs::read_to_string("/proc/slabinfo").expect("read /proc/slabinfo");
+    let inodes = slabs
+        .lines()
+        .find_map(|l| l.strip_prefix("shmem_inode_cache "))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .expect("shmem_inode_cache in /proc/slabinfo");
+    (kib * 1024, inodes)
 }
 
-/// A backend may write without end (`filling_worker.py` writes 512 MiB into its root on
-/// each archive): as root, a session's jails go on a tmpfs of its own, bounded by
-/// `SNAPCONF_FUZZ_JAIL_BYTES` (here 32 MiB), so the machine's `/dev/shm` (polled from
-/// outside every 5 ms) does not grow by the worker's writes; with the bound off (`0`), the
-/// same session takes them from `/dev/shm` (the control: the measure sees them). Each
-/// session runs its 3 archives and leaves no mount and no directory behind.
+/// A backend may write without end (`filling_worker.py` writes 512 MiB and 100,000 empty
+/// files into its root on each archive): as root, a session's jails go on a tmpfs of its
+/// own, bounded by `SNAPCONF_FUZZ_JAIL_BYTES` (here 32 MiB, so 8,192 inodes), so the
+/// machine's tmpfs memory and inodes (polled from outside every 5 ms) do not grow by the
+/// worker's writes; with the bound off (`0`), the same session takes them in `/dev/shm`
+/// (the control: the measure sees them). Each session runs its 3 archives and leaves no
+/// mount and no directory behind.
 #[test]
 fn a_backend_that_fills_its_filesystem_is_bounded() {
     if !can_run("a_backend_that_fills_its_filesystem_is_bounded") {
@@ -928,7 +943,8 @@ fn a_backend_that_fills_its_filesystem_is_bounded() {
         let before = shm_used();
         let mut most = before;
         while child.try_wait().expect("wait").is_none() {
-            most = most.max(shm_used());
+            let now = shm_used();
+            most = (most.0.max(now.0), most.1.max(now.1));
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let out = child.wait_with_output().expect("wait");
@@ -944,19 +960,22 @@ fn a_backend_that_fills_its_filesystem_is_bounded() {
             .filter(|n| n.contains(&format!("-{pid}-")) || n.contains(&format!("-{pid}.")))
             .collect();
         assert_eq!(left, Vec::<String>::new(), "{bound}: left in /dev/shm");
-        most.saturating_sub(before)
+        (
+            most.0.saturating_sub(before.0),
+            most.1.saturating_sub(before.1),
+        )
     };
-    let bounded = session("32M");
+    let (bytes, inodes) = session("32M");
     assert!(
-        bounded < 256 << 20,
-        "with the bound, /dev/shm grew by {} MiB",
-        bounded >> 20
+        bytes < 256 << 20 && inodes < 50_000,
+        "with the bound, tmpfs memory grew by {} MiB and {inodes} inodes",
+        bytes >> 20
     );
-    let unbounded = session("0");
+    let (bytes, inodes) = session("0");
     assert!(
-        unbounded >= 400 << 20,
-        "the control: without the bound, /dev/shm grew by only {} MiB",
-        unbounded >> 20
+        bytes >= 400 << 20 && inodes >= 90_000,
+        "the control: without the bound, tmpfs memory grew by only {} MiB and {inodes} inodes",
+        bytes >> 20
     );
 }
 

@@ -357,13 +357,24 @@ pub fn fuzz(a: FuzzArgs) -> anyhow::Result<i32> {
                 .incomplete
                 .push(format!("extractor `{ex_name}` ran 0 executions"));
         }
-        // A worker that ends on every request never ran the extractor: its "refusals"
-        // are not the extractor's, and "every pair conforms" would be false.
+        // A worker that ends without an answer never ran the extractor on that archive: its
+        // "refusals" are not the extractor's. Every one is said; on every request, or more
+        // than half of them, "every pair conforms" would be false: less than asked ran.
+        let last = s.last_worker_death.as_deref().unwrap_or("(no message)");
         if s.extractor_runs > 0 && s.worker_deaths >= s.extractor_runs {
             report.incomplete.push(format!(
-                "extractor `{ex_name}` never ran: its worker ended without an answer on each of its {} request(s); last: {}",
+                "extractor `{ex_name}` never ran: its worker ended without an answer on each of its {} request(s); last: {last}",
                 s.extractor_runs,
-                s.last_worker_death.as_deref().unwrap_or("(no message)")
+            ));
+        } else if s.worker_deaths * 2 > s.extractor_runs {
+            report.incomplete.push(format!(
+                "extractor `{ex_name}` ran on less than half of its archives: its worker ended without an answer on {} of {} request(s); last: {last}",
+                s.worker_deaths, s.extractor_runs,
+            ));
+        } else if s.worker_deaths > 0 {
+            report.notes.push(format!(
+                "extractor `{ex_name}`: its worker ended without an answer on {} of {} request(s) (counted as refusals); last: {last}",
+                s.worker_deaths, s.extractor_runs,
             ));
         }
     }

@@ -32,20 +32,33 @@ pub struct BoundedJailBase {
     tmpfs: Option<Tmpfs>,
     dir: PathBuf,
     bytes: u64,
+    /// This process's lock file in `base`, held while the directory exists: another
+    /// snapconf's sweep (one in another PID namespace sharing `/dev/shm` cannot see this
+    /// pid in `/proc`) then knows the directory is in use and does not remove it, which
+    /// would detach the mount under a running session.
+    _lease: crate::jail::leftovers::BaseLease,
 }
 
 impl BoundedJailBase {
-    /// Mounts a tmpfs of `bytes` on a new directory `snapconf-fuzzfs-<pid>-0` of `base`.
-    /// `Ok(None)`, having made nothing, when this process is not root in a private mount
-    /// namespace of its own (a mount would then be the host's) or `bytes` is 0.
+    /// Mounts a tmpfs of `bytes` on a new directory `snapconf-fuzzfs-<pid>-0` of `base`,
+    /// holding this process's lease on `base` while it exists.
+    /// `Ok(None)`, having made nothing, when `bytes` is 0 or this process is not root in a
+    /// private mount namespace of its own: [`crate::jail::namespace::PRIVATE_MOUNT_NS`] set
+    /// and the namespace not that of PID 1 (a spoofed variable would put the mount in the
+    /// caller's namespace, where it would outlive a `SIGKILL`).
     ///
     /// # Errors
     /// The directory cannot be made, or the `mount(2)` error (the directory is removed).
     pub fn mount(base: &Path, bytes: u64) -> std::io::Result<Option<BoundedJailBase>> {
-        let private = std::env::var_os(crate::jail::namespace::PRIVATE_MOUNT_NS).is_some();
+        let ns = |p: &str| std::fs::read_link(format!("/proc/{p}/ns/mnt")).ok();
+        let ours = ns("self");
+        let private = std::env::var_os(crate::jail::namespace::PRIVATE_MOUNT_NS).is_some()
+            && ours.is_some()
+            && ours != ns("1");
         if bytes == 0 || !private || !rustix::process::geteuid().is_root() {
             return Ok(None);
         }
+        let lease = crate::jail::leftovers::BaseLease::take(base);
         let dir = base.join(format!("snapconf-fuzzfs-{}-0", std::process::id()));
         std::fs::create_dir(&dir)?;
         match Tmpfs::mount("snapconf-fuzz", &dir, bytes, Some(inodes_for(bytes))) {
@@ -53,6 +66,7 @@ impl BoundedJailBase {
                 tmpfs: Some(tmpfs),
                 dir,
                 bytes,
+                _lease: lease,
             })),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);

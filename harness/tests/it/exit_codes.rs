@@ -166,8 +166,10 @@ fn fuzz_of_all_with_a_tool_missing_is_incomplete() {
 /// A worker backend whose worker ends on every request (here it exits at once) never ran
 /// the extractor: its "refusals" are not the extractor's, so the session stops after 20
 /// requests (of the 40 asked) instead of counting deaths for its whole time, and exits 3
-/// naming the worker and how it ended (it said "every pair conforms" and exited 0). A
-/// worker that answers, even if it refuses every archive, is a session that ran.
+/// naming the worker and how it ended (it said "every pair conforms" and exited 0); one
+/// that ends on most requests ran less than asked (exit 3 too). A worker that dies of a
+/// signal crashed (a `hang` finding, exit 1). A worker that answers, even if it refuses
+/// every archive, is a session that ran.
 #[test]
 fn fuzz_of_a_worker_that_never_answers_is_nothing_ran() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -234,6 +236,28 @@ fn fuzz_of_a_worker_that_never_answers_is_nothing_ran() {
     );
     let r = report(&out);
     assert!(r["incomplete"].to_string().contains("never ran"), "{r:#}");
+    // Most requests (those whose archive's checksum is not a multiple of 4) end the worker,
+    // the others are refused: less than half of the archives ran, which is said (exit 3).
+    let (code, stdout, err, executions, _) = session(
+        "mostly-dies",
+        r#"while read -r line; do a=$(printf %s "$line" | sed -n "s/.*\"archive\":\"\([^\"]*\)\".*/\1/p"); c=$(cksum < "$a" | cut -d" " -f1); [ $((c % 4)) -eq 0 ] || exit 0; echo "{\"ok\":false,\"error\":\"no\"}"; done"#,
+    );
+    assert_eq!(code, 3, "{stdout}{err}");
+    assert!(
+        err.contains("incomplete: extractor `mostly-dies` ran on less than half of its archives: its worker ended without an answer on "),
+        "{err}"
+    );
+    assert_eq!(executions, 40, "{stdout}{err}");
+    // A worker that dies of a signal on every archive is not one that "never ran": a crash
+    // is a `hang` finding (exit 1), whether the kernel or the view (`bwrap`: status 139)
+    // reports the signal.
+    let (code, stdout, err, _, out) = session("segfaults", "kill -SEGV $$");
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(!err.contains("never ran"), "{err}");
+    assert!(
+        report(&out)["findings"].to_string().contains("signal 11"),
+        "{stdout}{err}"
+    );
     // The control: the same worker answering every request with a refusal ran.
     let (code, stdout, err, executions, _) = session(
         "refuses",

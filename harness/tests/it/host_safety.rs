@@ -979,6 +979,87 @@ fn a_backend_that_fills_its_filesystem_is_bounded() {
     );
 }
 
+/// A session's bounded jail filesystem is mounted on `/dev/shm/snapconf-fuzzfs-<pid>-0`; a
+/// session in another PID namespace sharing `/dev/shm` (a container, a CI job) has a pid
+/// that another snapconf cannot see in `/proc`, and that one's start-up sweep took the
+/// directory for a dead process's and removed it, which detached the mount and killed the
+/// running session (exit 4, "cannot empty the scratch"). The session holds its lock file
+/// in `/dev/shm` while the directory exists: the sweep leaves it, and the session ends as
+/// it would alone.
+#[test]
+fn a_sweep_from_another_pid_namespace_leaves_a_running_session_its_jails() {
+    if !can_run("a_sweep_from_another_pid_namespace_leaves_a_running_session_its_jails") {
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let bin = support::snapconf_bin();
+    // In a new PID namespace the shell is pid 1 and each `true` takes the next pid: the
+    // session gets pid `forks + 2`, chosen free on the host, so the host's sweep cannot
+    // find it in `/proc`.
+    let forks = (3000..30000)
+        .find(|n: &i32| !Path::new(&format!("/proc/{}", n + 2)).exists())
+        .expect("a free pid");
+    let script = format!(
+        "i=0; while [ $i -lt {forks} ]; do i=$((i+1)); /bin/true; done; {bin} fuzz --extractor reference --runs 100000 --time 25 --seed 3 -j 1 --report-dir {out}/a >{out}/a.log 2>&1; echo \"exit $?\" >>{out}/a.log",
+        bin = sh_quote(&bin),
+        out = work.path().display(),
+    );
+    let mut a = Command::new("unshare")
+        .args([
+            "-p",
+            "-f",
+            "-m",
+            "--propagation",
+            "private",
+            "--mount-proc",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .spawn()
+        .expect("start the session in a PID namespace");
+    let dir = Path::new("/dev/shm").join(format!("snapconf-fuzzfs-{}-0", forks + 2));
+    let began = std::time::Instant::now();
+    while !dir.exists() && began.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let seen = dir.exists();
+    let b = support::Snapconf::new()
+        .args([
+            "fuzz",
+            "--extractor",
+            "reference",
+            "--runs",
+            "1",
+            "--seed",
+            "1",
+        ])
+        .arg("--report-dir")
+        .arg(work.path().join("b"))
+        .run();
+    let still = dir.exists();
+    let _ = a.wait();
+    let log = std::fs::read_to_string(work.path().join("a.log")).unwrap_or_default();
+    assert!(
+        seen,
+        "the session's directory {} never appeared: {log}",
+        dir.display()
+    );
+    assert!(b.0 == 0 || b.0 == 1, "the second session: {}{}", b.1, b.2);
+    assert!(
+        still,
+        "the sweep removed a running session's directory: {log}"
+    );
+    assert!(
+        log.contains("exit 0") || log.contains("exit 1"),
+        "the session ended as it would alone: {log}"
+    );
+    assert!(
+        !dir.exists(),
+        "the session removed its directory at its end"
+    );
+}
+
 /// A spare (or any server) may die while it waits for a request: it is found dead before
 /// the request and replaced, so the archive it would have got is not refused or hung on
 /// its account (`spare_dies_worker.py` accepts every archive; its spares kill themselves

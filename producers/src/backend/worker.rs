@@ -496,12 +496,27 @@ fn answer_outcome(
 }
 
 /// How a worker that ended during a request ended, and whether by a signal (a `hang`).
+///
+/// A status of 128 + N (N a signal number, 1 to 31) is a death by signal N too: that is
+/// how `bwrap` (the fuzzer's filesystem view) and shells report the signal that ended what
+/// they ran, so a worker in a view that segfaults exits "139".
 fn death(status: Option<std::process::ExitStatus>) -> (String, bool) {
     match status {
         Some(s) if s.signal().is_some() => (
             format!("died of signal {}", s.signal().unwrap_or_default()),
             true,
         ),
+        Some(s) if s.code().is_some_and(|c| (129..=159).contains(&c)) => {
+            let code = s.code().unwrap_or_default();
+            (
+                format!(
+                    "exited with status {code} (128 + {}: it died of signal {}, as its view or shell reports it)",
+                    code - 128,
+                    code - 128
+                ),
+                true,
+            )
+        }
         Some(s) => (
             format!(
                 "exited with status {}",
@@ -544,6 +559,25 @@ impl Drop for Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker's death by a signal is a `hang` however it is reported: by the kernel (the
+    /// status holds the signal), or as 128 + the signal by the view or a shell around it;
+    /// any other exit status is not.
+    #[test]
+    fn deaths_by_signal_are_told_whoever_reports_them() {
+        use std::os::unix::process::ExitStatusExt;
+        let of = |raw: i32| death(Some(std::process::ExitStatus::from_raw(raw)));
+        assert_eq!(of(9), ("died of signal 9".to_owned(), true));
+        let (how, signalled) = of(139 << 8);
+        assert!(signalled && how.contains("died of signal 11"), "{how}");
+        assert!(of(137 << 8).1);
+        for code in [0, 1, 7, 128, 160, 255] {
+            let (how, signalled) = of(code << 8);
+            assert!(!signalled, "{code}: {how}");
+            assert_eq!(how, format!("exited with status {code}"));
+        }
+        assert_eq!(death(None), ("ended".to_owned(), false));
+    }
 
     /// A served worker (a process of [`Worker::command`] the caller started): answers are
     /// outcomes as [`Worker::call`]'s (a told stall a hang, the worker kept); garbage, a

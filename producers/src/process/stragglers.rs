@@ -94,6 +94,7 @@ pub(crate) fn kill_children(spare: &[i32], killed: Option<i32>) -> Vec<String> {
     }
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut named = Vec::new();
+    let mut budget = CMDLINE_RETRY_BUDGET;
     for _ in 0..ROUNDS {
         let found: Vec<Proc> = children_of(me)
             .into_iter()
@@ -102,20 +103,21 @@ pub(crate) fn kill_children(spare: &[i32], killed: Option<i32>) -> Vec<String> {
         if found.is_empty() {
             break;
         }
+        // Every name before any kill: a member of a group killed first would be exiting,
+        // its command line empty.
+        for p in &found {
+            if !p.zombie && killed != Some(p.group) {
+                named.push(format!("{} {}", p.pid, cmdline(p.pid, &mut budget)));
+            }
+        }
         for Proc {
-            pid: raw,
-            zombie,
-            group,
-            ..
+            pid: raw, zombie, ..
         } in found
         {
             let Some(pid) = Pid::from_raw(raw) else {
                 continue;
             };
             if !zombie {
-                if killed != Some(group) {
-                    named.push(format!("{raw} {}", cmdline(raw)));
-                }
                 let _ = kill_process_group(pid, Signal::KILL);
                 let _ = kill_process(pid, Signal::KILL);
             }
@@ -145,22 +147,29 @@ fn children_of(me: i32) -> Vec<Proc> {
         .collect()
 }
 
+/// The time one kill of stragglers may spend waiting for empty command lines to fill
+/// ([`cmdline`]), over all the processes it names: a tool that makes many processes
+/// which exit at once cannot stall the kill by 20 ms each.
+const CMDLINE_RETRY_BUDGET: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The command line of `pid` on one line (NULs and other control characters shown as
 /// spaces, runs of spaces as one), at most 200 bytes.
 ///
 /// A process caught inside `execve` reads an empty `/proc/PID/cmdline` (the new image's
 /// argument area is not set up yet), as does one that is exiting: an empty read is tried
-/// again for up to about 20 ms (the process is not killed yet, so its `exec` completes),
-/// then the line is the kernel's command name in brackets (`/proc/PID/comm`, as `ps`
-/// shows it), or empty if the process is gone.
-fn cmdline(pid: i32) -> String {
-    let mut raw = Vec::new();
+/// again every millisecond for up to 20 ms, taken from `budget` (the process is not killed
+/// yet, so its `exec` completes), then the line is the kernel's command name in brackets
+/// (`/proc/PID/comm`, as `ps` shows it), or empty if the process is gone.
+fn cmdline(pid: i32, budget: &mut std::time::Duration) -> String {
+    let step = std::time::Duration::from_millis(1);
+    let mut raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     for _ in 0..20 {
-        raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if !raw.is_empty() {
+        if !raw.is_empty() || *budget < step {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        std::thread::sleep(step);
+        *budget -= step;
+        raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     }
     if raw.is_empty() {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -206,6 +215,7 @@ pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec
     needle.push(0);
     let mut named = Vec::new();
     let mut killed: Vec<i32> = Vec::new();
+    let mut budget = CMDLINE_RETRY_BUDGET;
     for _ in 0..ROUNDS {
         let all = all_processes();
         // Orphans are reparented to init or to the nearest subreaper (this process, in
@@ -236,14 +246,17 @@ pub(crate) fn kill_tagged(tag: &str, root: i32, spare_group: Option<i32>) -> Vec
         if found.is_empty() {
             break;
         }
+        // Every name before any kill (see `kill_children`).
+        for p in &found {
+            if !killed.contains(&p.pid) {
+                named.push(format!("{} {}", p.pid, cmdline(p.pid, &mut budget)));
+                killed.push(p.pid);
+            }
+        }
         for p in found {
             let Some(pid) = Pid::from_raw(p.pid) else {
                 continue;
             };
-            if !killed.contains(&p.pid) {
-                named.push(format!("{} {}", p.pid, cmdline(p.pid)));
-                killed.push(p.pid);
-            }
             if p.group == p.pid {
                 let _ = kill_process_group(pid, Signal::KILL);
             }
@@ -342,7 +355,8 @@ mod tests {
         let pid = i32::try_from(child.id()).expect("pid fits");
         let me = rustix::process::getpid().as_raw_nonzero().get();
         let found = children_of(me);
-        let line = cmdline(pid);
+        let mut budget = CMDLINE_RETRY_BUDGET;
+        let line = cmdline(pid, &mut budget);
         let _ = child.kill();
         let _ = child.wait();
         assert!(
@@ -353,7 +367,8 @@ mod tests {
     }
 
     /// A process whose command line reads empty (here a zombie; also one inside `execve`)
-    /// is named by its kernel command name in brackets, not by an empty line.
+    /// is named by its kernel command name in brackets, not by an empty line, after 20 ms
+    /// of tries taken from the kill's budget, or at once when the budget is spent.
     #[test]
     fn a_process_without_a_command_line_is_named_by_its_command() {
         let mut child = std::process::Command::new("/bin/true")
@@ -369,9 +384,19 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        let line = cmdline(pid);
+        let mut budget = CMDLINE_RETRY_BUDGET;
+        let line = cmdline(pid, &mut budget);
+        let spent = CMDLINE_RETRY_BUDGET - budget;
+        let mut none = std::time::Duration::ZERO;
+        let at_once = cmdline(pid, &mut none);
         let _ = child.wait();
         assert!(zombie, "{pid} became a zombie");
         assert_eq!(line, "[true]");
+        assert_eq!(
+            spent,
+            std::time::Duration::from_millis(20),
+            "20 tries, 1 ms each"
+        );
+        assert_eq!(at_once, "[true]", "no budget left: named at once");
     }
 }

@@ -5,7 +5,6 @@
 
 mod adversarial;
 mod attack;
-mod bounded;
 mod campaign;
 mod causes;
 mod effect;
@@ -28,7 +27,6 @@ mod worker;
 
 pub use adversarial::{adversarial_cases, named_policy, AdversarialCase};
 pub use attack::{attack, attack_lowered, attack_of, AttackClass};
-pub use bounded::{fuzz_jail_bytes, BoundedJailBase, DEFAULT_FUZZ_JAIL_BYTES, FUZZ_JAIL_BYTES_VAR};
 pub use campaign::{fuzz, CoverageFigures, FuzzEvent, FuzzSummary};
 pub use causes::FirstSeen;
 pub use expectation::{listing_members, reference_expectation, Expectation, ExpectedMember};

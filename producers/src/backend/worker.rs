@@ -510,7 +510,7 @@ fn death(status: Option<std::process::ExitStatus>) -> (String, bool) {
             let code = s.code().unwrap_or_default();
             (
                 format!(
-                    "exited with status {code} (128 + {}: it died of signal {}, as its view or shell reports it)",
+                    "exited with status {code} (128 + {}: how a view or a shell reports a death by signal {})",
                     code - 128,
                     code - 128
                 ),
@@ -569,7 +569,7 @@ mod tests {
         let of = |raw: i32| death(Some(std::process::ExitStatus::from_raw(raw)));
         assert_eq!(of(9), ("died of signal 9".to_owned(), true));
         let (how, signalled) = of(139 << 8);
-        assert!(signalled && how.contains("died of signal 11"), "{how}");
+        assert!(signalled && how.contains("a death by signal 11"), "{how}");
         assert!(of(137 << 8).1);
         for code in [0, 1, 7, 128, 160, 255] {
             let (how, signalled) = of(code << 8);

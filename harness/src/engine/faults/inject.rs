@@ -199,7 +199,7 @@ fn one(
         let dir = jail
             .fresh_dir("h-fs")
             .ctx(|| "cannot create a mount point".into())?;
-        let t = match Tmpfs::mount("snapconf-enospc", &dir, TMPFS_START, None) {
+        let t = match Tmpfs::mount(&dir, TMPFS_START) {
             Ok(t) => t,
             Err(e) => {
                 let why = format!("cannot mount a tmpfs in the jail: {e}");

@@ -11,23 +11,14 @@ pub struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mount a tmpfs of `bytes` at the existing empty directory `at` (mode `0755`), named
-    /// `source` in the mount table (`findmnt`: `snapconf-enospc`, `snapconf-fuzz`), with
-    /// at most `inodes` inodes when given (`nr_inodes`; else the kernel's default, half the
-    /// machine's pages, whatever `bytes` is: an inode's memory is not counted in `size`).
+    /// Mount a tmpfs of `bytes` at the existing empty directory `at` (mode `0755`).
     ///
     /// # Errors
     /// The `mount(2)` error: `EPERM` when not root, for instance.
-    pub fn mount(
-        source: &str,
-        at: &Path,
-        bytes: u64,
-        inodes: Option<u64>,
-    ) -> std::io::Result<Tmpfs> {
-        let inodes = inodes.map_or_else(String::new, |n| format!(",nr_inodes={n}"));
-        let data = cstring(format!("size={bytes}{inodes},mode=0755"))?;
+    pub fn mount(at: &Path, bytes: u64) -> std::io::Result<Tmpfs> {
+        let data = cstring(format!("size={bytes},mode=0755"))?;
         mount(
-            source,
+            "snapconf-enospc",
             at,
             "tmpfs",
             MountFlags::NOSUID | MountFlags::NODEV,

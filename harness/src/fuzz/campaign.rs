@@ -63,8 +63,9 @@ pub struct FuzzSummary {
     /// Archives (shrinking included, as [`FuzzSummary::extractor_runs`]) during which the
     /// persistent server ended without answering and without a signal (a worker that
     /// exits at once, or on each request): each is a refusal the extractor never made.
-    /// When it is every run, the extractor never ran and `snapconf fuzz` says so
-    /// (exit 3, "nothing ran").
+    /// `snapconf fuzz` says so: a note for a few, exit 3 for half of the runs or more
+    /// ("less than asked"; "never ran" when it is every run, after which the session
+    /// stops early).
     #[serde(default)]
     pub worker_deaths: u64,
     /// The message of the last such run, naming the worker command and its exit status.

@@ -689,22 +689,14 @@ fn a_worker_racing_snapconfs_writes_into_its_jail_writes_nothing_on_the_host() {
         },
     ]);
     std::fs::write(corpora.join("seeds/planted-decoy.tar"), poison).expect("seed");
-    let script = format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor racing-worker --time 10 --seed 5 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
-        tmp = work.path().display(),
-        bin = sh_quote(&support::snapconf_bin()),
-        toml = sh_quote(&toml),
-        corpora = sh_quote(&corpora),
+    let (summary, log) = overlay_session(
+        work.path(),
+        &toml,
+        "racing-worker",
+        &corpora,
+        "--time 10 --seed 5",
+        "snapconf wrote the host through a link the worker planted in its jail",
     );
-    let (_, upper) = in_overlay(work.path(), &script);
-    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
-    assert_eq!(
-        decoys_only(&upper),
-        Vec::<String>::new(),
-        "snapconf wrote the host through a link the worker planted in its jail: {log}"
-    );
-    let text = std::fs::read_to_string(work.path().join("report/fuzz.json")).expect("fuzz.json");
-    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
     assert!(
         summary["executions"].as_u64() > Some(0),
         "the session ran through the worker's server: {log}"
@@ -774,30 +766,47 @@ fn a_planted_decoy_never_takes_a_members_own_write() {
     }
 }
 
-/// `snapconf fuzz` of `extractor`, the worker backend `unprotected/<toml>` of the
-/// fixtures, over 8 archives of the seeds-only corpora (seed 5, `-j 1`, no shrinking) in
-/// the host overlay, in a fresh `/dev/shm` directory tagged `tag`. Asserts that the host
-/// was not written and that the 8 archives ran; returns the session's `fuzz.json`.
+/// `snapconf fuzz --backend toml --extractor extractor --corpora corpora ARGS` in the host
+/// overlay, in `work` (its `TMPDIR`, log and report). Asserts that the host was not written
+/// (`what` says how, with the session's log); returns the session's `fuzz.json` and log.
+fn overlay_session(
+    work: &Path,
+    toml: &Path,
+    extractor: &str,
+    corpora: &Path,
+    args: &str,
+    what: &str,
+) -> (serde_json::Value, String) {
+    let script = format!(
+        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {extractor} {args} --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
+        tmp = work.display(),
+        bin = sh_quote(&support::snapconf_bin()),
+        toml = sh_quote(toml),
+        corpora = sh_quote(corpora),
+    );
+    let (_, upper) = in_overlay(work, &script);
+    let log = std::fs::read_to_string(work.join("session.log")).unwrap_or_default();
+    assert_eq!(decoys_only(&upper), Vec::<String>::new(), "{what}: {log}");
+    let text = std::fs::read_to_string(work.join("report/fuzz.json"))
+        .unwrap_or_else(|e| panic!("{what}: fuzz.json: {e}: {log}"));
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
+    (summary, log)
+}
+
+/// [`overlay_session`] of the worker backend `unprotected/<toml>` of the fixtures over 8
+/// archives of the seeds-only corpora (seed 5, `-j 1`, no shrinking), in a fresh `/dev/shm`
+/// directory tagged `tag`; asserts that the 8 archives ran and returns the `fuzz.json`.
 fn overlay_fuzz(tag: &str, toml: &str, extractor: &str) -> serde_json::Value {
     let work = shm_dir(tag);
     let corpora = seeds_only_corpora(work.path());
-    let script = format!(
-        "TMPDIR={tmp} {bin} fuzz --backend {toml} --extractor {extractor} --runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0 --corpora {corpora} --report-dir {tmp}/report >{tmp}/session.log 2>&1; echo \"exit $?\" >>{tmp}/session.log",
-        tmp = work.path().display(),
-        bin = sh_quote(&support::snapconf_bin()),
-        toml = sh_quote(&fixtures().join("unprotected").join(toml)),
-        corpora = sh_quote(&corpora),
+    let (summary, log) = overlay_session(
+        work.path(),
+        &fixtures().join("unprotected").join(toml),
+        extractor,
+        &corpora,
+        "--runs 8 --time 300 --seed 5 -j 1 --shrink-runs 0",
+        extractor,
     );
-    let (_, upper) = in_overlay(work.path(), &script);
-    let log = std::fs::read_to_string(work.path().join("session.log")).unwrap_or_default();
-    assert_eq!(
-        decoys_only(&upper),
-        Vec::<String>::new(),
-        "{extractor}: {log}"
-    );
-    let text = std::fs::read_to_string(work.path().join("report/fuzz.json"))
-        .unwrap_or_else(|e| panic!("{extractor}: fuzz.json: {e}: {log}"));
-    let summary: serde_json::Value = serde_json::from_str(&text).expect("fuzz.json parses");
     assert_eq!(
         summary["executions"].as_u64(),
         Some(8),
